@@ -1,0 +1,29 @@
+//! `#[divide_and_conquer]`: turns a recursive function into spawnable jobs.
+//!
+//! The entry point is thin; the work happens in ordinary modules that take
+//! and return `proc_macro2` tokens, so it can be unit-tested:
+//! [`attr`] parses the arguments, [`signature`] checks the function,
+//! [`rewrite`] finds recursive calls and turns them into spawns and syncs,
+//! [`expand`] generates the job type and the three function bodies.
+
+mod attr;
+mod expand;
+mod mentions;
+mod rewrite;
+mod signature;
+
+use proc_macro::TokenStream;
+
+/// Runs an ordinary recursive function in parallel.
+///
+/// Every call of the function inside its own body becomes a spawn that may run
+/// on another core (or machine); the first read of its result waits for it.
+/// See the `satin` crate documentation and `docs/guide.md` for the recognised
+/// forms and the purity rule.
+///
+/// Arguments: `crate = "path"` names the runtime crate if it is re-exported
+/// under another path (default `::satin`).
+#[proc_macro_attribute]
+pub fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::divide_and_conquer(args.into(), item.into()).into()
+}

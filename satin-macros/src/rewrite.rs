@@ -1,0 +1,574 @@
+//! Rewrites the body of the parallel version: recursive calls become spawns,
+//! the first read of a spawned result becomes a sync.
+//!
+//! Recognised forms (everything else stays a plain, inline call):
+//! - `let x = f(..);` spawns; `x` is synced just before the first statement
+//!   that mentions it. Of a run of such lets, the one read first runs inline
+//!   (work-first: the rest stay stealable). A spawn never read is aborted when
+//!   its block ends or the function returns.
+//! - two or more calls in unconditional positions of one expression
+//!   (`f(a) + f(b)`, `(f(a), f(b))`, `max(f(a), f(b))`) are spawned before it,
+//!   the last one inline, and joined where they stood.
+//! - inside `for`/`while`/`loop`: `v.push(f(..));` and `acc OP= f(..);` spawn
+//!   every iteration; results are applied in iteration order after the loop.
+//! - `iter.map(|p| f(..)).sum()` (also `product`, `collect`, `min`, `max`)
+//!   spawns every element and reduces the results in order.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::punctuated::Punctuated;
+use syn::visit_mut::{self, VisitMut};
+use syn::{parse_quote, BinOp, Block, Expr, Ident, Local, LocalInit, Pat, Path, Stmt, Token, Type};
+
+use crate::mentions::mentions;
+
+type Args = Punctuated<Expr, Token![,]>;
+
+/// Names the rewriter needs from the expansion.
+pub(crate) struct Names {
+    pub(crate) func: Ident,
+    pub(crate) arity: usize,
+    pub(crate) job: Ident,
+    pub(crate) krate: Path,
+}
+
+impl Names {
+    /// The arguments of `expr` if it is a recursive call.
+    fn recursive_call<'e>(&self, expr: &'e Expr) -> Option<&'e Args> {
+        match expr {
+            Expr::Call(c) if c.args.len() == self.arity => match &*c.func {
+                Expr::Path(p) if p.qself.is_none() && p.path.is_ident(&self.func) => Some(&c.args),
+                _ => None,
+            },
+            Expr::Paren(p) => self.recursive_call(&p.expr),
+            _ => None,
+        }
+    }
+
+    fn job_value(&self, args: &Args) -> Expr {
+        let job = &self.job;
+        parse_quote!(#job(#args))
+    }
+}
+
+pub(crate) fn ctx_ident() -> Ident {
+    Ident::new("__satin_ctx", Span::call_site())
+}
+
+/// Rewrites `block` (the parallel version's body) in place.
+pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
+    Parallel { names, next_id: 0 }.visit_block_mut(block);
+}
+
+/// Renames recursive calls in the sequential version's body to `seq`.
+pub(crate) fn rewrite_sequential(names: &Names, seq: &Ident, block: &mut Block) {
+    struct Seq<'a> {
+        names: &'a Names,
+        seq: &'a Ident,
+    }
+    impl VisitMut for Seq<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            visit_mut::visit_expr_mut(self, e);
+            if let Some(args) = self.names.recursive_call(e) {
+                let (seq, args) = (self.seq, args.clone());
+                *e = parse_quote!(#seq(#args));
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Seq { names, seq }.visit_block_mut(block);
+}
+
+struct Parallel<'a> {
+    names: &'a Names,
+    next_id: usize,
+}
+
+/// A `let x = f(..);` whose result is not read yet.
+struct PendingLet {
+    pat: Pat,
+    ty: Option<Type>,
+    slot: Ident,
+}
+
+/// The parts of a `let x[: T] = f(args);`.
+struct LetSpawn {
+    pat: Pat,
+    ty: Option<Type>,
+    ident: Ident,
+    args: Args,
+}
+
+impl Parallel<'_> {
+    fn fresh(&mut self, what: &str) -> Ident {
+        self.next_id += 1;
+        format_ident!("__satin_{}{}", what, self.next_id)
+    }
+
+    fn as_let_spawn(&self, stmt: &Stmt) -> Option<LetSpawn> {
+        let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = stmt else {
+            return None;
+        };
+        let args = self.names.recursive_call(expr)?.clone();
+        let (inner, ty) = match pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        match inner {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), args })
+            }
+            _ => None,
+        }
+    }
+
+    fn sync_stmt(&self, p: &PendingLet) -> Stmt {
+        let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
+        match &p.ty {
+            Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx);),
+            None => parse_quote!(let #pat = #slot.as_ref().join(#ctx);),
+        }
+    }
+
+    fn spawn_stmts(&mut self, args: &Args, out: &mut Vec<Stmt>) -> Ident {
+        let krate = &self.names.krate;
+        let (job_var, slot) = (self.fresh("job"), self.fresh("slot"));
+        let job = self.names.job_value(args);
+        let ctx = ctx_ident();
+        out.push(parse_quote!(let #job_var = #job;));
+        out.push(parse_quote!(let #slot = #krate::__private::pin!(#krate::__private::Slot::new(#job_var));));
+        out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+        slot
+    }
+
+    fn run_inline(&self, job: &Expr) -> Expr {
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        parse_quote!(#krate::Job::run(#job, #ctx))
+    }
+
+    /// Block-level forms: `let` spawns with their syncs, and expression hoists.
+    fn rewrite_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(stmts.len());
+        let mut pending: Vec<PendingLet> = Vec::new();
+        let mut i = 0;
+        while i < stmts.len() {
+            self.sync_mentioned(&stmts[i], &mut pending, &mut out);
+            if self.as_let_spawn(&stmts[i]).is_some() {
+                i = self.rewrite_let_run(&stmts, i, &mut pending, &mut out);
+                continue;
+            }
+            let mut stmt = stmts[i].clone();
+            self.hoist_stmt(&mut stmt, &mut out);
+            out.push(stmt);
+            i += 1;
+        }
+        out
+    }
+
+    /// Syncs (newest first) every pending result that `stmt` mentions.
+    fn sync_mentioned(&self, stmt: &Stmt, pending: &mut Vec<PendingLet>, out: &mut Vec<Stmt>) {
+        let mut k = pending.len();
+        while k > 0 {
+            k -= 1;
+            let ident = pat_ident(&pending[k].pat);
+            if mentions(stmt, ident) {
+                let p = pending.remove(k);
+                out.push(self.sync_stmt(&p));
+            }
+        }
+    }
+
+    /// Rewrites the run of `let` spawns starting at `start`; returns where it ends.
+    fn rewrite_let_run(
+        &mut self,
+        stmts: &[Stmt],
+        start: usize,
+        pending: &mut Vec<PendingLet>,
+        out: &mut Vec<Stmt>,
+    ) -> usize {
+        let mut run: Vec<LetSpawn> = Vec::new();
+        let mut end = start;
+        while let Some(l) = stmts.get(end).and_then(|s| self.as_let_spawn(s)) {
+            // A later call whose arguments read an earlier result ends the run.
+            if run.iter().any(|r| mentions(&l.args, &r.ident)) || pending.iter().any(|p| mentions(&l.args, pat_ident(&p.pat))) {
+                break;
+            }
+            run.push(l);
+            end += 1;
+        }
+        let first_read = |ident: &Ident| stmts[end..].iter().position(|s| mentions(s, ident));
+        // The result read first runs inline; ties go to the newest call.
+        let mut inline: Option<(usize, usize)> = None;
+        for (k, l) in run.iter().enumerate() {
+            if let Some(at) = first_read(&l.ident) {
+                if inline.is_none_or(|(best, _)| at <= best) {
+                    inline = Some((at, k));
+                }
+            }
+        }
+        // A lone call only runs inline if it is read at once.
+        if run.len() == 1 && inline.is_some_and(|(at, _)| at > 0) {
+            inline = None;
+        }
+        let mut inline_job = None;
+        for (k, l) in run.iter().enumerate() {
+            if inline.is_some_and(|(_, ik)| ik == k) {
+                let var = self.fresh("job");
+                let job = self.names.job_value(&l.args);
+                out.push(parse_quote!(let #var = #job;));
+                inline_job = Some((var, k));
+            } else {
+                let slot = self.spawn_stmts(&l.args, out);
+                pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+            }
+        }
+        if let Some((var, k)) = inline_job {
+            let (pat, value) = (&run[k].pat, self.run_inline(&parse_quote!(#var)));
+            out.push(match &run[k].ty {
+                Some(ty) => parse_quote!(let #pat: #ty = #value;),
+                None => parse_quote!(let #pat = #value;),
+            });
+        }
+        end
+    }
+
+    /// Spawns the unconditional recursive calls of one statement's expression
+    /// when there are at least two; the statement then joins them in place.
+    fn hoist_stmt(&mut self, stmt: &mut Stmt, out: &mut Vec<Stmt>) {
+        let expr = match stmt {
+            Stmt::Expr(e, _) => e,
+            Stmt::Local(Local { init: Some(LocalInit { expr, .. }), .. }) => &mut **expr,
+            _ => return,
+        };
+        self.hoist_expr(expr, out);
+    }
+
+    fn hoist_expr(&mut self, expr: &mut Expr, out: &mut Vec<Stmt>) {
+        let original = expr.clone();
+        let mut calls: Vec<(Ident, Args)> = Vec::new();
+        self.collect_unconditional(expr, &mut calls);
+        if calls.len() < 2 {
+            *expr = original;
+            return;
+        }
+        let last = calls.len() - 1;
+        let mut replacements: Vec<(Ident, Expr)> = Vec::new();
+        for (k, (placeholder, args)) in calls.iter().enumerate() {
+            if k == last {
+                let value = self.fresh("value");
+                let run = self.run_inline(&self.names.job_value(args));
+                out.push(parse_quote!(let #value = #run;));
+                replacements.push((placeholder.clone(), parse_quote!(#value)));
+            } else {
+                let slot = self.spawn_stmts(args, out);
+                let ctx = ctx_ident();
+                replacements.push((placeholder.clone(), parse_quote!(#slot.as_ref().join(#ctx))));
+            }
+        }
+        Substitute(&replacements).visit_expr_mut(expr);
+    }
+
+    /// Replaces each recursive call evaluated whenever `expr` is, in
+    /// evaluation order, by a placeholder; records its arguments.
+    fn collect_unconditional(&mut self, expr: &mut Expr, calls: &mut Vec<(Ident, Args)>) {
+        if let Some(args) = self.names.recursive_call(expr) {
+            let args = args.clone();
+            let placeholder = self.fresh("call");
+            *expr = parse_quote!(#placeholder);
+            calls.push((placeholder, args));
+            return;
+        }
+        let mut go = |e: &mut Expr| self.collect_unconditional(e, calls);
+        match expr {
+            Expr::Binary(b) => {
+                go(&mut b.left);
+                if !matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
+                    go(&mut b.right);
+                }
+            }
+            Expr::Unary(u) => go(&mut u.expr),
+            Expr::Paren(p) => go(&mut p.expr),
+            Expr::Group(g) => go(&mut g.expr),
+            Expr::Cast(c) => go(&mut c.expr),
+            Expr::Field(f) => go(&mut f.base),
+            Expr::Reference(r) => go(&mut r.expr),
+            Expr::Try(t) => go(&mut t.expr),
+            Expr::Index(i) => {
+                go(&mut i.expr);
+                go(&mut i.index);
+            }
+            Expr::MethodCall(m) => {
+                go(&mut m.receiver);
+                m.args.iter_mut().for_each(go);
+            }
+            Expr::Call(c) => {
+                go(&mut c.func);
+                c.args.iter_mut().for_each(go);
+            }
+            Expr::Tuple(t) => t.elems.iter_mut().for_each(go),
+            Expr::Array(a) => a.elems.iter_mut().for_each(go),
+            Expr::Struct(s) => s.fields.iter_mut().for_each(|f| go(&mut f.expr)),
+            Expr::Assign(a) => go(&mut a.right),
+            Expr::Return(r) => r.expr.iter_mut().for_each(|e| go(e)),
+            Expr::If(i) => go(&mut i.cond),
+            Expr::Match(m) => go(&mut m.expr),
+            _ => {}
+        }
+    }
+
+    /// The loop form: per-iteration spawns of `v.push(f(..))` / `acc OP= f(..)`.
+    fn rewrite_loop(&mut self, expr: &mut Expr) {
+        let body = match expr {
+            Expr::ForLoop(l) => &mut l.body,
+            Expr::While(l) => &mut l.body,
+            Expr::Loop(l) => &mut l.body,
+            _ => return,
+        };
+        let mut found: Vec<Collector> = Vec::new();
+        find_collectors(self.names, body, &mut found);
+        // A target must appear nowhere else in the loop: not read, not
+        // otherwise changed, not in the calls' arguments.
+        let whole = quote!(#expr);
+        let mut targets: Vec<(Ident, CollectorKind)> = Vec::new();
+        for c in &found {
+            if !targets.iter().any(|(t, k)| *t == c.target && *k == c.kind) {
+                targets.push((c.target.clone(), c.kind.clone()));
+            }
+        }
+        targets.retain(|(t, _)| {
+            let uses = count_ident(whole.clone(), &t.to_string());
+            let claimed = found.iter().filter(|c| c.target == *t).count();
+            uses == claimed && !found.iter().any(|c| mentions(&c.args, t))
+        });
+        if targets.is_empty() {
+            return;
+        }
+        let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
+        let mut lists = Vec::new();
+        for (target, kind) in &targets {
+            lists.push((self.fresh("list"), target.clone(), kind.clone()));
+        }
+        let body = match expr {
+            Expr::ForLoop(l) => &mut l.body,
+            Expr::While(l) => &mut l.body,
+            Expr::Loop(l) => &mut l.body,
+            _ => unreachable!("checked above"),
+        };
+        ReplaceCollectors { names: self.names, lists: &lists }.visit_block_mut(body);
+        let decls = lists.iter().map(|(l, _, _)| quote!(let mut #l = #krate::__private::SpawnList::new();));
+        let applies = lists.iter().map(|(l, target, kind)| {
+            let apply = match kind {
+                CollectorKind::Push => quote!(#target.push(__satin_r);),
+                CollectorKind::Op(op) => quote!(#target #op __satin_r;),
+            };
+            quote!(for __satin_r in #l.join_all(#ctx) { #apply })
+        });
+        let the_loop = expr.clone();
+        *expr = parse_quote!({
+            #(#decls)*
+            let __satin_loop_value = #the_loop;
+            #(#applies)*
+            __satin_loop_value
+        });
+    }
+
+    /// The iterator form: `iter.map(|p| f(..)).sum()` and friends.
+    fn rewrite_iterator(&mut self, expr: &mut Expr) {
+        let Expr::MethodCall(reduce) = expr else { return };
+        if !["sum", "product", "collect", "min", "max"].contains(&reduce.method.to_string().as_str())
+            || !reduce.args.is_empty()
+        {
+            return;
+        }
+        let Expr::MethodCall(map) = &*reduce.receiver else { return };
+        if map.method != "map" || map.args.len() != 1 {
+            return;
+        }
+        let Expr::Closure(closure) = &map.args[0] else { return };
+        let call_args = match &*closure.body {
+            Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                Stmt::Expr(e, None) => self.names.recursive_call(e),
+                _ => None,
+            },
+            e => self.names.recursive_call(e),
+        };
+        let Some(call_args) = call_args.cloned() else { return };
+        let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
+        let list = self.fresh("list");
+        let job = self.names.job_value(&call_args);
+        let inputs = &closure.inputs;
+        let source = &map.receiver;
+        let (method, turbofish) = (&reduce.method, &reduce.turbofish);
+        *expr = parse_quote!({
+            let mut #list = #krate::__private::SpawnList::new();
+            #source.for_each(|#inputs| #list.spawn(#ctx, #job));
+            #list.join_all(#ctx).#method #turbofish()
+        });
+    }
+}
+
+impl VisitMut for Parallel<'_> {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let stmts = std::mem::take(&mut block.stmts);
+        block.stmts = self.rewrite_stmts(stmts);
+        visit_mut::visit_block_mut(self, block);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.rewrite_loop(expr),
+            Expr::MethodCall(_) => self.rewrite_iterator(expr),
+            Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    if matches!(&*arm.body, Expr::Block(_)) {
+                        continue;
+                    }
+                    let mut hoisted = Vec::new();
+                    self.hoist_expr(&mut arm.body, &mut hoisted);
+                    if !hoisted.is_empty() {
+                        let body = &arm.body;
+                        *arm.body = parse_quote!({ #(#hoisted)* #body });
+                    }
+                }
+            }
+            // Calls inside closures stay calls of the public function, which
+            // finds the runtime context itself: the closure may outlive or
+            // leave this frame.
+            Expr::Closure(_) => return,
+            _ => {}
+        }
+        visit_mut::visit_expr_mut(self, expr);
+        if let Some(args) = self.names.recursive_call(expr) {
+            let job = self.names.job_value(&args.clone());
+            *expr = self.run_inline(&job);
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// How a loop collects results into its target.
+#[derive(Clone, PartialEq)]
+enum CollectorKind {
+    Push,
+    Op(BinOp),
+}
+
+struct Collector {
+    target: Ident,
+    kind: CollectorKind,
+    args: Args,
+}
+
+fn collector_of(names: &Names, stmt: &Stmt) -> Option<Collector> {
+    let Stmt::Expr(e, Some(_)) = stmt else { return None };
+    match e {
+        Expr::MethodCall(m) if m.method == "push" && m.args.len() == 1 => {
+            let target = plain_ident(&m.receiver)?;
+            let args = names.recursive_call(&m.args[0])?.clone();
+            Some(Collector { target, kind: CollectorKind::Push, args })
+        }
+        Expr::Binary(b) if is_compound_assign(&b.op) => {
+            let target = plain_ident(&b.left)?;
+            let args = names.recursive_call(&b.right)?.clone();
+            Some(Collector { target, kind: CollectorKind::Op(b.op), args })
+        }
+        _ => None,
+    }
+}
+
+fn is_compound_assign(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitXorAssign(_)
+    )
+}
+
+fn plain_ident(e: &Expr) -> Option<Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+        _ => None,
+    }
+}
+
+/// Collector statements anywhere in a loop body, outside closures and items.
+fn find_collectors(names: &Names, block: &Block, out: &mut Vec<Collector>) {
+    struct Find<'a> {
+        names: &'a Names,
+        out: &'a mut Vec<Collector>,
+    }
+    impl syn::visit::Visit<'_> for Find<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match collector_of(self.names, s) {
+                Some(c) => self.out.push(c),
+                None => syn::visit::visit_stmt(self, s),
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    syn::visit::Visit::visit_block(&mut Find { names, out }, block);
+}
+
+struct ReplaceCollectors<'a> {
+    names: &'a Names,
+    lists: &'a [(Ident, Ident, CollectorKind)],
+}
+
+impl VisitMut for ReplaceCollectors<'_> {
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        if let Some(c) = collector_of(self.names, s) {
+            if let Some((list, _, _)) = self.lists.iter().find(|(_, t, k)| *t == c.target && *k == c.kind) {
+                let job = self.names.job_value(&c.args);
+                let ctx = ctx_ident();
+                *s = parse_quote!(#list.spawn(#ctx, #job););
+                return;
+            }
+        }
+        visit_mut::visit_stmt_mut(self, s);
+    }
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Replaces placeholder paths with their expressions.
+struct Substitute<'a>(&'a [(Ident, Expr)]);
+
+impl VisitMut for Substitute<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Path(p) = e {
+            if let Some((_, with)) = self.0.iter().find(|(ph, _)| p.path.is_ident(ph)) {
+                *e = with.clone();
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+fn pat_ident(p: &Pat) -> &Ident {
+    match p {
+        Pat::Ident(pi) => &pi.ident,
+        _ => unreachable!("pending lets bind a plain identifier"),
+    }
+}
+
+fn count_ident(tokens: TokenStream, name: &str) -> usize {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => usize::from(i == name),
+            proc_macro2::TokenTree::Group(g) => count_ident(g.stream(), name),
+            proc_macro2::TokenTree::Literal(l) => {
+                let s = l.to_string();
+                usize::from(s.contains(&format!("{{{name}}}")) || s.contains(&format!("{{{name}:")))
+            }
+            _ => 0,
+        })
+        .sum()
+}

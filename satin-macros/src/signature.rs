@@ -1,0 +1,89 @@
+//! Checks that a function can become jobs, with errors that say what to do.
+
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, ReturnType, Type};
+
+/// Everything wrong with the signature, combined into one error.
+pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
+    let mut errors: Vec<syn::Error> = Vec::new();
+    let sig = &f.sig;
+    let err = |span: proc_macro2::Span, msg: &str| syn::Error::new(span, msg);
+    if let Some(a) = &sig.asyncness {
+        errors.push(err(
+            a.span(),
+            "#[divide_and_conquer] cannot be used on an `async fn`: jobs run on worker threads, not in a future; remove `async`",
+        ));
+    }
+    if let Some(c) = &sig.constness {
+        errors.push(err(c.span(), "#[divide_and_conquer] cannot be used on a `const fn`; remove `const`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(err(
+            u.span(),
+            "#[divide_and_conquer] cannot be used on an `unsafe fn`: its calls may run on other threads and machines; make it safe",
+        ));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(err(abi.span(), "#[divide_and_conquer] cannot be used on an `extern` function; remove the ABI"));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(err(v.span(), "#[divide_and_conquer] cannot be used on a variadic function"));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.push(err(
+            sig.generics.span(),
+            "#[divide_and_conquer] does not support generic functions: a job must have one concrete type to be sent to another machine; write a non-generic wrapper for each type you need",
+        ));
+    }
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => errors.push(err(
+                r.span(),
+                "#[divide_and_conquer] does not support methods that take `self`: the receiver would have to travel with every job; make it a free function and pass the data it needs as parameters",
+            )),
+            FnArg::Typed(pt) => {
+                if let Some(e) = check_owned(&pt.ty, "parameter") {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        if let Some(e) = check_owned(ty, "return type") {
+            errors.push(e);
+        }
+    }
+    match errors.into_iter().reduce(|mut a, b| {
+        a.combine(b);
+        a
+    }) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Rejects types that can never cross a machine boundary: references and
+/// `impl Trait`. Serde and `Send` bounds are checked by the compiler against
+/// generated assertions, spanned on the type.
+fn check_owned(ty: &Type, what: &str) -> Option<syn::Error> {
+    match ty {
+        Type::Reference(r) => Some(syn::Error::new(
+            r.span(),
+            format!(
+                "a #[divide_and_conquer] {what} cannot be a reference: it travels to other threads and machines; use an owned type (`Vec<T>` for `&[T]`, `String` for `&str`, `T` for `&T`)"
+            ),
+        )),
+        Type::ImplTrait(t) => Some(syn::Error::new(
+            t.span(),
+            format!(
+                "a #[divide_and_conquer] {what} cannot be `impl Trait`: a job needs a concrete, serialisable type; name the type"
+            ),
+        )),
+        Type::Paren(p) => check_owned(&p.elem, what),
+        Type::Group(g) => check_owned(&g.elem, what),
+        Type::Tuple(t) => t.elems.iter().find_map(|e| check_owned(e, what)),
+        Type::Array(a) => check_owned(&a.elem, what),
+        Type::Slice(s) => check_owned(&s.elem, what),
+        _ => None,
+    }
+}

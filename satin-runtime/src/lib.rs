@@ -1,0 +1,51 @@
+//! Satin: fault-tolerant divide-and-conquer parallelism.
+//!
+//! Put [`divide_and_conquer`] on an ordinary recursive function. Each recursive
+//! call becomes a job that may run on another core; the first read of its
+//! result waits for it. Run the function inside a [`Runtime`] to use all cores;
+//! called anywhere else it runs sequentially with the same result.
+//!
+//! ```
+//! use satin::divide_and_conquer;
+//!
+//! #[divide_and_conquer]
+//! pub fn fib(n: u32) -> u64 {
+//!     if n < 2 {
+//!         return n as u64;
+//!     }
+//!     let x = fib(n - 1); // spawned: may run on another core
+//!     let y = fib(n - 2); // run inline: it is the last call before a read
+//!     x + y               // first read of x: waits for it
+//! }
+//!
+//! let rt = satin::Runtime::builder().workers(2).build().unwrap();
+//! assert_eq!(rt.run(|| fib(20)), 6765);
+//! assert_eq!(fib(20), 6765); // no runtime: sequential
+//! ```
+//!
+//! # Purity
+//!
+//! An annotated function must be referentially transparent: the same
+//! parameters give the same result and the caller sees no side effects. The
+//! runtime relies on this to run calls in parallel, abort calls whose result is
+//! never read, and (across machines) re-execute lost work and reuse results.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod job;
+mod sched;
+
+pub use job::{Job, JobKey};
+pub use satin_macros::divide_and_conquer;
+pub use sched::{Builder, BuildError, Runtime, RunStats};
+
+/// Items used by the code that `#[divide_and_conquer]` generates. Not a public
+/// API: names and signatures here change without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::job::{assert_param, assert_result, enter};
+    pub use crate::sched::{Ctx, Slot, SpawnList};
+    pub use core::pin::pin;
+    pub use serde;
+}

@@ -1,0 +1,46 @@
+//! Type-erased references to jobs, as they sit in the deques.
+
+use super::registry::WorkerThread;
+
+/// A pointer to a job plus the function that executes it.
+///
+/// Contract: a `JobRef` is executed exactly once, by whoever takes it out of a
+/// deque (the owner's pop or a thief's steal), and the job it points to stays
+/// alive until that execution has signalled completion.
+#[derive(Clone, Copy)]
+pub(crate) struct JobRef {
+    data: *const (),
+    execute_fn: unsafe fn(*const (), &WorkerThread, Taken),
+}
+
+/// How a job left its deque: popped by its owner, or stolen from worker `victim`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    Popped,
+    Stolen { victim: usize },
+    Injected,
+}
+
+// SAFETY: a JobRef is only a pointer to a job whose data is `Send` (jobs are
+// `Send + 'static` by the `Job` bound, root closures are `Send`), and the
+// exactly-once contract above means only one thread ever executes it.
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// # Safety
+    /// `data` must satisfy `execute_fn`'s expectations and the contract above.
+    pub(crate) unsafe fn new(data: *const (), execute_fn: unsafe fn(*const (), &WorkerThread, Taken)) -> JobRef {
+        JobRef { data, execute_fn }
+    }
+
+    pub(crate) fn data(&self) -> *const () {
+        self.data
+    }
+
+    /// # Safety
+    /// Must be called at most once per job, per the type's contract.
+    pub(crate) unsafe fn execute(self, worker: &WorkerThread, taken: Taken) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (self.execute_fn)(self.data, worker, taken) }
+    }
+}

@@ -1,0 +1,183 @@
+//! The local scheduler: worker threads, deques, spawn/sync, abort.
+//! Design notes: `README.md` beside this file.
+
+mod ctx;
+mod ft;
+mod job_ref;
+mod registry;
+mod root;
+mod sleep;
+mod slot;
+mod tls;
+
+pub use ctx::Ctx;
+pub use slot::{Slot, SpawnList};
+pub(crate) use tls::current_ctx;
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use registry::{Registry, WorkerThread};
+use root::RootJob;
+
+/// Configures a [`Runtime`].
+#[derive(Debug, Clone)]
+pub struct Builder {
+    workers: Option<usize>,
+    fault_tolerance: bool,
+    stack_size: Option<usize>,
+}
+
+/// Why a [`Runtime`] could not be built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// `workers(0)` was requested.
+    ZeroWorkers,
+    /// The operating system refused to start a worker thread.
+    Spawn(std::io::Error),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ZeroWorkers => write!(f, "a runtime needs at least one worker thread"),
+            BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder { workers: None, fault_tolerance: true, stack_size: None }
+    }
+}
+
+impl Builder {
+    /// Number of worker threads; default: all cores.
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+
+    /// Keep the fault-tolerance records (stolen-job lists); default on.
+    /// Off only to measure what they cost.
+    pub fn fault_tolerance(mut self, on: bool) -> Self {
+        self.fault_tolerance = on;
+        self
+    }
+
+    /// Stack size of each worker thread in bytes; default: the platform's.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Starts the worker threads.
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let workers = match self.workers {
+            Some(0) => return Err(BuildError::ZeroWorkers),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let (registry, deques) = Registry::new(workers, self.fault_tolerance);
+        let mut threads = Vec::with_capacity(workers);
+        for (index, deque) in deques.into_iter().enumerate() {
+            let registry2 = Arc::clone(&registry);
+            let mut b = std::thread::Builder::new().name(format!("satin-worker-{index}"));
+            if let Some(size) = self.stack_size {
+                b = b.stack_size(size);
+            }
+            let spawned = b.spawn(move || WorkerThread::new(index, deque, registry2).main_loop());
+            match spawned {
+                Ok(handle) => threads.push(handle),
+                Err(e) => {
+                    registry.terminate();
+                    threads.into_iter().for_each(|t: JoinHandle<()>| drop(t.join()));
+                    return Err(BuildError::Spawn(e));
+                }
+            }
+        }
+        Ok(Runtime { registry, threads })
+    }
+}
+
+/// A pool of worker threads that runs annotated functions in parallel.
+pub struct Runtime {
+    registry: Arc<Registry>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Counters of a runtime, summed over its workers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Calls made available to other workers.
+    pub spawns: u64,
+    /// Spawned calls that another worker took and ran.
+    pub steals: u64,
+    /// Steals currently recorded in the fault-tolerance lists (0 when idle).
+    pub stolen_records: u64,
+}
+
+impl Runtime {
+    /// A builder with the defaults: all cores, fault-tolerance records on.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// A runtime with the default configuration.
+    pub fn new() -> Result<Runtime, BuildError> {
+        Builder::default().build()
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.registry.num_workers()
+    }
+
+    /// Runs `f` on a worker thread and returns its result. Annotated functions
+    /// called inside `f` run in parallel on the pool. A panic inside `f` or any
+    /// job it spawned resumes here, with its original payload.
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        if let Some(ctx) = current_ctx() {
+            // SAFETY: `current_ctx` returns the live context of this thread's job.
+            if std::ptr::eq(unsafe { &*ctx }.worker.registry(), &*self.registry) {
+                return f();
+            }
+        }
+        let job = RootJob::new(f);
+        // SAFETY: `job` lives on this stack until `wait` returns, which is
+        // after the one execution of the pushed reference.
+        self.registry.injector.push(unsafe { job.as_job_ref() });
+        self.registry.sleep.wake_all();
+        match job.wait() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    }
+
+    /// Counters since the runtime started.
+    pub fn stats(&self) -> RunStats {
+        let mut s = RunStats::default();
+        for c in &self.registry.counters {
+            s.spawns += c.spawns.load(Ordering::Relaxed);
+            s.steals += c.steals.load(Ordering::Relaxed);
+        }
+        if let Some(ft) = &self.registry.ft {
+            s.stolen_records = (0..self.workers()).map(|w| ft.stolen_from(w).len() as u64).sum();
+        }
+        s
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.registry.terminate();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

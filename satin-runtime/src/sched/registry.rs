@@ -1,0 +1,198 @@
+//! The pool: worker threads, their deques, stealing, and waiting.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::{Backoff, CachePadded};
+
+use super::ft::FtLog;
+use super::job_ref::{JobRef, Taken};
+use super::sleep::Sleep;
+
+/// Counters one worker writes and anyone may read. Single writer, so updates
+/// are a relaxed load and store, not a locked read-modify-write.
+#[derive(Default)]
+pub(crate) struct WorkerCounters {
+    pub(crate) spawns: AtomicU64,
+    pub(crate) steals: AtomicU64,
+}
+
+impl WorkerCounters {
+    #[inline]
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+}
+
+pub(crate) struct Registry {
+    stealers: Vec<Stealer<JobRef>>,
+    pub(crate) injector: Injector<JobRef>,
+    pub(crate) sleep: Sleep,
+    abort_epoch: CachePadded<AtomicU64>,
+    terminate: AtomicBool,
+    pub(crate) ft: Option<FtLog>,
+    pub(crate) counters: Vec<CachePadded<WorkerCounters>>,
+}
+
+impl Registry {
+    pub(crate) fn new(workers: usize, ft: bool) -> (Arc<Registry>, Vec<Worker<JobRef>>) {
+        let deques: Vec<Worker<JobRef>> = (0..workers).map(|_| Worker::new_lifo()).collect();
+        let registry = Registry {
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            injector: Injector::new(),
+            sleep: Sleep::default(),
+            abort_epoch: CachePadded::new(AtomicU64::new(0)),
+            terminate: AtomicBool::new(false),
+            ft: ft.then(|| FtLog::new(workers)),
+            counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
+        };
+        (Arc::new(registry), deques)
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    #[inline]
+    pub(crate) fn abort_epoch(&self) -> u64 {
+        self.abort_epoch.load(Ordering::Acquire)
+    }
+
+    /// Announces that some abort flag was set, so running jobs re-check theirs.
+    pub(crate) fn bump_abort_epoch(&self) {
+        self.abort_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn terminate(&self) {
+        self.terminate.store(true, Ordering::Release);
+        self.sleep.wake_all();
+    }
+
+    fn terminating(&self) -> bool {
+        self.terminate.load(Ordering::Acquire)
+    }
+}
+
+/// One worker thread's state. Lives on that thread's stack for its lifetime.
+pub(crate) struct WorkerThread {
+    index: usize,
+    deque: Worker<JobRef>,
+    registry: Arc<Registry>,
+    rng: Cell<u64>,
+}
+
+impl WorkerThread {
+    pub(crate) fn new(index: usize, deque: Worker<JobRef>, registry: Arc<Registry>) -> WorkerThread {
+        let seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1) | 1;
+        WorkerThread { index, deque, registry, rng: Cell::new(seed) }
+    }
+
+    #[inline]
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    #[inline]
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    #[inline]
+    pub(crate) fn counters(&self) -> &WorkerCounters {
+        &self.registry.counters[self.index]
+    }
+
+    /// Pushes a job onto this worker's deque, where thieves can take it.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) {
+        self.deque.push(job);
+        self.registry.sleep.new_work();
+    }
+
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        self.deque.pop()
+    }
+
+    fn next_random(&self) -> u64 {
+        // xorshift64*: enough to pick a victim.
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Takes a job from another worker (random victim first) or the injector.
+    fn steal(&self) -> Option<(JobRef, Taken)> {
+        let n = self.registry.num_workers();
+        loop {
+            let mut retry = false;
+            if n > 1 {
+                let start = (self.next_random() % n as u64) as usize;
+                for i in 0..n {
+                    let victim = (start + i) % n;
+                    if victim == self.index {
+                        continue;
+                    }
+                    match self.registry.stealers[victim].steal() {
+                        Steal::Success(job) => return Some((job, Taken::Stolen { victim })),
+                        Steal::Retry => retry = true,
+                        Steal::Empty => {}
+                    }
+                }
+            }
+            match self.registry.injector.steal() {
+                Steal::Success(job) => return Some((job, Taken::Injected)),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn find_work(&self) -> Option<(JobRef, Taken)> {
+        self.pop().map(|j| (j, Taken::Popped)).or_else(|| self.steal())
+    }
+
+    /// Executes other work until `done()` holds: the steal-while-sync loop.
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        let backoff = Backoff::new();
+        while !done() {
+            if let Some((job, taken)) = self.find_work() {
+                // SAFETY: the job was just taken out of a deque, so this is its
+                // one execution.
+                unsafe { job.execute(self, taken) };
+                backoff.reset();
+            } else if backoff.is_completed() {
+                self.registry.sleep.park(|| !done());
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// The worker thread's main loop.
+    pub(crate) fn main_loop(&self) {
+        let backoff = Backoff::new();
+        loop {
+            if let Some((job, taken)) = self.find_work() {
+                // SAFETY: taken out of a deque: executed exactly once, here.
+                unsafe { job.execute(self, taken) };
+                backoff.reset();
+            } else if self.registry.terminating() {
+                return;
+            } else if backoff.is_completed() {
+                let registry = &self.registry;
+                registry.sleep.park(|| !registry.terminating() && registry.injector.is_empty());
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Stack-allocated spawned jobs: the spawn/sync fast path.
+//!
+//! A [`Slot`] holds one spawned call: its parameters until someone runs it,
+//! then its result until the parent reads it. Generated code pins the slot in
+//! the parent's frame (`pin!`), so a spawn costs a deque push and a sync an
+//! uncontended pop, with no heap allocation. Pinning is also what makes the
+//! deque's raw pointer sound: a pinned slot is dropped before its memory is
+//! reused, and `Drop` does not return while any deque or thief can still reach
+//! the slot.
+
+use std::any::Any;
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomPinned;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+use super::ctx::{Aborted, Ctx};
+use super::job_ref::{JobRef, Taken};
+use super::registry::{WorkerCounters, WorkerThread};
+use super::tls::CurrentGuard;
+use crate::Job;
+
+const NEW: u8 = 0; // created, not spawned
+const QUEUED: u8 = 1; // in the owner's deque
+const RUNNING: u8 = 2; // taken out of the deque by an executor
+const DONE: u8 = 3; // result written
+const CONSUMED: u8 = 4; // result read (or the job ran inline in the parent)
+
+const NO_THIEF: usize = usize::MAX;
+
+enum Outcome<T> {
+    Value(T),
+    Panic(Box<dyn Any + Send>),
+    Aborted,
+}
+
+/// One spawned call of an annotated function. See the module docs.
+pub struct Slot<J: Job> {
+    state: AtomicU8,
+    abort: AtomicBool,
+    /// Worker that stole the job, if any; written before `DONE` is released.
+    thief: AtomicUsize,
+    /// Set by `spawn`; read by the executor after it took the job from the
+    /// deque (the deque's release/acquire orders the two).
+    owner: Cell<*const WorkerThread>,
+    spawner: Cell<*const ()>,
+    job: UnsafeCell<Option<J>>,
+    outcome: UnsafeCell<Option<Outcome<J::Output>>>,
+    _pinned: PhantomPinned,
+}
+
+impl<J: Job> Slot<J> {
+    /// A slot holding the parameters of a call that has not been spawned yet.
+    #[inline]
+    pub fn new(job: J) -> Slot<J> {
+        Slot {
+            state: AtomicU8::new(NEW),
+            abort: AtomicBool::new(false),
+            thief: AtomicUsize::new(NO_THIEF),
+            owner: Cell::new(std::ptr::null()),
+            spawner: Cell::new(std::ptr::null()),
+            job: UnsafeCell::new(Some(job)),
+            outcome: UnsafeCell::new(None),
+            _pinned: PhantomPinned,
+        }
+    }
+
+    /// Makes the call available to other workers. It runs in parallel with the
+    /// caller until [`join`](Self::join) or until the slot is dropped.
+    #[inline]
+    pub fn spawn(self: Pin<&Self>, ctx: &Ctx<'_>) {
+        ctx.check_abort();
+        let this = self.get_ref();
+        assert_eq!(this.state.load(Ordering::Relaxed), NEW, "a slot is spawned once");
+        this.owner.set(ctx.worker);
+        this.spawner.set(ctx as *const Ctx<'_> as *const ());
+        this.state.store(QUEUED, Ordering::Relaxed);
+        WorkerCounters::bump(&ctx.worker.counters().spawns);
+        // SAFETY: the slot is pinned and its `Drop` waits until the job is out
+        // of every deque and finished, so the pointer stays valid for as long
+        // as the `JobRef` can be executed; `execute::<J>` matches the data.
+        let job_ref = unsafe { JobRef::new(this as *const Slot<J> as *const (), execute::<J>) };
+        ctx.worker.push(job_ref);
+    }
+
+    /// Waits for the spawned call and returns its result. Runs it inline if no
+    /// other worker took it; otherwise executes other work until it is done.
+    /// A panic in the call resumes here.
+    #[inline]
+    pub fn join(self: Pin<&Self>, ctx: &Ctx<'_>) -> J::Output {
+        let this = self.get_ref();
+        match this.state.load(Ordering::Acquire) {
+            QUEUED => {
+                if let Some(job) = this.retrieve(ctx.worker) {
+                    this.state.store(CONSUMED, Ordering::Relaxed);
+                    return job.run(ctx);
+                }
+            }
+            RUNNING | DONE => {}
+            s => panic!("satin internal error: join of a slot in state {s}"),
+        }
+        ctx.worker.wait_until(|| this.state.load(Ordering::Acquire) == DONE);
+        match this.take_outcome() {
+            Outcome::Value(v) => v,
+            Outcome::Panic(p) => panic::resume_unwind(p),
+            Outcome::Aborted => panic::resume_unwind(Box::new(Aborted)),
+        }
+    }
+
+    /// Pops the owner's deque until this job comes out (returns its params)
+    /// or the deque is empty (the job was stolen). Jobs popped on the way are
+    /// later siblings; they are executed here, their results kept in their slots.
+    fn retrieve(&self, worker: &WorkerThread) -> Option<J> {
+        let me = self as *const Slot<J> as *const ();
+        while let Some(job) = worker.pop() {
+            if job.data() == me {
+                // SAFETY: we popped our own job, so no one else can run it and
+                // nobody else touches `job`.
+                return unsafe { (*self.job.get()).take() };
+            }
+            // SAFETY: popped from the deque: this is its one execution.
+            unsafe { job.execute(worker, Taken::Popped) };
+        }
+        None
+    }
+
+    /// Reads the outcome of a finished job (state `DONE`).
+    fn take_outcome(&self) -> Outcome<J::Output> {
+        self.state.store(CONSUMED, Ordering::Relaxed);
+        let thief = self.thief.load(Ordering::Relaxed);
+        if thief != NO_THIEF {
+            // SAFETY: `owner` was set by `spawn` on this thread.
+            let owner = unsafe { &*self.owner.get() };
+            if let Some(ft) = &owner.registry().ft {
+                ft.result_read(owner.index(), self as *const Slot<J> as usize);
+            }
+        }
+        // SAFETY: state was DONE (acquired by the caller): the executor wrote
+        // the outcome before releasing DONE and no longer touches the slot.
+        unsafe { (*self.outcome.get()).take() }.expect("a finished slot holds an outcome")
+    }
+}
+
+impl<J: Job> Drop for Slot<J> {
+    /// Dropping an unread spawn aborts it and everything it spawned.
+    fn drop(&mut self) {
+        let state = self.state.load(Ordering::Acquire);
+        if state == NEW || state == CONSUMED {
+            return;
+        }
+        // SAFETY: `owner` was set by `spawn`, on this thread, which is still
+        // running the frame that owns the slot.
+        let worker = unsafe { &*self.owner.get() };
+        self.abort.store(true, Ordering::Release);
+        if state == QUEUED && self.retrieve(worker).is_some() {
+            self.state.store(CONSUMED, Ordering::Relaxed);
+            return;
+        }
+        worker.registry().bump_abort_epoch();
+        worker.wait_until(|| self.state.load(Ordering::Acquire) == DONE);
+        if let Outcome::Panic(p) = self.take_outcome() {
+            if !std::thread::panicking() {
+                panic::resume_unwind(p);
+            }
+        }
+    }
+}
+
+/// Executes a slot taken out of a deque, on `worker`.
+///
+/// # Safety
+/// `data` points to a live, spawned `Slot<J>` and this is its one execution.
+unsafe fn execute<J: Job>(data: *const (), worker: &WorkerThread, taken: Taken) {
+    // SAFETY: per the function contract.
+    let slot = unsafe { &*(data as *const Slot<J>) };
+    slot.state.store(RUNNING, Ordering::Relaxed);
+    if let Taken::Stolen { victim } = taken {
+        WorkerCounters::bump(&worker.counters().steals);
+        slot.thief.store(worker.index(), Ordering::Relaxed);
+        if let Some(ft) = &worker.registry().ft {
+            ft.record_steal(victim, data as usize, worker.index());
+        }
+    }
+    let outcome = {
+        let ctx = Ctx::child(worker, &slot.abort, slot.spawner.get() as *const Ctx<'_>);
+        if ctx.is_aborted() {
+            Outcome::Aborted
+        } else {
+            // SAFETY: only the executor touches `job` once the slot left the deque.
+            let job = unsafe { (*slot.job.get()).take() }.expect("a queued slot holds its job");
+            let _current = CurrentGuard::set(&ctx);
+            match panic::catch_unwind(AssertUnwindSafe(|| job.run(&ctx))) {
+                Ok(v) => Outcome::Value(v),
+                Err(p) if p.is::<Aborted>() => Outcome::Aborted,
+                Err(p) => Outcome::Panic(p),
+            }
+        }
+    };
+    // SAFETY: the owner reads `outcome` only after it acquires DONE below.
+    unsafe { *slot.outcome.get() = Some(outcome) };
+    let stolen = taken != Taken::Popped;
+    slot.state.store(DONE, Ordering::Release);
+    // The slot may be gone from here on: touch only the worker.
+    if stolen {
+        worker.registry().sleep.wake_all();
+    }
+}
+
+/// The spawns of one loop: every iteration's call, joined after the loop.
+/// Slots are boxed because their number is only known at run time.
+pub struct SpawnList<J: Job> {
+    slots: Vec<Pin<Box<Slot<J>>>>,
+}
+
+impl<J: Job> Default for SpawnList<J> {
+    fn default() -> Self {
+        SpawnList { slots: Vec::new() }
+    }
+}
+
+impl<J: Job> SpawnList<J> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Spawns one iteration's call.
+    #[inline]
+    pub fn spawn(&mut self, ctx: &Ctx<'_>, job: J) {
+        let slot = Box::pin(Slot::new(job));
+        slot.as_ref().spawn(ctx);
+        self.slots.push(slot);
+    }
+
+    /// Waits for every call; results in spawn order.
+    pub fn join_all(mut self, ctx: &Ctx<'_>) -> std::vec::IntoIter<J::Output> {
+        // Newest first: each one is then on top of the deque if not stolen.
+        let mut results = Vec::with_capacity(self.slots.len());
+        while let Some(slot) = self.slots.pop() {
+            results.push(slot.as_ref().join(ctx));
+        }
+        results.reverse();
+        results.into_iter()
+    }
+}
+
+impl<J: Job> Drop for SpawnList<J> {
+    fn drop(&mut self) {
+        // Newest first, as locals are dropped.
+        while let Some(slot) = self.slots.pop() {
+            drop(slot);
+        }
+    }
+}

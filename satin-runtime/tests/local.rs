@@ -1,0 +1,150 @@
+//! The local runtime: results, panics, aborts, and the forms the macro knows.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use satin::{divide_and_conquer, Runtime};
+
+#[divide_and_conquer]
+fn fib(n: u32) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    let x = fib(n - 1);
+    let y = fib(n - 2);
+    x + y
+}
+
+#[divide_and_conquer]
+fn fib_expr(n: u32) -> u64 {
+    match n {
+        0 | 1 => n as u64,
+        _ => fib_expr(n - 1) + fib_expr(n - 2),
+    }
+}
+
+#[divide_and_conquer]
+fn tree_sum(depth: u32, fanout: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let mut total = 1;
+    for _ in 0..fanout {
+        total += tree_sum(depth - 1, fanout);
+    }
+    total
+}
+
+#[divide_and_conquer]
+fn tree_iter(depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    (0..3u32).map(|_| tree_iter(depth - 1)).sum::<u64>() + 1
+}
+
+#[divide_and_conquer]
+fn ranges(lo: u64, hi: u64) -> Vec<u64> {
+    if hi - lo <= 4 {
+        return (lo..hi).collect();
+    }
+    let mid = lo + (hi - lo) / 2;
+    let mut parts = Vec::new();
+    for (a, b) in [(lo, mid), (mid, hi)] {
+        parts.push(ranges(a, b));
+    }
+    parts.concat()
+}
+
+fn rt(workers: usize) -> Runtime {
+    Runtime::builder().workers(workers).build().expect("runtime starts")
+}
+
+#[test]
+fn results_match_the_sequential_function_on_1_2_and_4_workers() {
+    for w in [1, 2, 4] {
+        let rt = rt(w);
+        assert_eq!(rt.run(|| fib(25)), fib(25));
+        assert_eq!(rt.run(|| fib_expr(22)), fib(22));
+        assert_eq!(rt.run(|| tree_sum(6, 4)), tree_sum(6, 4));
+        assert_eq!(rt.run(|| tree_iter(7)), tree_iter(7));
+        assert_eq!(rt.run(|| ranges(0, 1000)), (0..1000).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn spawns_are_stolen_on_several_workers() {
+    let rt = rt(2);
+    assert_eq!(rt.run(|| fib(27)), 196418);
+    let s = rt.stats();
+    assert!(s.spawns > 100_000, "{s:?}");
+    assert!(s.steals > 0, "{s:?}");
+    assert_eq!(s.stolen_records, 0, "every stolen result was read: {s:?}");
+}
+
+#[divide_and_conquer]
+fn explode(n: u32) -> u64 {
+    if n == 0 {
+        panic!("boom at the leaf");
+    }
+    let a = explode(n - 1);
+    let b = fib(12);
+    a + b
+}
+
+#[test]
+fn a_panic_in_a_job_reaches_the_caller_with_its_message() {
+    let rt = rt(2);
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.run(|| explode(10)))).unwrap_err();
+    let msg = err.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert_eq!(msg, "boom at the leaf");
+    // The pool still works afterwards.
+    assert_eq!(rt.run(|| fib(20)), 6765);
+}
+
+static LEAVES: AtomicU64 = AtomicU64::new(0);
+
+/// Finds whether `target` is among the leaves 0..2^depth; counts leaves visited.
+#[divide_and_conquer]
+fn search(lo: u64, hi: u64, target: u64) -> bool {
+    if hi - lo == 1 {
+        LEAVES.fetch_add(1, Ordering::Relaxed);
+        // Some work per leaf so the abort has something to cut.
+        return std::hint::black_box(fib_plain(18)) > 0 && lo == target;
+    }
+    let mid = (lo + hi) / 2;
+    let left = search(lo, mid, target);
+    let right = search(mid, hi, target);
+    if left {
+        return true;
+    }
+    right
+}
+
+fn fib_plain(n: u32) -> u64 {
+    if n < 2 { n as u64 } else { fib_plain(n - 1) + fib_plain(n - 2) }
+}
+
+#[test]
+fn dropping_an_unread_spawn_aborts_it() {
+    let rt = rt(2);
+    let n = 1u64 << 12;
+    LEAVES.store(0, Ordering::Relaxed);
+    assert!(rt.run(|| search(0, n, 3)));
+    let visited = LEAVES.load(Ordering::Relaxed);
+    assert!(visited < n / 2, "the right half should be aborted, visited {visited} of {n}");
+    LEAVES.store(0, Ordering::Relaxed);
+    assert!(!rt.run(|| search(0, 256, 1000)));
+    assert_eq!(LEAVES.load(Ordering::Relaxed), 256, "nothing found: every leaf runs");
+}
+
+#[test]
+fn nested_runs_and_no_runtime_are_sequential_and_correct() {
+    assert_eq!(fib(20), 6765);
+    let rt = rt(2);
+    assert_eq!(rt.run(|| rt.run(|| fib(20))), 6765);
+}
+
+#[test]
+fn zero_workers_is_an_error() {
+    assert!(matches!(Runtime::builder().workers(0).build(), Err(satin::BuildError::ZeroWorkers)));
+}

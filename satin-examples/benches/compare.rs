@@ -1,1 +1,118 @@
-fn main() {}
+//! One run compares, per workload: the plain sequential function, satin on 1
+//! worker and on all workers (fault-tolerance records on and off, and with
+//! every call pushed), and `rayon::join` on the same number of threads.
+//! After criterion's report it prints a table of ratios for docs/performance.md.
+//!
+//! `cargo bench -p satin-examples --bench compare` (all of it), or with a
+//! filter, e.g. `-- fib35`.
+
+use std::time::Duration;
+
+use criterion::{black_box, BenchmarkId, Criterion};
+use satin::Runtime;
+use satin_examples::{fib, mergesort, nqueens};
+
+fn runtime(workers: usize, ft: bool, spawn_limit: usize) -> Runtime {
+    Runtime::builder().workers(workers).fault_tolerance(ft).spawn_limit(spawn_limit).build().expect("runtime")
+}
+
+fn rayon_pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool")
+}
+
+/// Variant names, in table order.
+const SEQUENTIAL: &str = "sequential";
+const SATIN_1: &str = "satin-1w";
+const SATIN_ALL: &str = "satin-all";
+const SATIN_ALL_NOFT: &str = "satin-all-ft-off";
+const SATIN_ALL_EAGER: &str = "satin-all-every-call-spawned";
+const RAYON_ALL: &str = "rayon-join-all";
+
+fn bench_workload<R: Send>(
+    c: &mut Criterion,
+    group: &str,
+    plain: impl Fn() -> R,
+    annotated: impl Fn() -> R + Sync,
+    rayon: impl Fn() -> R + Sync,
+) {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut g = c.benchmark_group(group);
+    g.bench_function(BenchmarkId::from_parameter(SEQUENTIAL), |b| b.iter(|| black_box(plain())));
+    let rt = runtime(1, true, satin::DEFAULT_SPAWN_LIMIT);
+    g.bench_function(BenchmarkId::from_parameter(SATIN_1), |b| b.iter(|| black_box(rt.run(&annotated))));
+    let rt = runtime(all, true, satin::DEFAULT_SPAWN_LIMIT);
+    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL), |b| b.iter(|| black_box(rt.run(&annotated))));
+    let rt = runtime(all, false, satin::DEFAULT_SPAWN_LIMIT);
+    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_NOFT), |b| b.iter(|| black_box(rt.run(&annotated))));
+    let rt = runtime(all, true, usize::MAX);
+    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_EAGER), |b| b.iter(|| black_box(rt.run(&annotated))));
+    let pool = rayon_pool(all);
+    g.bench_function(BenchmarkId::from_parameter(RAYON_ALL), |b| b.iter(|| black_box(pool.install(&rayon))));
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    bench_workload(c, "fib35", || fib::fib_plain(35), || fib::fib(35), || fib::fib_rayon(35));
+    for n in [12, 13, 14] {
+        bench_workload(
+            c,
+            &format!("nqueens{n}"),
+            || nqueens::nqueens_plain(n, 0, 0, 0),
+            || nqueens::solutions(n),
+            || nqueens::nqueens_rayon(n, 0, 0, 0),
+        );
+    }
+    let input = mergesort::random_input(10_000_000, 1);
+    bench_workload(
+        c,
+        "mergesort10M",
+        || mergesort::mergesort_plain(input.clone()),
+        || mergesort::mergesort(input.clone()),
+        || mergesort::mergesort_rayon(input.clone()),
+    );
+}
+
+/// Mean time of one variant from criterion's saved estimates, in seconds.
+fn mean_seconds(group: &str, variant: &str) -> Option<f64> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
+    let path = dir.join(group).join(variant).join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v["mean"]["point_estimate"].as_f64()? / 1e9)
+}
+
+fn print_ratios() {
+    println!("\n| workload | sequential | satin 1w | satin all | ft on/off | every call spawned | rayon::join | speed-up vs sequential | satin / rayon |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for group in ["fib35", "nqueens12", "nqueens13", "nqueens14", "mergesort10M"] {
+        let t = |v| mean_seconds(group, v);
+        let (Some(seq), Some(one), Some(all), Some(noft), Some(eager), Some(ray)) =
+            (t(SEQUENTIAL), t(SATIN_1), t(SATIN_ALL), t(SATIN_ALL_NOFT), t(SATIN_ALL_EAGER), t(RAYON_ALL))
+        else {
+            continue;
+        };
+        let ms = |s: f64| format!("{:.1} ms", s * 1e3);
+        println!(
+            "| {group} | {} | {} | {} | {:.3} | {} | {} | {:.2} | {:.2} |",
+            ms(seq),
+            ms(one),
+            ms(all),
+            all / noft,
+            ms(eager),
+            ms(ray),
+            seq / all,
+            all / ray
+        );
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    benches(&mut c);
+    c.final_summary();
+    print_ratios();
+}

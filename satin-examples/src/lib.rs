@@ -1,1 +1,19 @@
+//! Example applications of `#[divide_and_conquer]`, one module each, shared by
+//! the binaries in `src/bin`, their tests and the benchmarks.
+//!
+//! Every module holds the annotated function and, where the benchmarks need
+//! one, a plain sequential version of the same algorithm.
 
+pub mod cli;
+pub mod fib;
+pub mod knapsack;
+pub mod mergesort;
+pub mod montecarlo;
+pub mod nqueens;
+pub mod raytracer;
+pub mod sat;
+
+/// Directory of the bundled inputs (`satin-examples/data`).
+pub fn data_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}

@@ -43,9 +43,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
             let path: Path = lit.parse()?;
             krate.set(path, lit.span())
         } else {
-            Err(meta.error(
-                "unknown argument to #[divide_and_conquer]; the only argument is `crate = \"path::to::satin\"`",
-            ))
+            Err(meta
+                .error("unknown argument to #[divide_and_conquer]; the only argument is `crate = \"path::to::satin\"`"))
         }
     });
     parser.parse2(args)?;

@@ -44,10 +44,7 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
         _ => "this item",
     };
     let span = item.clone().into_iter().next().map_or(Span::call_site(), |t| t.span());
-    syn::Error::new(
-        span,
-        format!("#[divide_and_conquer] applies to a recursive free function, not to {what}"),
-    )
+    syn::Error::new(span, format!("#[divide_and_conquer] applies to a recursive free function, not to {what}"))
 }
 
 fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
@@ -100,9 +97,7 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
     rewrite::rewrite_parallel(&names, &mut par_block);
 
     let (docs, others): (Vec<_>, Vec<_>) = attrs.iter().partition(|a| a.path().is_ident("doc"));
-    let assertions = types.iter().map(|ty| {
-        quote_spanned!(ty.span()=> #krate::__private::assert_param::<#ty>();)
-    });
+    let assertions = types.iter().map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_param::<#ty>();));
     let output_span = match &sig.output {
         ReturnType::Default => name.span(),
         ReturnType::Type(_, ty) => ty.span(),
@@ -110,6 +105,11 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
     let output_assertion = quote_spanned!(output_span=> #krate::__private::assert_result::<#output>(););
 
     quote! {
+        const _: () = {
+            #(#assertions)*
+            #output_assertion
+        };
+
         #(#docs)*
         #(#others)*
         #vis fn #name(#(#public_names: #types),*) #ret {
@@ -146,10 +146,6 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
         fn #par(#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #par_block
 
-        const _: () = {
-            #(#assertions)*
-            #output_assertion
-        };
     }
 }
 

@@ -29,7 +29,12 @@ mod tests {
     fn finds_plain_nested_and_format_uses() {
         let x = format_ident!("x");
         assert!(mentions(&quote!(a + x), &x));
-        assert!(mentions(&quote!(if c { f(x) }), &x));
+        assert!(mentions(
+            &quote!(if c {
+                f(x)
+            }),
+            &x
+        ));
         assert!(mentions(&quote!(println!("{x}")), &x));
         assert!(mentions(&quote!(println!("{x:>4}")), &x));
         assert!(!mentions(&quote!(xx + y.x2), &x));

@@ -190,7 +190,9 @@ impl Parallel<'_> {
         let mut end = start;
         while let Some(l) = stmts.get(end).and_then(|s| self.as_let_spawn(s)) {
             // A later call whose arguments read an earlier result ends the run.
-            if run.iter().any(|r| mentions(&l.args, &r.ident)) || pending.iter().any(|p| mentions(&l.args, pat_ident(&p.pat))) {
+            if run.iter().any(|r| mentions(&l.args, &r.ident))
+                || pending.iter().any(|p| mentions(&l.args, pat_ident(&p.pat)))
+            {
                 break;
             }
             run.push(l);
@@ -401,7 +403,7 @@ impl Parallel<'_> {
         let (method, turbofish) = (&reduce.method, &reduce.turbofish);
         *expr = parse_quote!({
             let mut #list = #krate::__private::SpawnList::new();
-            #source.for_each(|#inputs| #list.spawn(#ctx, #job));
+            #source.for_each(|#inputs| #list.spawn_kept(#ctx, #job));
             #list.join_all(#ctx).#method #turbofish()
         });
     }
@@ -526,7 +528,12 @@ impl VisitMut for ReplaceCollectors<'_> {
             if let Some((list, _, _)) = self.lists.iter().find(|(_, t, k)| *t == c.target && *k == c.kind) {
                 let job = self.names.job_value(&c.args);
                 let ctx = ctx_ident();
-                *s = parse_quote!(#list.spawn(#ctx, #job););
+                let target = &c.target;
+                let apply = match &c.kind {
+                    CollectorKind::Push => quote!(#target.push(__satin_r);),
+                    CollectorKind::Op(op) => quote!(#target #op __satin_r;),
+                };
+                *s = parse_quote!(if let Some(__satin_r) = #list.spawn(#ctx, #job) { #apply });
                 return;
             }
         }

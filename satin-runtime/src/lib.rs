@@ -38,7 +38,7 @@ mod sched;
 
 pub use job::{Job, JobKey};
 pub use satin_macros::divide_and_conquer;
-pub use sched::{Builder, BuildError, Runtime, RunStats};
+pub use sched::{sequential, BuildError, Builder, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 
 /// Items used by the code that `#[divide_and_conquer]` generates. Not a public
 /// API: names and signatures here change without notice.

@@ -13,6 +13,7 @@ mod tls;
 pub use ctx::Ctx;
 pub use slot::{Slot, SpawnList};
 pub(crate) use tls::current_ctx;
+pub use tls::sequential;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -28,7 +29,11 @@ pub struct Builder {
     workers: Option<usize>,
     fault_tolerance: bool,
     stack_size: Option<usize>,
+    spawn_limit: usize,
 }
+
+/// Default of [`Builder::spawn_limit`].
+pub const DEFAULT_SPAWN_LIMIT: usize = 4;
 
 /// Why a [`Runtime`] could not be built.
 #[derive(Debug)]
@@ -52,7 +57,7 @@ impl std::error::Error for BuildError {}
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder { workers: None, fault_tolerance: true, stack_size: None }
+        Builder { workers: None, fault_tolerance: true, stack_size: None, spawn_limit: DEFAULT_SPAWN_LIMIT }
     }
 }
 
@@ -76,6 +81,16 @@ impl Builder {
         self
     }
 
+    /// Lazy spawning: a spawn runs inline, like a plain call, when its worker
+    /// already has `limit` jobs queued for thieves. Thieves take the oldest
+    /// (largest) jobs, so a short queue keeps every core busy while most calls
+    /// cost no more than a function call. `usize::MAX` pushes every spawn
+    /// (what `rayon::join` does); default [`DEFAULT_SPAWN_LIMIT`].
+    pub fn spawn_limit(mut self, limit: usize) -> Self {
+        self.spawn_limit = limit.max(1);
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> Result<Runtime, BuildError> {
         let workers = match self.workers {
@@ -83,7 +98,7 @@ impl Builder {
             Some(n) => n,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let (registry, deques) = Registry::new(workers, self.fault_tolerance);
+        let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit);
         let mut threads = Vec::with_capacity(workers);
         for (index, deque) in deques.into_iter().enumerate() {
             let registry2 = Arc::clone(&registry);

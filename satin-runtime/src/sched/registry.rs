@@ -34,10 +34,12 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     pub(crate) ft: Option<FtLog>,
     pub(crate) counters: Vec<CachePadded<WorkerCounters>>,
+    /// A spawn runs inline once its worker has this many jobs queued.
+    pub(crate) spawn_limit: usize,
 }
 
 impl Registry {
-    pub(crate) fn new(workers: usize, ft: bool) -> (Arc<Registry>, Vec<Worker<JobRef>>) {
+    pub(crate) fn new(workers: usize, ft: bool, spawn_limit: usize) -> (Arc<Registry>, Vec<Worker<JobRef>>) {
         let deques: Vec<Worker<JobRef>> = (0..workers).map(|_| Worker::new_lifo()).collect();
         let registry = Registry {
             stealers: deques.iter().map(Worker::stealer).collect(),
@@ -47,6 +49,7 @@ impl Registry {
             terminate: AtomicBool::new(false),
             ft: ft.then(|| FtLog::new(workers)),
             counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
+            spawn_limit,
         };
         (Arc::new(registry), deques)
     }
@@ -80,13 +83,15 @@ pub(crate) struct WorkerThread {
     index: usize,
     deque: Worker<JobRef>,
     registry: Arc<Registry>,
+    /// Copy of `registry.spawn_limit`, one pointer hop closer.
+    spawn_limit: usize,
     rng: Cell<u64>,
 }
 
 impl WorkerThread {
     pub(crate) fn new(index: usize, deque: Worker<JobRef>, registry: Arc<Registry>) -> WorkerThread {
         let seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1) | 1;
-        WorkerThread { index, deque, registry, rng: Cell::new(seed) }
+        WorkerThread { index, deque, spawn_limit: registry.spawn_limit, registry, rng: Cell::new(seed) }
     }
 
     #[inline]
@@ -109,6 +114,13 @@ impl WorkerThread {
     pub(crate) fn push(&self, job: JobRef) {
         self.deque.push(job);
         self.registry.sleep.new_work();
+    }
+
+    /// Whether this worker already offers enough work to thieves that a new
+    /// spawn had better run inline: the lazy-spawning cut-off.
+    #[inline]
+    pub(crate) fn has_enough_queued(&self) -> bool {
+        self.deque.len() >= self.spawn_limit
     }
 
     #[inline]

@@ -19,7 +19,12 @@ pub(crate) struct RootJob<F, R> {
 
 impl<F: FnOnce() -> R + Send, R: Send> RootJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
-        RootJob { f: UnsafeCell::new(Some(f)), result: UnsafeCell::new(None), done: Mutex::new(false), signal: Condvar::new() }
+        RootJob {
+            f: UnsafeCell::new(Some(f)),
+            result: UnsafeCell::new(None),
+            done: Mutex::new(false),
+            signal: Condvar::new(),
+        }
     }
 
     /// # Safety

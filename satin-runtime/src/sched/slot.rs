@@ -22,6 +22,7 @@ use super::tls::CurrentGuard;
 use crate::Job;
 
 const NEW: u8 = 0; // created, not spawned
+const DEFERRED: u8 = 5; // spawned while the worker had enough queued: kept here, run at the sync
 const QUEUED: u8 = 1; // in the owner's deque
 const RUNNING: u8 = 2; // taken out of the deque by an executor
 const DONE: u8 = 3; // result written
@@ -68,11 +69,20 @@ impl<J: Job> Slot<J> {
 
     /// Makes the call available to other workers. It runs in parallel with the
     /// caller until [`join`](Self::join) or until the slot is dropped.
+    ///
+    /// Lazy task creation: if the worker already has enough jobs queued for
+    /// thieves (see `Builder::spawn_limit`), the job is not pushed but kept
+    /// in the slot; `join` then runs it inline, as the sequential function
+    /// would have, and a drop discards it without running it.
     #[inline]
     pub fn spawn(self: Pin<&Self>, ctx: &Ctx<'_>) {
         ctx.check_abort();
         let this = self.get_ref();
-        assert_eq!(this.state.load(Ordering::Relaxed), NEW, "a slot is spawned once");
+        debug_assert_eq!(this.state.load(Ordering::Relaxed), NEW, "a slot is spawned once");
+        if ctx.worker.has_enough_queued() {
+            this.state.store(DEFERRED, Ordering::Relaxed);
+            return;
+        }
         this.owner.set(ctx.worker);
         this.spawner.set(ctx as *const Ctx<'_> as *const ());
         this.state.store(QUEUED, Ordering::Relaxed);
@@ -91,6 +101,12 @@ impl<J: Job> Slot<J> {
     pub fn join(self: Pin<&Self>, ctx: &Ctx<'_>) -> J::Output {
         let this = self.get_ref();
         match this.state.load(Ordering::Acquire) {
+            DEFERRED => {
+                this.state.store(CONSUMED, Ordering::Relaxed);
+                // SAFETY: a deferred slot was never pushed: only this thread sees it.
+                let job = unsafe { (*this.job.get()).take() }.expect("a deferred slot holds its job");
+                return job.run(ctx);
+            }
             QUEUED => {
                 if let Some(job) = this.retrieve(ctx.worker) {
                     this.state.store(CONSUMED, Ordering::Relaxed);
@@ -145,20 +161,22 @@ impl<J: Job> Slot<J> {
 impl<J: Job> Drop for Slot<J> {
     /// Dropping an unread spawn aborts it and everything it spawned.
     fn drop(&mut self) {
-        let state = self.state.load(Ordering::Acquire);
-        if state == NEW || state == CONSUMED {
-            return;
+        match self.state.load(Ordering::Acquire) {
+            NEW | DEFERRED | CONSUMED => return,
+            DONE => {}
+            state => {
+                // SAFETY: `owner` was set by `spawn` on this thread, which is
+                // still running the frame that owns the slot.
+                let worker = unsafe { &*self.owner.get() };
+                self.abort.store(true, Ordering::Release);
+                if state == QUEUED && self.retrieve(worker).is_some() {
+                    self.state.store(CONSUMED, Ordering::Relaxed);
+                    return;
+                }
+                worker.registry().bump_abort_epoch();
+                worker.wait_until(|| self.state.load(Ordering::Acquire) == DONE);
+            }
         }
-        // SAFETY: `owner` was set by `spawn`, on this thread, which is still
-        // running the frame that owns the slot.
-        let worker = unsafe { &*self.owner.get() };
-        self.abort.store(true, Ordering::Release);
-        if state == QUEUED && self.retrieve(worker).is_some() {
-            self.state.store(CONSUMED, Ordering::Relaxed);
-            return;
-        }
-        worker.registry().bump_abort_epoch();
-        worker.wait_until(|| self.state.load(Ordering::Acquire) == DONE);
         if let Outcome::Panic(p) = self.take_outcome() {
             if !std::thread::panicking() {
                 panic::resume_unwind(p);
@@ -208,14 +226,23 @@ unsafe fn execute<J: Job>(data: *const (), worker: &WorkerThread, taken: Taken) 
 }
 
 /// The spawns of one loop: every iteration's call, joined after the loop.
-/// Slots are boxed because their number is only known at run time.
+///
+/// Spawned calls are boxed slots, because their number is only known at run
+/// time. A call run inline by the lazy-spawning cut-off while nothing earlier
+/// is pending is handed straight back to the loop, so a saturated worker
+/// neither allocates nor stores anything.
 pub struct SpawnList<J: Job> {
-    slots: Vec<Pin<Box<Slot<J>>>>,
+    entries: Vec<Entry<J>>,
+}
+
+enum Entry<J: Job> {
+    Ready(J::Output),
+    Spawned(Pin<Box<Slot<J>>>),
 }
 
 impl<J: Job> Default for SpawnList<J> {
     fn default() -> Self {
-        SpawnList { slots: Vec::new() }
+        SpawnList { entries: Vec::new() }
     }
 }
 
@@ -225,31 +252,75 @@ impl<J: Job> SpawnList<J> {
         Self::default()
     }
 
-    /// Spawns one iteration's call.
+    /// Spawns one iteration's call. Returns its result if the call ran inline
+    /// and every earlier call's result was already handed back: the caller
+    /// applies it now, which keeps the results in iteration order.
     #[inline]
-    pub fn spawn(&mut self, ctx: &Ctx<'_>, job: J) {
-        let slot = Box::pin(Slot::new(job));
-        slot.as_ref().spawn(ctx);
-        self.slots.push(slot);
+    #[must_use]
+    pub fn spawn(&mut self, ctx: &Ctx<'_>, job: J) -> Option<J::Output> {
+        let ready = self.spawn_or_run(ctx, job)?;
+        if self.entries.is_empty() {
+            return Some(ready);
+        }
+        self.entries.push(Entry::Ready(ready));
+        None
     }
 
-    /// Waits for every call; results in spawn order.
-    pub fn join_all(mut self, ctx: &Ctx<'_>) -> std::vec::IntoIter<J::Output> {
-        // Newest first: each one is then on top of the deque if not stolen.
-        let mut results = Vec::with_capacity(self.slots.len());
-        while let Some(slot) = self.slots.pop() {
-            results.push(slot.as_ref().join(ctx));
+    /// Spawns one call and keeps its result for [`join_all`](Self::join_all).
+    #[inline]
+    pub fn spawn_kept(&mut self, ctx: &Ctx<'_>, job: J) {
+        if let Some(ready) = self.spawn_or_run(ctx, job) {
+            self.entries.push(Entry::Ready(ready));
         }
-        results.reverse();
-        results.into_iter()
+    }
+
+    #[inline]
+    fn spawn_or_run(&mut self, ctx: &Ctx<'_>, job: J) -> Option<J::Output> {
+        if ctx.worker.has_enough_queued() {
+            ctx.check_abort();
+            return Some(job.run(ctx));
+        }
+        self.push_spawned(ctx, job);
+        None
+    }
+
+    #[inline(never)]
+    fn push_spawned(&mut self, ctx: &Ctx<'_>, job: J) {
+        let slot = Box::pin(Slot::new(job));
+        slot.as_ref().spawn(ctx);
+        self.entries.push(Entry::Spawned(slot));
+    }
+
+    /// Waits for every call not handed back yet; yields their results in
+    /// spawn order.
+    #[inline]
+    pub fn join_all(&mut self, ctx: &Ctx<'_>) -> impl Iterator<Item = J::Output> + '_ {
+        if !self.entries.is_empty() {
+            self.join_pending(ctx);
+        }
+        self.entries.drain(..).map(|e| match e {
+            Entry::Ready(v) => v,
+            Entry::Spawned(_) => unreachable!("every entry was joined"),
+        })
+    }
+
+    #[inline(never)]
+    fn join_pending(&mut self, ctx: &Ctx<'_>) {
+        // Newest first: each one is then on top of the deque if not stolen.
+        for entry in self.entries.iter_mut().rev() {
+            if let Entry::Spawned(slot) = entry {
+                let value = slot.as_ref().join(ctx);
+                *entry = Entry::Ready(value);
+            }
+        }
     }
 }
 
 impl<J: Job> Drop for SpawnList<J> {
     fn drop(&mut self) {
         // Newest first, as locals are dropped.
-        while let Some(slot) = self.slots.pop() {
-            drop(slot);
+        while let Some(entry) = self.entries.pop() {
+            drop(entry);
         }
     }
 }

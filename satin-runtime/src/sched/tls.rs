@@ -32,3 +32,38 @@ impl Drop for CurrentGuard {
         CURRENT.with(|c| c.set(self.previous));
     }
 }
+
+/// Runs `f` with no runtime context: annotated functions called inside run
+/// as their plain sequential versions, with no spawn overhead at all.
+///
+/// This is the grain-size cut-off of divide-and-conquer programs: call it in
+/// the body of an annotated function once the remaining problem is small.
+///
+/// ```
+/// # use satin::divide_and_conquer;
+/// #[divide_and_conquer]
+/// fn count(depth: u32) -> u64 {
+///     if depth == 0 {
+///         return 1;
+///     }
+///     if depth < 8 {
+///         // Small enough: finish this subtree sequentially.
+///         return satin::sequential(|| count(depth - 1) * 2);
+///     }
+///     let a = count(depth - 1);
+///     let b = count(depth - 1);
+///     a + b
+/// }
+/// let rt = satin::Runtime::new().unwrap();
+/// assert_eq!(rt.run(|| count(16)), 1 << 16);
+/// ```
+pub fn sequential<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(*const ());
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(std::ptr::null())));
+    f()
+}

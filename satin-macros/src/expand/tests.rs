@@ -18,77 +18,121 @@ macro_rules! snapshot {
     };
 }
 
-snapshot!(let_spawns_with_last_inline,
+snapshot!(
+    let_spawns_with_last_inline,
     pub fn fib(n: u32) -> u64 {
-        if n < 2 { return n as u64; }
+        if n < 2 {
+            return n as u64;
+        }
         let x = fib(n - 1);
         let y = fib(n - 2);
         x + y
     }
 );
 
-snapshot!(expression_with_two_calls,
+snapshot!(
+    expression_with_two_calls,
     fn fib(n: u32) -> u64 {
-        if n < 2 { n as u64 } else { fib(n - 1) + fib(n - 2) }
+        if n < 2 {
+            n as u64
+        } else {
+            fib(n - 1) + fib(n - 2)
+        }
     }
 );
 
-snapshot!(match_arm_expression,
+snapshot!(
+    match_arm_expression,
     fn fib(n: u32) -> u64 {
-        match n { 0 | 1 => n as u64, _ => fib(n - 1) + fib(n - 2) }
+        match n {
+            0 | 1 => n as u64,
+            _ => fib(n - 1) + fib(n - 2),
+        }
     }
 );
 
-snapshot!(speculative_early_return,
+snapshot!(
+    speculative_early_return,
     fn search(depth: u32, goal: u32) -> bool {
-        if depth == goal { return true; }
-        if depth > 20 { return false; }
+        if depth == goal {
+            return true;
+        }
+        if depth > 20 {
+            return false;
+        }
         let left = search(depth + 1, goal);
         let right = search(depth + 2, goal);
-        if left { return true; }
+        if left {
+            return true;
+        }
         right
     }
 );
 
-snapshot!(loop_accumulate,
+snapshot!(
+    loop_accumulate,
     fn count(n: u32, row: u32) -> u64 {
-        if row == n { return 1; }
+        if row == n {
+            return 1;
+        }
         let mut total = 0;
         for col in 0..n {
-            if col != row { total += count(n, row + 1); }
+            if col != row {
+                total += count(n, row + 1);
+            }
         }
         total
     }
 );
 
-snapshot!(loop_push,
+snapshot!(
+    loop_push,
     fn squares(n: u32) -> Vec<u64> {
-        if n == 0 { return vec![]; }
+        if n == 0 {
+            return vec![];
+        }
         let mut parts = Vec::new();
         let mut i = 0;
-        while i < 2 { parts.push(squares(n / 2)); i += 1; }
+        while i < 2 {
+            parts.push(squares(n / 2));
+            i += 1;
+        }
         parts.concat()
     }
 );
 
-snapshot!(iterator_sum_and_collect,
+snapshot!(
+    iterator_sum_and_collect,
     fn tree(n: u32) -> u64 {
-        if n == 0 { return 1; }
+        if n == 0 {
+            return 1;
+        }
         let s: u64 = (0..3).map(|i| tree(n - 1 + i * 0)).sum();
         let v: Vec<u64> = (0..2).map(|_| tree(n - 1)).collect();
         s + v.iter().sum::<u64>()
     }
 );
 
-snapshot!(unrecognised_form_stays_a_call,
+snapshot!(
+    unrecognised_form_stays_a_call,
     fn depth(n: u32) -> u32 {
-        if n == 0 { 0 } else { 1 + depth(n - 1) }
+        if n == 0 {
+            0
+        } else {
+            1 + depth(n - 1)
+        }
     }
 );
 
 #[test]
 fn errors_keep_the_item() {
-    let out = super::divide_and_conquer(quote!(), quote!(struct S;)).to_string();
+    let out = super::divide_and_conquer(
+        quote!(),
+        quote!(
+            struct S;
+        ),
+    )
+    .to_string();
     assert!(out.contains("struct S"), "{out}");
     assert!(out.contains("compile_error"), "{out}");
 }

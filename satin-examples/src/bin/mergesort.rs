@@ -1,0 +1,24 @@
+//! `mergesort N --seed S`: sorts N seeded random numbers, prints a checksum.
+
+use clap::Parser;
+use satin_examples::{cli, mergesort};
+
+#[derive(Parser)]
+#[command(about = "Sorts N seeded random u64 by merge sort and prints a checksum of the result")]
+struct Args {
+    /// How many numbers.
+    n: usize,
+    /// Seed of the input.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    run: cli::RunArgs,
+}
+
+fn main() {
+    let args = Args::parse();
+    let input = mergesort::random_input(args.n, args.seed);
+    let sorted = cli::run("mergesort", &args.run, move || mergesort::mergesort(input));
+    debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+    println!("{}", mergesort::checksum(&sorted));
+}

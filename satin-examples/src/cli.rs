@@ -1,0 +1,69 @@
+//! Flags every example shares, and running an application under them.
+
+use std::time::Instant;
+
+use clap::Args;
+use satin::Runtime;
+
+/// How to run: worker count and runtime switches.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'w', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: Option<u32>,
+    /// Run the plain sequential function, without a runtime.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Turn off the fault-tolerance records (to measure what they cost).
+    #[arg(long)]
+    pub no_ft: bool,
+    /// Lazy-spawning cut-off: a spawn runs inline once its worker has this
+    /// many jobs queued (0: never inline, push every spawn).
+    #[arg(long, default_value_t = satin::DEFAULT_SPAWN_LIMIT)]
+    pub spawn_limit: usize,
+}
+
+/// Runs `app` as `args` say, printing timing and scheduler counters to stderr.
+/// Exits with status 1 and a message if the runtime cannot start.
+pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) -> R {
+    let start = Instant::now();
+    if args.sequential {
+        let r = app();
+        eprintln!("{name}: sequential, {:.3} s", start.elapsed().as_secs_f64());
+        return r;
+    }
+    let limit = if args.spawn_limit == 0 { usize::MAX } else { args.spawn_limit };
+    let mut builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
+    if let Some(w) = args.workers {
+        builder = builder.workers(w as usize);
+    }
+    let rt = builder.build().unwrap_or_else(|e| {
+        eprintln!("{name}: error: {e}");
+        std::process::exit(1)
+    });
+    let r = rt.run(app);
+    let s = rt.stats();
+    eprintln!(
+        "{name}: {} workers, {:.3} s, {} spawns, {} steals, fault tolerance {}",
+        rt.workers(),
+        start.elapsed().as_secs_f64(),
+        s.spawns,
+        s.steals,
+        if args.no_ft { "off" } else { "on" }
+    );
+    r
+}
+
+/// Reads an input file or exits with status 2 and a message that names it.
+pub fn read_input(name: &str, path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("{name}: error: cannot read {}: {e}", path.display());
+        std::process::exit(2)
+    })
+}
+
+/// Exits with status 2 and a message: for input that does not parse.
+pub fn bad_input(name: &str, what: impl std::fmt::Display) -> ! {
+    eprintln!("{name}: error: {what}");
+    std::process::exit(2)
+}

@@ -1,0 +1,74 @@
+//! The binaries end to end: first line of stdout, exit codes, error messages.
+
+use std::process::{Command, Output};
+
+use satin_examples::data_dir;
+
+fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin).args(args).output().expect("binary runs")
+}
+
+fn first_line(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or_default().to_string()
+}
+
+fn data(path: &str) -> String {
+    data_dir().join(path).display().to_string()
+}
+
+#[test]
+fn every_example_prints_the_right_answer_first() {
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_fib"), &["30"])), "832040");
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_fib"), &["30", "--workers", "1"])), "832040");
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_nqueens"), &["10"])), "724");
+    assert_eq!(
+        first_line(&run(env!("CARGO_BIN_EXE_knapsack"), &[&data("knapsack/large_scale/knapPI_1_100_1000_1")])),
+        "9147"
+    );
+    assert_eq!(
+        first_line(&run(env!("CARGO_BIN_EXE_knapsack"), &[&data("knapsack/low-dimensional/f5_l-d_kp_15_375")])),
+        "481.0694"
+    );
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_sat"), &[&data("cnf/uf50-01.cnf")])), "SAT");
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_sat"), &[&data("cnf/uuf50-01.cnf")])), "UNSAT");
+    let seq = first_line(&run(env!("CARGO_BIN_EXE_mergesort"), &["100000", "--seed", "7", "--sequential"]));
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_mergesort"), &["100000", "--seed", "7"])), seq);
+    let seq = first_line(&run(env!("CARGO_BIN_EXE_montecarlo"), &["2000", "--seed", "3", "--sequential"]));
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_montecarlo"), &["2000", "--seed", "3"])), seq);
+    assert!(seq.starts_with("3.1"), "{seq}");
+}
+
+#[test]
+fn raytracer_writes_the_png_it_checksums() {
+    let dir = std::env::temp_dir().join(format!("satin-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("scene.png");
+    let args = ["--width", "120", "--height", "80", "-o", png.to_str().unwrap()];
+    let par = first_line(&run(env!("CARGO_BIN_EXE_raytracer"), &args));
+    let seq = first_line(&run(env!("CARGO_BIN_EXE_raytracer"), &["--width", "120", "--height", "80", "--sequential"]));
+    assert_eq!(par, seq);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_naming_the_problem() {
+    let o = run(env!("CARGO_BIN_EXE_sat"), &["/nonexistent/x.cnf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read /nonexistent/x.cnf"));
+
+    let bad = std::env::temp_dir().join(format!("satin-bad-{}.cnf", std::process::id()));
+    std::fs::write(&bad, "p cnf 3 1\n1 -7 0\n").unwrap();
+    let o = run(env!("CARGO_BIN_EXE_sat"), &[bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("literal -7 names a variable above 3"));
+    std::fs::remove_file(&bad).unwrap();
+
+    let o = run(env!("CARGO_BIN_EXE_nqueens"), &["14", "--workers", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--workers"));
+    let o = run(env!("CARGO_BIN_EXE_fib"), &["abc"]);
+    assert_eq!(o.status.code(), Some(2));
+}

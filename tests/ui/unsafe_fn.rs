@@ -1,0 +1,8 @@
+use satin::divide_and_conquer;
+
+#[divide_and_conquer]
+unsafe fn fib(n: u32) -> u64 {
+    n as u64
+}
+
+fn main() {}

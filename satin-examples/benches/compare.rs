@@ -72,13 +72,13 @@ fn benches(c: &mut Criterion) {
     );
 }
 
-/// Mean time of one variant from criterion's saved estimates, in seconds.
+/// Median time of one variant from criterion's saved estimates, in seconds.
 fn mean_seconds(group: &str, variant: &str) -> Option<f64> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
     let path = dir.join(group).join(variant).join("new/estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(v["mean"]["point_estimate"].as_f64()? / 1e9)
+    Some(v["median"]["point_estimate"].as_f64()? / 1e9)
 }
 
 fn print_ratios() {
@@ -108,9 +108,9 @@ fn print_ratios() {
 
 fn main() {
     let mut c = Criterion::default()
-        .sample_size(10)
+        .sample_size(20)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
+        .measurement_time(Duration::from_secs(5))
         .configure_from_args();
     benches(&mut c);
     c.final_summary();

@@ -88,6 +88,30 @@ fn spawns_are_stolen_on_several_workers() {
     assert_eq!(s.spawns, 317_810, "{s:?}");
     assert!(s.steals > 0, "{s:?}");
     assert_eq!(s.stolen_records, 0, "every stolen result was read: {s:?}");
+    assert_eq!(s.recorded_steals, s.steals, "fault tolerance on: every steal is recorded: {s:?}");
+}
+
+#[test]
+fn fault_tolerance_records_can_be_switched_off() {
+    let rt = Runtime::builder().workers(2).spawn_limit(usize::MAX).fault_tolerance(false).build().unwrap();
+    assert_eq!(rt.run(|| fib(24)), 46368);
+    let s = rt.stats();
+    assert!(s.steals > 0, "{s:?}");
+    assert_eq!((s.recorded_steals, s.stolen_records), (0, 0), "{s:?}");
+}
+
+#[test]
+fn job_keys_are_blake3_of_function_id_and_postcard_params() {
+    use satin::{Job, JobKey};
+    assert_eq!(__SatinJob_fib::FN_ID, "local::fib(u32) -> u64");
+    let mut expected = blake3::Hasher::new();
+    expected.update(b"local::fib(u32) -> u64");
+    expected.update(&[0]);
+    expected.update(&postcard::to_stdvec(&10u32).unwrap());
+    assert_eq!(__SatinJob_fib(10).key(), JobKey(*expected.finalize().as_bytes()));
+    assert_eq!(__SatinJob_fib(10).key(), __SatinJob_fib(10).key());
+    assert_ne!(__SatinJob_fib(10).key(), __SatinJob_fib(11).key());
+    assert_ne!(__SatinJob_fib(10).key(), __SatinJob_fib_expr(10).key(), "same params, other function");
 }
 
 #[divide_and_conquer]

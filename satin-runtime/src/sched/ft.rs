@@ -7,6 +7,7 @@
 //! built into [`Slot`](super::Slot) and costs nothing extra.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
@@ -21,15 +22,25 @@ pub(crate) struct FtLog {
     /// Per victim: job address → record. Entries leave when the victim reads
     /// the result (or drops the job).
     stolen: Vec<CachePadded<Mutex<HashMap<usize, StolenRecord>>>>,
+    /// Steals recorded since the start.
+    recorded: AtomicU64,
 }
 
 impl FtLog {
     pub(crate) fn new(workers: usize) -> FtLog {
-        FtLog { stolen: (0..workers).map(|_| CachePadded::new(Mutex::new(HashMap::new()))).collect() }
+        FtLog {
+            stolen: (0..workers).map(|_| CachePadded::new(Mutex::new(HashMap::new()))).collect(),
+            recorded: AtomicU64::new(0),
+        }
     }
 
     pub(crate) fn record_steal(&self, victim: usize, job: usize, thief: usize) {
         self.stolen[victim].lock().unwrap_or_else(|e| e.into_inner()).insert(job, StolenRecord { thief });
+        self.recorded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn recorded(&self) -> u64 {
+        self.recorded.load(Ordering::Relaxed)
     }
 
     pub(crate) fn result_read(&self, victim: usize, job: usize) {

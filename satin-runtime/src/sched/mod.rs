@@ -133,7 +133,10 @@ pub struct RunStats {
     pub spawns: u64,
     /// Spawned calls that another worker took and ran.
     pub steals: u64,
-    /// Steals currently recorded in the fault-tolerance lists (0 when idle).
+    /// Steals recorded in the fault-tolerance lists since the start (0 with
+    /// fault tolerance off).
+    pub recorded_steals: u64,
+    /// Steals whose result the victim has not read yet (0 when idle).
     pub stolen_records: u64,
 }
 
@@ -183,6 +186,7 @@ impl Runtime {
         }
         if let Some(ft) = &self.registry.ft {
             s.stolen_records = (0..self.workers()).map(|w| ft.stolen_from(w).len() as u64).sum();
+            s.recorded_steals = ft.recorded();
         }
         s
     }

@@ -3,8 +3,11 @@
 //! every call pushed), and `rayon::join` on the same number of threads.
 //! After criterion's report it prints a table of ratios for docs/performance.md.
 //!
-//! `cargo bench -p satin-examples --bench compare` (all of it), or with a
-//! filter, e.g. `-- fib35`.
+//! A second table measures the ratios that matter in pairs, alternating the
+//! two variants run by run, so that drift in machine speed cancels out.
+//!
+//! `cargo bench -p satin-examples --bench compare` (all of it), with a
+//! filter, e.g. `-- fib35`, or `-- --paired-only` for the paired table alone.
 
 use std::time::Duration;
 
@@ -106,7 +109,63 @@ fn print_ratios() {
     }
 }
 
+/// Median over `rounds` of time(a) / time(b), running a and b alternately so
+/// that drift in machine speed hits both alike.
+fn paired_ratio<A, B>(rounds: usize, a: impl Fn() -> A, b: impl Fn() -> B) -> f64 {
+    let time = |f: &dyn Fn()| {
+        let t = std::time::Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let ta = time(&|| drop(black_box(a())));
+            let tb = time(&|| drop(black_box(b())));
+            ta / tb
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[rounds / 2]
+}
+
+fn print_paired() {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (ft_on, ft_off) =
+        (runtime(all, true, satin::DEFAULT_SPAWN_LIMIT), runtime(all, false, satin::DEFAULT_SPAWN_LIMIT));
+    let pool = rayon_pool(all);
+    println!("\nPaired ratios (median over alternating runs; {all} workers/threads):\n");
+    println!("| workload | rounds | sequential / satin (speed-up) | satin / rayon::join | ft on / ft off |");
+    println!("|---|---|---|---|---|");
+    let row = |name: &str,
+               rounds: usize,
+               plain: &dyn Fn() -> u64,
+               sat: &(dyn Fn() -> u64 + Sync),
+               ray: &(dyn Fn() -> u64 + Sync)| {
+        let speedup = paired_ratio(rounds, plain, || ft_on.run(sat));
+        let vs_rayon = paired_ratio(rounds, || ft_on.run(sat), || pool.install(ray));
+        let ft = paired_ratio(rounds, || ft_on.run(sat), || ft_off.run(sat));
+        println!("| {name} | {rounds} | {speedup:.2} | {vs_rayon:.2} | {ft:.3} |");
+    };
+    row("fib35", 41, &|| fib::fib_plain(35), &|| fib::fib(35), &|| fib::fib_rayon(35));
+    row("nqueens14", 41, &|| nqueens::nqueens_plain(14, 0, 0, 0), &|| nqueens::solutions(14), &|| {
+        nqueens::nqueens_rayon(14, 0, 0, 0)
+    });
+    let input = mergesort::random_input(10_000_000, 1);
+    let sum = |v: Vec<u64>| v[v.len() / 2];
+    row(
+        "mergesort10M",
+        11,
+        &|| sum(mergesort::mergesort_plain(input.clone())),
+        &|| sum(mergesort::mergesort(input.clone())),
+        &|| sum(mergesort::mergesort_rayon(input.clone())),
+    );
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--paired-only") {
+        print_paired();
+        return;
+    }
     let mut c = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(1))
@@ -115,4 +174,5 @@ fn main() {
     benches(&mut c);
     c.final_summary();
     print_ratios();
+    print_paired();
 }

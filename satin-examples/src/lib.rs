@@ -12,6 +12,7 @@ pub mod montecarlo;
 pub mod nqueens;
 pub mod raytracer;
 pub mod sat;
+pub mod scenarios;
 
 /// Directory of the bundled inputs (`satin-examples/data`).
 pub fn data_dir() -> std::path::PathBuf {

@@ -34,7 +34,11 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod job;
+#[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
+pub mod proto;
 mod sched;
+#[allow(missing_docs)]
+pub mod sim;
 
 pub use job::{Job, JobKey};
 pub use satin_macros::divide_and_conquer;

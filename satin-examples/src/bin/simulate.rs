@@ -1,0 +1,184 @@
+//! `simulate`: the deterministic simulator of the distributed protocol.
+//! Every simulated node runs the real protocol core.
+
+use clap::{Parser, ValueEnum};
+use satin::proto::{Config, FtMode, StealPolicy};
+use satin::sim::{self, faults, workload, SimConfig};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Ft {
+    /// A crash fails the run.
+    None,
+    /// Orphans discarded, stolen work re-executed, no table.
+    Naive,
+    /// Orphans' finished results saved in the replicated table (default).
+    Table,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Steal {
+    /// Random stealing.
+    Rs,
+    /// Cluster-aware random stealing.
+    Crs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ShapeArg {
+    Fib,
+    Knapsack,
+    Flat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Scenario {
+    /// Seed paper Fig. 4: crash 1 or 2 of 4 clusters at 50 %, vs fewer clusters from the start.
+    SatinFig4,
+    /// Efficiency from 16 to 1024 nodes.
+    Scale,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Simulates a fault-tolerant divide-and-conquer run on many nodes, deterministically from a seed")]
+struct Args {
+    /// Run a named scenario (prints a JSON array, one object per row).
+    #[arg(long)]
+    scenario: Option<Scenario>,
+    #[arg(long, default_value_t = 4)]
+    clusters: u32,
+    #[arg(long, default_value_t = 16)]
+    nodes_per_cluster: u32,
+    /// Tree shape: fib (size = n), knapsack (uneven, size = leaves), flat (master-worker, size = leaves).
+    #[arg(long, value_enum, default_value_t = ShapeArg::Knapsack)]
+    shape: ShapeArg,
+    #[arg(long, default_value_t = 20_000)]
+    size: u32,
+    /// Mean leaf cost in milliseconds.
+    #[arg(long, default_value_t = 10.0)]
+    leaf_ms: f64,
+    /// Leaf costs all equal instead of exponentially distributed.
+    #[arg(long)]
+    constant_cost: bool,
+    /// One-way latency inside a cluster, milliseconds.
+    #[arg(long, default_value_t = 0.1)]
+    local_latency_ms: f64,
+    /// One-way latency between clusters, milliseconds.
+    #[arg(long, default_value_t = 10.0)]
+    wide_latency_ms: f64,
+    /// Bandwidth inside a cluster and between clusters, MB/s.
+    #[arg(long, default_value_t = 100.0)]
+    local_mbps: f64,
+    #[arg(long, default_value_t = 10.0)]
+    wide_mbps: f64,
+    /// Crash detection delay, milliseconds.
+    #[arg(long, default_value_t = 1000.0)]
+    detect_ms: f64,
+    #[arg(long, value_enum, default_value_t = Ft::Table)]
+    ft: Ft,
+    #[arg(long, value_enum, default_value_t = Steal::Crs)]
+    steal: Steal,
+    /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;join:cluster=0,at=3s'.
+    #[arg(long, default_value = "")]
+    faults: String,
+    /// Size of every job result in bytes; results above --pointer-threshold travel as pointers.
+    #[arg(long, default_value_t = 8)]
+    result_bytes: usize,
+    #[arg(long, default_value_t = 1024)]
+    pointer_threshold: usize,
+    /// Bound on each table replica (entries).
+    #[arg(long)]
+    table_capacity: Option<usize>,
+    /// Seed of everything random (default: generated and printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Give up (and report no answer) at this virtual time, in seconds.
+    #[arg(long, default_value_t = 100_000.0)]
+    time_limit_s: f64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn config(a: &Args) -> Result<SimConfig, String> {
+    if a.clusters == 0 || a.nodes_per_cluster == 0 {
+        return Err("--clusters and --nodes-per-cluster must be at least 1".into());
+    }
+    if !(a.leaf_ms > 0.0 && a.leaf_ms.is_finite()) {
+        return Err("--leaf-ms must be a positive number".into());
+    }
+    let ms = |x: f64| (x * 1e6) as u64;
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    Ok(SimConfig {
+        clusters: a.clusters,
+        nodes_per_cluster: a.nodes_per_cluster,
+        shape: match a.shape {
+            ShapeArg::Fib => workload::Shape::Fib { n: a.size.min(40) },
+            ShapeArg::Knapsack => workload::Shape::Uneven { leaves: a.size.max(1) },
+            ShapeArg::Flat => workload::Shape::Flat { leaves: a.size.max(1) },
+        },
+        mean_leaf_cost: ms(a.leaf_ms).max(1),
+        cost: if a.constant_cost { workload::Cost::Constant } else { workload::Cost::Exponential },
+        local_latency: ms(a.local_latency_ms),
+        wide_latency: ms(a.wide_latency_ms),
+        local_bandwidth: a.local_mbps * 1e6,
+        wide_bandwidth: a.wide_mbps * 1e6,
+        detect_delay: ms(a.detect_ms),
+        protocol: Config {
+            ft: match a.ft {
+                Ft::None => FtMode::None,
+                Ft::Naive => FtMode::Naive,
+                Ft::Table => FtMode::Table,
+            },
+            steal: match a.steal {
+                Steal::Rs => StealPolicy::Random,
+                Steal::Crs => StealPolicy::ClusterAware,
+            },
+            pointer_threshold: a.pointer_threshold,
+            table_capacity: a.table_capacity,
+            ..Config::default()
+        },
+        result_bytes: a.result_bytes,
+        faults: faults::parse(&a.faults)?,
+        seed,
+        time_limit: (a.time_limit_s.max(0.0) * 1e9) as u64,
+        ..SimConfig::default()
+    })
+}
+
+fn main() {
+    let args = Args::parse();
+    let cfg = config(&args).unwrap_or_else(|e| {
+        eprintln!("simulate: error: {e}");
+        std::process::exit(2)
+    });
+    eprintln!("simulate: seed {}", cfg.seed);
+    match args.scenario {
+        Some(Scenario::SatinFig4) => drop(satin_examples::scenarios::fig4(&cfg)),
+        Some(Scenario::Scale) => drop(satin_examples::scenarios::scale(&cfg)),
+        None => {
+            let r = sim::run(&cfg);
+            if args.json {
+                println!("{}", r.to_json());
+            } else {
+                println!(
+                    "{} in {:.2} virtual s; {} of {} leaves executed (redundancy {:.2} %), {} jobs stolen, {} messages",
+                    if r.result_ok { "right answer" } else { "WRONG OR NO ANSWER" },
+                    r.virtual_seconds,
+                    r.leaves_executed,
+                    r.leaves_needed,
+                    100.0 * r.redundancy(),
+                    r.jobs_stolen,
+                    r.messages
+                );
+                if let Some(f) = &r.failure {
+                    println!("failure: {f}");
+                }
+            }
+            if !r.result_ok {
+                std::process::exit(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The distributed protocol core, sans-IO.
+//!
+//! One [`Node`] per process (or per simulated node). It never reads a clock,
+//! touches a socket or starts a thread: the driver passes `now` into every
+//! `handle_*` call and then drains [`Node::poll_action`] for what to send,
+//! when to wake it, and whether the run is over. The local job store is
+//! reached through the [`Executor`] trait, synchronously.
+//!
+//! Driver contract, in order, after any input:
+//! 1. call the matching `handle_*` method (message, peer death, local job
+//!    finished, local queue empty, timer);
+//! 2. drain `poll_action` until it returns `None` and carry the actions out;
+//! 3. call `handle_timeout` at (or after) the latest `SetTimer` instant.
+//!
+//! Recovery follows the design's procedure: when a peer is declared dead,
+//! (0) a dead master is replaced by the lowest live id, (2) jobs this node
+//! runs for the dead peer are orphans — their finished parts go into the
+//! result table and the rest is aborted, (1) jobs the dead peer stole from
+//! this node are re-queued as *redone* (they and their descendants look up
+//! the table before running), (3) a new master restarts the replicated root
+//! job. Orphans are handled before re-queuing, so a re-queued job never
+//! belongs to a subtree that was just aborted.
+
+mod msg;
+mod node;
+mod rng;
+mod table;
+
+pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
+pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time};
+pub use rng::SplitMix64;
+
+use crate::JobKey;
+
+/// What an [`Executor::abandon`] leaves behind.
+#[derive(Debug, Default)]
+pub struct Abandoned {
+    /// Finished jobs inside the abandoned subtree whose parents had not read
+    /// them: worth saving in the result table.
+    pub finished: Vec<(JobKey, Vec<u8>)>,
+    /// Stamps of jobs inside the subtree that other nodes stole: nobody
+    /// waits for their results any more (they become orphan results).
+    pub stolen_out: Vec<u64>,
+}
+
+/// The local job store of a node, as the protocol sees it.
+pub trait Executor {
+    /// Removes the oldest stealable job (thieves take the largest work) and
+    /// marks it with `stamp`, by which it is delivered or re-queued later.
+    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec>;
+    /// Runs a job stolen from `victim`; when it finishes the driver calls
+    /// [`Node::handle_job_finished`] with the victim and `job.stamp`.
+    fn run_stolen(&mut self, job: JobSpec, victim: NodeId);
+    /// Runs the root job; when it finishes the driver calls
+    /// [`Node::handle_root_finished`].
+    fn run_root(&mut self, job: JobSpec);
+    /// Puts the job lost by steal `job.stamp` back into the queue, to be run
+    /// here (`job.redone` is set).
+    fn requeue(&mut self, job: JobSpec);
+    /// The result of the job lost by steal `stamp` came back. `false` if
+    /// nothing here waits for it any more.
+    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool;
+    /// Aborts the job stolen from `victim` by steal `stamp` and everything
+    /// below it.
+    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned;
+    /// Aborts everything (graceful leave).
+    fn abandon_all(&mut self) -> Abandoned;
+    /// Answer to a [`Lookup::Pending`] table lookup.
+    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>);
+    /// Whether any job is queued or running here.
+    fn has_work(&self) -> bool;
+}

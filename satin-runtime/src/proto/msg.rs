@@ -1,0 +1,85 @@
+//! Messages between nodes. Encoded with postcard by real drivers; the
+//! simulator passes them by value and charges their encoded size.
+
+use serde::{Deserialize, Serialize};
+
+use crate::JobKey;
+
+/// A node's identity for one lifetime: a restarted process is a new node.
+pub type NodeId = u64;
+
+/// Which cluster a node belongs to (cluster-aware stealing).
+pub type ClusterId = u32;
+
+/// A job as it travels: its key and whatever the executor needs to run it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub key: JobKey,
+    /// Set by the victim when the job is stolen: (victim, stamp) names this
+    /// steal, even if the same job is in flight twice (re-execution).
+    pub stamp: u64,
+    pub payload: Vec<u8>,
+    /// Re-executed after a crash: look up the result table before running,
+    /// and so do all descendants.
+    pub redone: bool,
+}
+
+/// A result table entry: the value itself, or where to fetch it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entry {
+    Value(Vec<u8>),
+    Pointer(NodeId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Msg {
+    /// A new node asks to join; `cluster` is its cluster.
+    Join {
+        cluster: ClusterId,
+    },
+    /// Reply to `Join`: the members (id, cluster), the master, the root job.
+    Welcome {
+        members: Vec<(NodeId, ClusterId)>,
+        master: NodeId,
+        root: JobSpec,
+    },
+    /// Broadcast by the node that admitted a newcomer.
+    NewMember {
+        id: NodeId,
+        cluster: ClusterId,
+    },
+    /// Graceful leave: run recovery as for a crash of the sender.
+    Leave,
+    StealRequest {
+        id: u64,
+    },
+    StealReply {
+        id: u64,
+        job: Option<JobSpec>,
+    },
+    /// The result of the job the receiver lost to the sender by steal `stamp`.
+    JobResult {
+        stamp: u64,
+        key: JobKey,
+        value: Vec<u8>,
+    },
+    /// Replicate a table entry.
+    TablePut {
+        key: JobKey,
+        entry: Entry,
+    },
+    /// Hand finished results to the receiver (graceful leave).
+    HandOver {
+        results: Vec<(JobKey, Vec<u8>)>,
+    },
+    /// Ask a pointer's holder for the value.
+    Fetch {
+        key: JobKey,
+    },
+    FetchReply {
+        key: JobKey,
+        value: Option<Vec<u8>>,
+    },
+    /// The run is over (sent by the master).
+    Terminate,
+}

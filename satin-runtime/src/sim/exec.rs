@@ -1,0 +1,347 @@
+//! A simulated node's local job store and single processor: the simulator's
+//! implementation of [`Executor`].
+//!
+//! Jobs are instances of tree nodes. Running an inner job spawns all its
+//! children (pushed so the first child runs first, work-first) and waits
+//! for them; a leaf keeps the processor busy for its cost. Thieves take the
+//! oldest queued instance. A finished child's value stays in its parent's
+//! record until the parent finishes, so an orphaned subtree's finished parts
+//! can be saved.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::workload::{key_of, node_of, Nanos, Tree};
+use crate::proto::{Abandoned, Executor, JobSpec, Lookup, Node, NodeId};
+use crate::JobKey;
+
+type InstId = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Child(InstId),
+    /// Stolen from `victim` by steal `stamp`.
+    Stolen {
+        victim: NodeId,
+        stamp: u64,
+    },
+    Root,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Queued,
+    Lookup,
+    Running,
+    Waiting,
+    StolenOut,
+}
+
+struct Instance {
+    job: u32,
+    /// Set while stolen out: the stamp the thief will answer with.
+    stamp: u64,
+    origin: Origin,
+    redone: bool,
+    looked_up: bool,
+    state: State,
+    pending: u32,
+    acc: u64,
+    finished_children: Vec<(u32, u64)>,
+}
+
+/// What the processor reports to the world after a step.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A job stolen from another node finished: give it to the core.
+    StolenFinished {
+        victim: NodeId,
+        stamp: u64,
+        key: JobKey,
+        value: Vec<u8>,
+    },
+    RootFinished(Vec<u8>),
+    /// A leaf started; it ends at the given time unless aborted.
+    LeafStarted {
+        inst: InstId,
+        done_at: Nanos,
+    },
+    /// A leaf of tree node `job` finished executing.
+    LeafExecuted(u32),
+    /// A job ran although its result was in this node's table replica.
+    Violation(u32),
+}
+
+pub struct ModelExecutor<'t> {
+    tree: &'t Tree,
+    result_bytes: usize,
+    instances: HashMap<InstId, Instance>,
+    next_inst: InstId,
+    deque: VecDeque<InstId>,
+    stolen_out: HashMap<u64, InstId>,
+    running_stolen: HashMap<(NodeId, u64), InstId>,
+    lookups: HashMap<JobKey, InstId>,
+    busy: Option<InstId>,
+    pub outputs: Vec<Output>,
+}
+
+/// Encodes a value as a result of `len` bytes (at least 8).
+pub fn encode(value: u64, len: usize) -> Vec<u8> {
+    let mut v = value.to_le_bytes().to_vec();
+    v.resize(len.max(8), 0);
+    v
+}
+
+pub fn decode(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(b)
+}
+
+impl<'t> ModelExecutor<'t> {
+    pub fn new(tree: &'t Tree, result_bytes: usize) -> Self {
+        ModelExecutor {
+            tree,
+            result_bytes,
+            instances: HashMap::new(),
+            next_inst: 1,
+            deque: VecDeque::new(),
+            stolen_out: HashMap::new(),
+            running_stolen: HashMap::new(),
+            lookups: HashMap::new(),
+            busy: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, job: u32, origin: Origin, redone: bool) -> InstId {
+        let id = self.next_inst;
+        self.next_inst += 1;
+        self.instances.insert(
+            id,
+            Instance {
+                job,
+                stamp: 0,
+                origin,
+                redone,
+                looked_up: false,
+                state: State::Queued,
+                pending: 0,
+                acc: 0,
+                finished_children: Vec::new(),
+            },
+        );
+        self.deque.push_back(id);
+        id
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.is_some()
+    }
+
+    /// Starts queued work until the processor is busy or nothing is left.
+    pub fn step(&mut self, now: Nanos, core: &mut Node) {
+        while self.busy.is_none() {
+            let Some(id) = self.deque.pop_back() else { return };
+            let Some(inst) = self.instances.get(&id) else { continue };
+            let (job, redone, looked_up) = (inst.job, inst.redone, inst.looked_up);
+            let key = key_of(job);
+            if redone && !looked_up {
+                match core.lookup(&key) {
+                    Lookup::Hit(v) => {
+                        self.complete(id, decode(&v));
+                        continue;
+                    }
+                    Lookup::Pending => {
+                        self.instances.get_mut(&id).expect("present").state = State::Lookup;
+                        self.lookups.insert(key, id);
+                        continue;
+                    }
+                    Lookup::Miss => {}
+                }
+            } else if !redone && core.has_result(&key) {
+                self.outputs.push(Output::Violation(job));
+            }
+            if self.tree.is_leaf(job) {
+                self.instances.get_mut(&id).expect("present").state = State::Running;
+                self.busy = Some(id);
+                self.outputs.push(Output::LeafStarted { inst: id, done_at: now + self.tree.leaf_cost(job) });
+            } else {
+                let kids = self.tree.children(job);
+                {
+                    let inst = self.instances.get_mut(&id).expect("present");
+                    inst.state = State::Waiting;
+                    inst.pending = kids.len() as u32;
+                }
+                for &k in kids.iter().rev() {
+                    self.add(k, Origin::Child(id), redone);
+                }
+            }
+        }
+    }
+
+    /// The leaf `inst` finished at its scheduled time (ignored if aborted).
+    pub fn leaf_done(&mut self, inst: InstId) {
+        if self.busy != Some(inst) {
+            return;
+        }
+        self.busy = None;
+        let job = self.instances[&inst].job;
+        self.outputs.push(Output::LeafExecuted(job));
+        self.complete(inst, self.tree.leaf_value(job));
+    }
+
+    fn complete(&mut self, id: InstId, value: u64) {
+        let Some(inst) = self.instances.remove(&id) else { return };
+        let key = key_of(inst.job);
+        match inst.origin {
+            Origin::Root => self.outputs.push(Output::RootFinished(encode(value, self.result_bytes))),
+            Origin::Stolen { victim, stamp } => {
+                self.running_stolen.remove(&(victim, stamp));
+                let value = encode(value, self.result_bytes);
+                self.outputs.push(Output::StolenFinished { victim, stamp, key, value });
+            }
+            Origin::Child(parent) => {
+                let Some(p) = self.instances.get_mut(&parent) else { return };
+                p.acc = p.acc.wrapping_add(value);
+                p.finished_children.push((inst.job, value));
+                p.pending -= 1;
+                if p.pending == 0 {
+                    let acc = p.acc;
+                    self.complete(parent, acc);
+                }
+            }
+        }
+    }
+
+    /// Instances in the subtree under `top` (itself included).
+    fn subtree(&self, top: InstId) -> Vec<InstId> {
+        let mut memo: HashMap<InstId, bool> = HashMap::new();
+        memo.insert(top, true);
+        let mut out = Vec::new();
+        for &id in self.instances.keys() {
+            let mut chain = Vec::new();
+            let mut cur = id;
+            let inside = loop {
+                if let Some(&known) = memo.get(&cur) {
+                    break known;
+                }
+                chain.push(cur);
+                match self.instances.get(&cur).map(|i| i.origin) {
+                    Some(Origin::Child(p)) => cur = p,
+                    _ => break false,
+                }
+            };
+            for c in chain {
+                memo.insert(c, inside);
+            }
+            if inside {
+                out.push(id);
+            }
+        }
+        out
+    }
+
+    fn remove_all(&mut self, ids: &[InstId]) -> Abandoned {
+        let mut result = Abandoned::default();
+        for id in ids {
+            let Some(inst) = self.instances.remove(id) else { continue };
+            let key = key_of(inst.job);
+            for (job, v) in inst.finished_children {
+                result.finished.push((key_of(job), encode(v, self.result_bytes)));
+            }
+            match inst.state {
+                State::StolenOut => {
+                    self.stolen_out.remove(&inst.stamp);
+                    result.stolen_out.push(inst.stamp);
+                }
+                State::Lookup => {
+                    self.lookups.remove(&key);
+                }
+                State::Running => self.busy = None,
+                _ => {}
+            }
+            if let Origin::Stolen { victim, stamp } = inst.origin {
+                self.running_stolen.remove(&(victim, stamp));
+            }
+        }
+        self.deque.retain(|id| self.instances.contains_key(id));
+        result
+    }
+}
+
+impl Executor for ModelExecutor<'_> {
+    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
+        while let Some(id) = self.deque.pop_front() {
+            let Some(inst) = self.instances.get_mut(&id) else { continue };
+            inst.state = State::StolenOut;
+            inst.stamp = stamp;
+            self.stolen_out.insert(stamp, id);
+            let payload = inst.job.to_le_bytes().to_vec();
+            return Some(JobSpec { key: key_of(inst.job), stamp, payload, redone: inst.redone });
+        }
+        None
+    }
+
+    fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
+        let origin = Origin::Stolen { victim, stamp: job.stamp };
+        let id = self.add(node_of(&job.key), origin, job.redone);
+        self.running_stolen.insert((victim, job.stamp), id);
+    }
+
+    fn run_root(&mut self, job: JobSpec) {
+        self.add(node_of(&job.key), Origin::Root, job.redone);
+    }
+
+    fn requeue(&mut self, job: JobSpec) {
+        if let Some(id) = self.stolen_out.remove(&job.stamp) {
+            if let Some(inst) = self.instances.get_mut(&id) {
+                inst.state = State::Queued;
+                inst.redone = true;
+                self.deque.push_back(id);
+            }
+        }
+    }
+
+    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
+        match self.stolen_out.remove(&stamp) {
+            Some(id) if self.instances.contains_key(&id) => {
+                self.complete(id, decode(&value));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
+        match self.running_stolen.get(&(victim, stamp)) {
+            Some(&top) => {
+                let ids = self.subtree(top);
+                self.remove_all(&ids)
+            }
+            None => Abandoned::default(),
+        }
+    }
+
+    fn abandon_all(&mut self) -> Abandoned {
+        let ids: Vec<InstId> = self.instances.keys().copied().collect();
+        self.remove_all(&ids)
+    }
+
+    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
+        let Some(id) = self.lookups.remove(key) else { return };
+        match value {
+            Some(v) => self.complete(id, decode(&v)),
+            None => {
+                if let Some(inst) = self.instances.get_mut(&id) {
+                    inst.looked_up = true;
+                    inst.state = State::Queued;
+                    self.deque.push_back(id);
+                }
+            }
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        self.busy.is_some() || !self.deque.is_empty()
+    }
+}

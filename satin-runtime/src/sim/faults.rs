@@ -1,0 +1,109 @@
+//! Fault schedules: what goes wrong, and when.
+
+use super::workload::Nanos;
+
+/// When a fault strikes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Trigger {
+    /// At a virtual time.
+    At(Nanos),
+    /// Once this fraction of the distinct leaves has been executed.
+    Progress(f64),
+}
+
+/// What happens.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// Crash one node (by index in start order; later joiners count on).
+    Crash(u64),
+    /// Crash every node of a cluster.
+    CrashCluster(u32),
+    /// Crash whichever node is master at that moment.
+    CrashMaster,
+    /// Graceful leave of one node.
+    Leave(u64),
+    /// A new node joins the given cluster.
+    Join(u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub when: Trigger,
+    pub kind: FaultKind,
+}
+
+/// Parses `kind:key=value,...` faults separated by `;`, e.g.
+/// `crash:node=3,at=50%;crash-cluster:cluster=1,at=20s;crash-master:at=60%;leave:node=2,at=10s;join:cluster=0,at=5s`.
+pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
+    let mut out = Vec::new();
+    for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (kind, args) = part.split_once(':').unwrap_or((part, ""));
+        let mut when = None;
+        let (mut node, mut cluster) = (None, None);
+        for kv in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` in `{part}`: expected key=value"))?;
+            match k {
+                "at" => when = Some(parse_when(v).map_err(|e| format!("`{part}`: {e}"))?),
+                "node" => node = Some(v.parse::<u64>().map_err(|_| format!("`{part}`: node must be a number"))?),
+                "cluster" => {
+                    cluster = Some(v.parse::<u32>().map_err(|_| format!("`{part}`: cluster must be a number"))?)
+                }
+                _ => return Err(format!("`{part}`: unknown key `{k}` (expected at, node, cluster)")),
+            }
+        }
+        let when = when.ok_or_else(|| format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)"))?;
+        let need_node = || node.ok_or_else(|| format!("`{part}`: missing node=N"));
+        let need_cluster = || cluster.ok_or_else(|| format!("`{part}`: missing cluster=C"));
+        let kind = match kind {
+            "crash" => FaultKind::Crash(need_node()?),
+            "crash-cluster" => FaultKind::CrashCluster(need_cluster()?),
+            "crash-master" => FaultKind::CrashMaster,
+            "leave" => FaultKind::Leave(need_node()?),
+            "join" => FaultKind::Join(need_cluster()?),
+            k => return Err(format!("unknown fault `{k}` (expected crash, crash-cluster, crash-master, leave, join)")),
+        };
+        out.push(Fault { when, kind });
+    }
+    Ok(out)
+}
+
+fn parse_when(v: &str) -> Result<Trigger, String> {
+    if let Some(p) = v.strip_suffix('%') {
+        let f: f64 = p.parse().map_err(|_| format!("bad percentage `{v}`"))?;
+        if !(0.0..=100.0).contains(&f) {
+            return Err(format!("percentage `{v}` outside 0..100"));
+        }
+        return Ok(Trigger::Progress(f / 100.0));
+    }
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return Err(format!("bad time `{v}` (use 12s, 500ms or 50%)"));
+    };
+    let x: f64 = num.parse().map_err(|_| format!("bad time `{v}`"))?;
+    if !(x >= 0.0 && x.is_finite()) {
+        return Err(format!("bad time `{v}`"));
+    }
+    Ok(Trigger::At((x * scale) as Nanos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_kind_and_rejects_nonsense() {
+        let f = parse("crash:node=3,at=50%; crash-cluster:cluster=1,at=2s;crash-master:at=1.5s;leave:node=2,at=10ms;join:cluster=0,at=5s")
+            .unwrap();
+        assert_eq!(f.len(), 5);
+        assert_eq!(f[0], Fault { when: Trigger::Progress(0.5), kind: FaultKind::Crash(3) });
+        assert_eq!(f[2].when, Trigger::At(1_500_000_000));
+        assert_eq!(f[3].when, Trigger::At(10_000_000));
+        assert!(parse("crash:at=5s").unwrap_err().contains("missing node"));
+        assert!(parse("explode:at=5s").unwrap_err().contains("unknown fault"));
+        assert!(parse("crash:node=1,at=150%").unwrap_err().contains("outside"));
+        assert!(parse("crash:node=1,at=soon").unwrap_err().contains("bad time"));
+    }
+}

@@ -1,0 +1,413 @@
+//! Deterministic simulator: many nodes in one process, virtual time,
+//! per-link latency and bandwidth, faults from a schedule — all from one
+//! seed. Every simulated node is a real [`Node`] (the protocol core real
+//! runs use) plus a [`ModelExecutor`] that plays its processor.
+//!
+//! Each step takes the earliest event (ties in scheduling order), hands it
+//! to its node's core or executor, then pumps that node: start work, pass
+//! finished jobs to the core, let an idle core steal, carry out its actions.
+
+pub mod exec;
+pub mod faults;
+mod report;
+pub mod workload;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+
+pub use report::Report;
+
+use crate::proto::{Action, Config, Msg, Node, SplitMix64};
+use exec::{decode, ModelExecutor, Output};
+use faults::{Fault, FaultKind, Trigger};
+use workload::{key_of, Cost, Nanos, Shape, Tree};
+
+/// Everything a simulated run depends on.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub clusters: u32,
+    pub nodes_per_cluster: u32,
+    pub shape: Shape,
+    pub mean_leaf_cost: Nanos,
+    pub cost: Cost,
+    pub local_latency: Nanos,
+    pub wide_latency: Nanos,
+    /// Bytes per second inside a cluster and between clusters.
+    pub local_bandwidth: f64,
+    pub wide_bandwidth: f64,
+    /// Time from a crash until each live node declares the peer dead.
+    pub detect_delay: Nanos,
+    pub protocol: Config,
+    /// Encoded size of every job result.
+    pub result_bytes: usize,
+    pub faults: Vec<Fault>,
+    pub seed: u64,
+    /// A run still going at this virtual time is reported as not terminated.
+    pub time_limit: Nanos,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            clusters: 4,
+            nodes_per_cluster: 16,
+            shape: Shape::Uneven { leaves: 10_000 },
+            mean_leaf_cost: 10_000_000,
+            cost: Cost::Exponential,
+            local_latency: 100_000,
+            wide_latency: 10_000_000,
+            local_bandwidth: 100e6,
+            wide_bandwidth: 10e6,
+            detect_delay: 1_000_000_000,
+            protocol: Config::default(),
+            result_bytes: 8,
+            faults: Vec::new(),
+            seed: 1,
+            time_limit: 100_000 * 1_000_000_000,
+        }
+    }
+}
+
+enum Ev {
+    Deliver { to: usize, from: usize, msg: Msg },
+    LeafDone { node: usize, inst: u64 },
+    Timer { node: usize },
+    PeerDead { node: usize, peer: usize },
+    Fault(usize),
+}
+
+struct Scheduled {
+    at: Nanos,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+struct SimNode<'t> {
+    core: Node,
+    exec: ModelExecutor<'t>,
+    cluster: u32,
+    /// Crashed, left, or terminated: receives nothing any more.
+    gone: bool,
+    crashed: bool,
+}
+
+struct World<'t> {
+    cfg: &'t SimConfig,
+    tree: &'t Tree,
+    nodes: Vec<SimNode<'t>>,
+    queue: BinaryHeap<Reverse<Scheduled>>,
+    seq: u64,
+    now: Nanos,
+    rng: SplitMix64,
+    distinct_leaves: HashSet<u32>,
+    progress_faults: Vec<usize>,
+    report: Report,
+    finished: bool,
+}
+
+/// Runs one simulation to completion.
+pub fn run(cfg: &SimConfig) -> Report {
+    let tree = Tree::build(&cfg.shape, cfg.mean_leaf_cost, cfg.cost, cfg.seed);
+    run_on(cfg, &tree)
+}
+
+/// Runs one simulation on a tree built beforehand (sweeps reuse trees).
+pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
+    let mut w = World {
+        cfg,
+        tree,
+        nodes: Vec::new(),
+        queue: BinaryHeap::new(),
+        seq: 0,
+        now: 0,
+        rng: SplitMix64::new(cfg.seed),
+        distinct_leaves: HashSet::new(),
+        progress_faults: Vec::new(),
+        report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
+        finished: false,
+    };
+    let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
+    let members: Vec<(u64, u32)> = (0..n).map(|i| (i as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
+    let root = crate::proto::JobSpec { key: key_of(0), stamp: 0, payload: 0u32.to_le_bytes().to_vec(), redone: false };
+    for &(id, cluster) in &members {
+        let core = Node::member(id, cluster, &members, 0, root.clone(), cfg.protocol.clone(), cfg.seed);
+        w.nodes.push(SimNode {
+            core,
+            exec: ModelExecutor::new(tree, cfg.result_bytes),
+            cluster,
+            gone: false,
+            crashed: false,
+        });
+    }
+    for (i, f) in cfg.faults.iter().enumerate() {
+        match f.when {
+            Trigger::At(t) => w.schedule(t, Ev::Fault(i)),
+            Trigger::Progress(_) => w.progress_faults.push(i),
+        }
+    }
+    {
+        let SimNode { core, exec, .. } = &mut w.nodes[0];
+        core.start(0, exec);
+    }
+    for i in 0..n {
+        w.pump(i);
+    }
+    while let Some(Reverse(s)) = w.queue.pop() {
+        if w.finished {
+            break;
+        }
+        if s.at > cfg.time_limit {
+            w.report.failure = Some("time limit reached".into());
+            break;
+        }
+        w.now = s.at;
+        w.dispatch(s.ev);
+    }
+    if !w.finished && w.report.failure.is_none() {
+        w.report.failure = Some("no events left and no answer: the run is stuck".into());
+    }
+    for node in &w.nodes {
+        let s = node.core.stats();
+        w.report.jobs_stolen += s.jobs_stolen;
+        w.report.table_hits += s.table_hits;
+        w.report.redone += s.redone;
+        w.report.orphans_saved += s.orphans_saved;
+        w.report.table_entries = w.report.table_entries.max(node.core.table_len() as u64);
+    }
+    w.report.nodes = w.nodes.len() as u64;
+    w.report.result_ok = w.report.failure.is_none() && w.report.answer == Some(tree.answer());
+    w.report
+}
+
+impl World<'_> {
+    fn schedule(&mut self, at: Nanos, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse(Scheduled { at, seq: self.seq, ev }));
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        let now = self.now;
+        match ev {
+            Ev::Deliver { to, from, msg } => {
+                if self.nodes[to].gone {
+                    return;
+                }
+                let SimNode { core, exec, .. } = &mut self.nodes[to];
+                core.handle_message(now, from as u64, msg, exec);
+                self.pump(to);
+            }
+            Ev::LeafDone { node, inst } => {
+                if self.nodes[node].gone {
+                    return;
+                }
+                self.nodes[node].exec.leaf_done(inst);
+                self.pump(node);
+            }
+            Ev::Timer { node } => {
+                if self.nodes[node].gone {
+                    return;
+                }
+                let SimNode { core, exec, .. } = &mut self.nodes[node];
+                core.handle_timeout(now, exec);
+                self.pump(node);
+            }
+            Ev::PeerDead { node, peer } => {
+                if self.nodes[node].gone {
+                    return;
+                }
+                let SimNode { core, exec, .. } = &mut self.nodes[node];
+                core.handle_peer_dead(now, peer as u64, exec);
+                self.pump(node);
+            }
+            Ev::Fault(i) => self.fault(i),
+        }
+    }
+
+    fn fault(&mut self, i: usize) {
+        let kind = self.cfg.faults[i].kind.clone();
+        match kind {
+            FaultKind::Crash(n) => self.crash(n as usize),
+            FaultKind::CrashCluster(c) => {
+                let victims: Vec<usize> =
+                    (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();
+                for v in victims {
+                    self.crash(v);
+                }
+            }
+            FaultKind::CrashMaster => {
+                if let Some(view) = self.nodes.iter().find(|n| !n.gone) {
+                    let m = view.core.master() as usize;
+                    self.crash(m);
+                }
+            }
+            FaultKind::Leave(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.leave(now, exec);
+                    self.pump(n);
+                    self.nodes[n].gone = true;
+                }
+            }
+            FaultKind::Join(cluster) => {
+                let Some(contact) = self.nodes.iter().position(|n| !n.gone) else { return };
+                let id = self.nodes.len();
+                let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
+                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes);
+                self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false });
+                // The newcomer learns of crashes its contact may not have detected yet.
+                let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
+                for d in dead {
+                    let at = self.now + self.cfg.detect_delay;
+                    self.schedule(at, Ev::PeerDead { node: id, peer: d });
+                }
+                self.pump(id);
+            }
+        }
+    }
+
+    fn crash(&mut self, n: usize) {
+        if n >= self.nodes.len() || self.nodes[n].gone {
+            return;
+        }
+        self.nodes[n].gone = true;
+        self.nodes[n].crashed = true;
+        for j in 0..self.nodes.len() {
+            if !self.nodes[j].gone {
+                let jitter = self.rng.below(self.cfg.detect_delay / 10 + 1);
+                let at = self.now + self.cfg.detect_delay + jitter;
+                self.schedule(at, Ev::PeerDead { node: j, peer: n });
+            }
+        }
+    }
+
+    fn delay(&self, from: usize, to: usize, bytes: usize) -> Nanos {
+        let same = self.nodes[from].cluster == self.nodes.get(to).map_or(u32::MAX, |n| n.cluster);
+        let (lat, bw) = if same {
+            (self.cfg.local_latency, self.cfg.local_bandwidth)
+        } else {
+            (self.cfg.wide_latency, self.cfg.wide_bandwidth)
+        };
+        lat + (bytes as f64 / bw * 1e9) as Nanos
+    }
+
+    fn send(&mut self, from: usize, to: usize, msg: Msg) {
+        if to >= self.nodes.len() {
+            return;
+        }
+        let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
+        self.report.messages += 1;
+        self.report.bytes += bytes as u64;
+        let at = self.now + self.delay(from, to, bytes);
+        self.schedule(at, Ev::Deliver { to, from, msg });
+    }
+
+    /// Runs node `i` until it has nothing more to do at this instant.
+    fn pump(&mut self, i: usize) {
+        let now = self.now;
+        loop {
+            if self.nodes[i].gone {
+                return;
+            }
+            let mut progressed = false;
+            {
+                let SimNode { core, exec, .. } = &mut self.nodes[i];
+                exec.step(now, core);
+            }
+            let outputs = std::mem::take(&mut self.nodes[i].exec.outputs);
+            for o in outputs {
+                progressed = true;
+                match o {
+                    Output::LeafStarted { inst, done_at } => self.schedule(done_at, Ev::LeafDone { node: i, inst }),
+                    Output::LeafExecuted(job) => {
+                        self.report.leaves_executed += 1;
+                        self.distinct_leaves.insert(job);
+                        self.check_progress();
+                    }
+                    Output::StolenFinished { victim, stamp, key, value } => {
+                        self.nodes[i].core.handle_job_finished(now, victim, stamp, key, value)
+                    }
+                    Output::RootFinished(v) => self.nodes[i].core.handle_root_finished(now, v),
+                    Output::Violation(_) => self.report.violations += 1,
+                }
+            }
+            {
+                let SimNode { core, exec, gone, .. } = &mut self.nodes[i];
+                if !*gone && !exec_has_work(exec) {
+                    core.handle_idle(now, exec);
+                }
+            }
+            while let Some(a) = self.nodes[i].core.poll_action() {
+                progressed = true;
+                self.act(i, a);
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    fn act(&mut self, i: usize, a: Action) {
+        match a {
+            Action::Send { to, msg } => self.send(i, to as usize, msg),
+            Action::Broadcast { msg } => {
+                let to: Vec<u64> = self.nodes[i].core.live_members().filter(|m| *m != i as u64).collect();
+                for t in to {
+                    self.send(i, t as usize, msg.clone());
+                }
+            }
+            Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),
+            Action::Done { value } => {
+                self.report.answer = Some(decode(&value));
+                self.report.virtual_seconds = self.now as f64 / 1e9;
+                self.finished = true;
+            }
+            Action::Failed { reason } => {
+                self.report.failure = Some(reason);
+                self.report.virtual_seconds = self.now as f64 / 1e9;
+                self.finished = true;
+            }
+            Action::Stop => self.nodes[i].gone = true,
+        }
+    }
+
+    fn check_progress(&mut self) {
+        let done = self.distinct_leaves.len() as f64 / self.tree.leaves().max(1) as f64;
+        let due: Vec<usize> = self
+            .progress_faults
+            .iter()
+            .copied()
+            .filter(|&f| matches!(self.cfg.faults[f].when, Trigger::Progress(p) if done >= p))
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        self.progress_faults.retain(|f| !due.contains(f));
+        for f in due {
+            // At this instant, after the current node's step.
+            self.schedule(self.now, Ev::Fault(f));
+        }
+    }
+}
+
+fn exec_has_work(exec: &ModelExecutor<'_>) -> bool {
+    crate::proto::Executor::has_work(exec)
+}

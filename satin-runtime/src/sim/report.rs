@@ -1,0 +1,61 @@
+//! What a simulated run reports.
+
+/// Outcome and counters of one simulated run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    pub seed: u64,
+    pub nodes: u64,
+    /// Virtual time at which the answer (or the failure) appeared.
+    pub virtual_seconds: f64,
+    /// Leaf executions, duplicates included.
+    pub leaves_executed: u64,
+    /// Leaves in the tree: the executions a fault-free run needs.
+    pub leaves_needed: u64,
+    pub answer: Option<u64>,
+    /// Terminated with the fault-free answer.
+    pub result_ok: bool,
+    pub failure: Option<String>,
+    pub jobs_stolen: u64,
+    /// Largest table replica at the end.
+    pub table_entries: u64,
+    pub table_hits: u64,
+    pub redone: u64,
+    pub orphans_saved: u64,
+    pub messages: u64,
+    pub bytes: u64,
+    /// Jobs executed although the executing node's table had their result.
+    pub violations: u64,
+}
+
+impl Report {
+    /// Redundant leaf work: executions beyond the needed ones, as a fraction.
+    pub fn redundancy(&self) -> f64 {
+        self.leaves_executed as f64 / self.leaves_needed.max(1) as f64 - 1.0
+    }
+
+    /// One JSON object (no dependencies: the fields are numbers and one string).
+    pub fn to_json(&self) -> String {
+        let failure = match &self.failure {
+            Some(f) => format!("\"{}\"", f.replace('\\', "\\\\").replace('"', "\\\"")),
+            None => "null".into(),
+        };
+        format!(
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{}}}",
+            self.seed,
+            self.nodes,
+            self.virtual_seconds,
+            self.leaves_executed,
+            self.leaves_needed,
+            self.result_ok,
+            failure,
+            self.jobs_stolen,
+            self.table_entries,
+            self.table_hits,
+            self.redone,
+            self.orphans_saved,
+            self.messages,
+            self.bytes,
+            self.violations
+        )
+    }
+}

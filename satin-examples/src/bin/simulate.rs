@@ -85,6 +85,10 @@ struct Args {
     result_bytes: usize,
     #[arg(long, default_value_t = 1024)]
     pointer_threshold: usize,
+    /// Publish results of jobs that ran at least this long (seconds; 0: only
+    /// results returned to victims, as in the paper).
+    #[arg(long, default_value_t = 1.0)]
+    publish_after_s: f64,
     /// Bound on each table replica (entries).
     #[arg(long)]
     table_capacity: Option<usize>,
@@ -137,6 +141,7 @@ fn config(a: &Args) -> Result<SimConfig, String> {
             },
             pointer_threshold: a.pointer_threshold,
             table_capacity: a.table_capacity,
+            publish_after: (a.publish_after_s > 0.0).then_some((a.publish_after_s * 1e9) as u64),
             ..Config::default()
         },
         result_bytes: a.result_bytes,

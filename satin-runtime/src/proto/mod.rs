@@ -69,4 +69,8 @@ pub trait Executor {
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>);
     /// Whether any job is queued or running here.
     fn has_work(&self) -> bool;
+    /// A peer failed. From now on every job that starts here may duplicate
+    /// work finished elsewhere: treat all queued, running and future jobs as
+    /// redone (look up the table first). Fault-free runs never pay for this.
+    fn recovery_started(&mut self);
 }

@@ -43,6 +43,10 @@ pub struct Config {
     pub table_capacity: Option<usize>,
     /// Pause after a full round of failed steal attempts.
     pub steal_backoff: Time,
+    /// Publish the result of any job that ran at least this long, not only
+    /// results returned to victims, so that little finished work dies with
+    /// a crashed node. `None`: only returned results (the paper's table).
+    pub publish_after: Option<Time>,
 }
 
 impl Default for Config {
@@ -53,6 +57,7 @@ impl Default for Config {
             pointer_threshold: 1024,
             table_capacity: None,
             steal_backoff: 5_000_000,
+            publish_after: Some(1_000_000_000),
         }
     }
 }
@@ -226,6 +231,21 @@ impl Node {
         self.table.len()
     }
 
+    /// A one-line summary of the protocol state, for debugging stuck runs.
+    pub fn summary(&self) -> String {
+        format!(
+            "master {}, stopped {}, stolen {:?}, running_for {:?}, fetching {}, local {:?}, wide {:?}, alive {:?}",
+            self.master,
+            self.stopped,
+            self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
+            self.running_for,
+            self.fetching.len(),
+            self.local_steal,
+            self.wide_steal,
+            self.live_members().collect::<Vec<_>>()
+        )
+    }
+
     /// Whether this node's table replica holds `key` (value or pointer).
     pub fn has_result(&self, key: &JobKey) -> bool {
         self.table.get(key).is_some()
@@ -272,7 +292,10 @@ impl Node {
             }
             Msg::Leave => self.handle_peer_dead(now, from, exec),
             Msg::StealRequest { id } => {
-                let job = if self.joined { exec.take_for_thief(self.next_stamp + 1) } else { None };
+                // A request can overtake its sender's `Leave`, or come from a
+                // node declared dead: a job given to it would be lost.
+                let thief_ok = self.joined && self.is_alive(from);
+                let job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
                 if let Some(spec) = &job {
                     self.next_stamp += 1;
                     self.stats.jobs_given += 1;
@@ -381,6 +404,14 @@ impl Node {
         self.publish(key, value);
     }
 
+    /// A local job that ran for `ran` (the executor measures it) finished.
+    /// Long ones are published (see [`Config::publish_after`]).
+    pub fn handle_local_job_finished(&mut self, _now: Time, ran: Time, key: JobKey, value: Vec<u8>) {
+        if self.config.publish_after.is_some_and(|t| ran >= t) {
+            self.publish(key, value);
+        }
+    }
+
     /// The root job finished here.
     pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
         if self.is_master() && !self.stopped {
@@ -400,6 +431,7 @@ impl Node {
                 self.stats.table_hits += 1;
                 Lookup::Hit(v.clone())
             }
+            Some(Entry::Pointer(_)) if self.fetching.contains_key(key) => Lookup::Pending,
             Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => {
                 let holder = *holder;
                 self.fetching.insert(*key, holder);
@@ -424,6 +456,9 @@ impl Node {
         }
         self.stats.recoveries += 1;
         self.table.forget_holder(peer);
+        if self.config.ft == FtMode::Table {
+            exec.recovery_started();
+        }
         if self.local_steal.is_some_and(|(v, _)| v == peer) {
             self.local_steal = None;
         }

@@ -38,6 +38,7 @@ enum State {
 
 struct Instance {
     job: u32,
+    started: Nanos,
     /// Set while stolen out: the stamp the thief will answer with.
     stamp: u64,
     origin: Origin,
@@ -67,8 +68,14 @@ pub enum Output {
     },
     /// A leaf of tree node `job` finished executing.
     LeafExecuted(u32),
-    /// A job ran although its result was in this node's table replica.
-    Violation(u32),
+    /// A job spawned here finished after running for `ran`.
+    LocalFinished {
+        ran: Nanos,
+        key: JobKey,
+        value: Vec<u8>,
+    },
+    /// A redone job of tree node `job` missed in the table and runs.
+    Missed(u32),
 }
 
 pub struct ModelExecutor<'t> {
@@ -79,8 +86,13 @@ pub struct ModelExecutor<'t> {
     deque: VecDeque<InstId>,
     stolen_out: HashMap<u64, InstId>,
     running_stolen: HashMap<(NodeId, u64), InstId>,
-    lookups: HashMap<JobKey, InstId>,
+    /// Jobs waiting for a table fetch; several copies of one job may wait.
+    lookups: HashMap<JobKey, Vec<InstId>>,
     busy: Option<InstId>,
+    /// Set after the first recovery: every job looks up the table.
+    lookup_mode: bool,
+    /// The current virtual time; the world sets it before every call.
+    pub now: Nanos,
     pub outputs: Vec<Output>,
 }
 
@@ -109,6 +121,8 @@ impl<'t> ModelExecutor<'t> {
             running_stolen: HashMap::new(),
             lookups: HashMap::new(),
             busy: None,
+            lookup_mode: false,
+            now: 0,
             outputs: Vec::new(),
         }
     }
@@ -116,10 +130,12 @@ impl<'t> ModelExecutor<'t> {
     fn add(&mut self, job: u32, origin: Origin, redone: bool) -> InstId {
         let id = self.next_inst;
         self.next_inst += 1;
+        let redone = redone || self.lookup_mode;
         self.instances.insert(
             id,
             Instance {
                 job,
+                started: 0,
                 stamp: 0,
                 origin,
                 redone,
@@ -132,6 +148,22 @@ impl<'t> ModelExecutor<'t> {
         );
         self.deque.push_back(id);
         id
+    }
+
+    /// A one-line summary of the job store, for debugging stuck runs.
+    pub fn summary(&self) -> String {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for i in self.instances.values() {
+            *counts.entry(format!("{:?}/{:?}", i.state, i.origin).chars().take(24).collect()).or_default() += 1;
+        }
+        format!(
+            "busy {:?}, deque {}, lookups {}, stolen_out {:?}, {:?}",
+            self.busy,
+            self.deque.len(),
+            self.lookups.len(),
+            self.stolen_out.keys().collect::<Vec<_>>(),
+            counts
+        )
     }
 
     pub fn is_busy(&self) -> bool {
@@ -153,14 +185,13 @@ impl<'t> ModelExecutor<'t> {
                     }
                     Lookup::Pending => {
                         self.instances.get_mut(&id).expect("present").state = State::Lookup;
-                        self.lookups.insert(key, id);
+                        self.lookups.entry(key).or_default().push(id);
                         continue;
                     }
-                    Lookup::Miss => {}
+                    Lookup::Miss => self.outputs.push(Output::Missed(job)),
                 }
-            } else if !redone && core.has_result(&key) {
-                self.outputs.push(Output::Violation(job));
             }
+            self.instances.get_mut(&id).expect("present").started = now;
             if self.tree.is_leaf(job) {
                 self.instances.get_mut(&id).expect("present").state = State::Running;
                 self.busy = Some(id);
@@ -201,6 +232,10 @@ impl<'t> ModelExecutor<'t> {
                 self.outputs.push(Output::StolenFinished { victim, stamp, key, value });
             }
             Origin::Child(parent) => {
+                if inst.state != State::StolenOut && inst.started > 0 {
+                    let ran = self.now.saturating_sub(inst.started);
+                    self.outputs.push(Output::LocalFinished { ran, key, value: encode(value, self.result_bytes) });
+                }
                 let Some(p) = self.instances.get_mut(&parent) else { return };
                 p.acc = p.acc.wrapping_add(value);
                 p.finished_children.push((inst.job, value));
@@ -255,7 +290,12 @@ impl<'t> ModelExecutor<'t> {
                     result.stolen_out.push(inst.stamp);
                 }
                 State::Lookup => {
-                    self.lookups.remove(&key);
+                    if let Some(waiters) = self.lookups.get_mut(&key) {
+                        waiters.retain(|w| w != id);
+                        if waiters.is_empty() {
+                            self.lookups.remove(&key);
+                        }
+                    }
                 }
                 State::Running => self.busy = None,
                 _ => {}
@@ -328,14 +368,15 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
-        let Some(id) = self.lookups.remove(key) else { return };
-        match value {
-            Some(v) => self.complete(id, decode(&v)),
-            None => {
-                if let Some(inst) = self.instances.get_mut(&id) {
-                    inst.looked_up = true;
-                    inst.state = State::Queued;
-                    self.deque.push_back(id);
+        for id in self.lookups.remove(key).unwrap_or_default() {
+            match &value {
+                Some(v) => self.complete(id, decode(v)),
+                None => {
+                    if let Some(inst) = self.instances.get_mut(&id) {
+                        inst.looked_up = true;
+                        inst.state = State::Queued;
+                        self.deque.push_back(id);
+                    }
                 }
             }
         }
@@ -343,5 +384,12 @@ impl Executor for ModelExecutor<'_> {
 
     fn has_work(&self) -> bool {
         self.busy.is_some() || !self.deque.is_empty()
+    }
+
+    fn recovery_started(&mut self) {
+        self.lookup_mode = true;
+        for inst in self.instances.values_mut() {
+            inst.redone = true;
+        }
     }
 }

@@ -13,7 +13,7 @@ mod report;
 pub mod workload;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 pub use report::Report;
 
@@ -35,6 +35,8 @@ pub struct SimConfig {
     /// Bytes per second inside a cluster and between clusters.
     pub local_bandwidth: f64,
     pub wide_bandwidth: f64,
+    /// Extra random delay per message, up to this much: messages reorder.
+    pub jitter: Nanos,
     /// Time from a crash until each live node declares the peer dead.
     pub detect_delay: Nanos,
     pub protocol: Config,
@@ -58,6 +60,7 @@ impl Default for SimConfig {
             wide_latency: 10_000_000,
             local_bandwidth: 100e6,
             wide_bandwidth: 10e6,
+            jitter: 0,
             detect_delay: 1_000_000_000,
             protocol: Config::default(),
             result_bytes: 8,
@@ -106,6 +109,7 @@ struct SimNode<'t> {
     /// Crashed, left, or terminated: receives nothing any more.
     gone: bool,
     crashed: bool,
+    leaves: u64,
 }
 
 struct World<'t> {
@@ -117,6 +121,9 @@ struct World<'t> {
     now: Nanos,
     rng: SplitMix64,
     distinct_leaves: HashSet<u32>,
+    /// First time each job's value was broadcast, and by whom.
+    published: HashMap<u32, (Nanos, usize)>,
+    initial_nodes: usize,
     progress_faults: Vec<usize>,
     report: Report,
     finished: bool,
@@ -139,6 +146,8 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         now: 0,
         rng: SplitMix64::new(cfg.seed),
         distinct_leaves: HashSet::new(),
+        published: HashMap::new(),
+        initial_nodes: (cfg.clusters * cfg.nodes_per_cluster) as usize,
         progress_faults: Vec::new(),
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
         finished: false,
@@ -154,6 +163,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
             cluster,
             gone: false,
             crashed: false,
+            leaves: 0,
         });
     }
     for (i, f) in cfg.faults.iter().enumerate() {
@@ -180,6 +190,11 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.now = s.at;
         w.dispatch(s.ev);
     }
+    if !w.finished && std::env::var_os("SATIN_SIM_DEBUG").is_some() {
+        for (i, n) in w.nodes.iter().enumerate() {
+            eprintln!("node {i} gone {} crashed {}: {}\n    {}", n.gone, n.crashed, n.core.summary(), n.exec.summary());
+        }
+    }
     if !w.finished && w.report.failure.is_none() {
         w.report.failure = Some("no events left and no answer: the run is stuck".into());
     }
@@ -192,6 +207,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.report.table_entries = w.report.table_entries.max(node.core.table_len() as u64);
     }
     w.report.nodes = w.nodes.len() as u64;
+    w.report.leaves_on_crashed = w.nodes.iter().filter(|n| n.crashed).map(|n| n.leaves).sum();
     w.report.result_ok = w.report.failure.is_none() && w.report.answer == Some(tree.answer());
     w.report
 }
@@ -204,6 +220,9 @@ impl World<'_> {
 
     fn dispatch(&mut self, ev: Ev) {
         let now = self.now;
+        for n in &mut self.nodes {
+            n.exec.now = now;
+        }
         match ev {
             Ev::Deliver { to, from, msg } => {
                 if self.nodes[to].gone {
@@ -272,7 +291,7 @@ impl World<'_> {
                 let id = self.nodes.len();
                 let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
                 let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes);
-                self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false });
+                self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false, leaves: 0 });
                 // The newcomer learns of crashes its contact may not have detected yet.
                 let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
                 for d in dead {
@@ -316,7 +335,8 @@ impl World<'_> {
         let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
         self.report.messages += 1;
         self.report.bytes += bytes as u64;
-        let at = self.now + self.delay(from, to, bytes);
+        let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
+        let at = self.now + self.delay(from, to, bytes) + jitter;
         self.schedule(at, Ev::Deliver { to, from, msg });
     }
 
@@ -339,6 +359,7 @@ impl World<'_> {
                     Output::LeafStarted { inst, done_at } => self.schedule(done_at, Ev::LeafDone { node: i, inst }),
                     Output::LeafExecuted(job) => {
                         self.report.leaves_executed += 1;
+                        self.nodes[i].leaves += 1;
                         self.distinct_leaves.insert(job);
                         self.check_progress();
                     }
@@ -346,7 +367,10 @@ impl World<'_> {
                         self.nodes[i].core.handle_job_finished(now, victim, stamp, key, value)
                     }
                     Output::RootFinished(v) => self.nodes[i].core.handle_root_finished(now, v),
-                    Output::Violation(_) => self.report.violations += 1,
+                    Output::LocalFinished { ran, key, value } => {
+                        self.nodes[i].core.handle_local_job_finished(now, ran, key, value)
+                    }
+                    Output::Missed(job) => self.check_miss(i, job),
                 }
             }
             {
@@ -369,6 +393,9 @@ impl World<'_> {
         match a {
             Action::Send { to, msg } => self.send(i, to as usize, msg),
             Action::Broadcast { msg } => {
+                if let Msg::TablePut { key, entry: crate::proto::Entry::Value(_) } = &msg {
+                    self.published.entry(workload::node_of(key)).or_insert((self.now, i));
+                }
                 let to: Vec<u64> = self.nodes[i].core.live_members().filter(|m| *m != i as u64).collect();
                 for t in to {
                     self.send(i, t as usize, msg.clone());
@@ -386,6 +413,29 @@ impl World<'_> {
                 self.finished = true;
             }
             Action::Stop => self.nodes[i].gone = true,
+        }
+    }
+
+    /// The property the table exists for: a result that a live node
+    /// published long enough ago to have reached every replica is never
+    /// recomputed. (Bounded tables may evict; joiners start empty.)
+    fn check_miss(&mut self, node: usize, job: u32) {
+        if self.cfg.protocol.table_capacity.is_some() || node >= self.initial_nodes {
+            return;
+        }
+        let Some(&(at, publisher)) = self.published.get(&job) else { return };
+        let slowest = self.cfg.wide_latency.max(self.cfg.local_latency)
+            + self.cfg.jitter
+            + ((self.cfg.result_bytes + 128) as f64 / self.cfg.wide_bandwidth.min(self.cfg.local_bandwidth) * 1e9)
+                as Nanos;
+        if !self.nodes[publisher].gone && at + 2 * slowest < self.now {
+            if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
+                eprintln!(
+                    "violation: node {node} recomputes job {job}, published by {publisher} at {at}, now {}",
+                    self.now
+                );
+            }
+            self.report.violations += 1;
         }
     }
 

@@ -23,8 +23,12 @@ pub struct Report {
     pub orphans_saved: u64,
     pub messages: u64,
     pub bytes: u64,
-    /// Jobs executed although the executing node's table had their result.
+    /// Recomputations of a result that a live node had published long enough
+    /// before to be in the recomputing node's table replica.
     pub violations: u64,
+    /// Leaf executions done by nodes that later crashed (their unreturned
+    /// results died with them).
+    pub leaves_on_crashed: u64,
 }
 
 impl Report {
@@ -40,7 +44,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"leaves_on_crashed\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -55,7 +59,8 @@ impl Report {
             self.orphans_saved,
             self.messages,
             self.bytes,
-            self.violations
+            self.violations,
+            self.leaves_on_crashed
         )
     }
 }

@@ -1,0 +1,145 @@
+//! Random fault schedules in the simulator: crashes of up to N-1 nodes (the
+//! master among them), graceful leaves, joins, message delay and reordering.
+//! Every run must terminate with the fault-free answer, and no job may run
+//! while its result sits in the executing node's table replica.
+//!
+//! `SATIN_SIM_SEEDS=N` runs N seeds (default 2000); `SATIN_SIM_SEED=S`
+//! replays one seed and prints its report.
+
+use satin::proto::{Config, FtMode, SplitMix64, StealPolicy};
+use satin::sim::faults::{Fault, FaultKind, Trigger};
+use satin::sim::workload::{Cost, Shape};
+use satin::sim::{self, SimConfig};
+
+const MS: u64 = 1_000_000;
+
+fn random_config(seed: u64) -> SimConfig {
+    let mut r = SplitMix64::new(seed);
+    let clusters = 1 + r.below(3) as u32;
+    let per = 1 + r.below(4) as u32;
+    let n = (clusters * per) as u64;
+    let shape = match r.below(3) {
+        0 => Shape::Uneven { leaves: 50 + r.below(350) as u32 },
+        1 => Shape::Fib { n: 8 + r.below(6) as u32 },
+        _ => Shape::Flat { leaves: 20 + r.below(80) as u32 },
+    };
+    let big_results = r.below(4) == 0;
+    let protocol = Config {
+        ft: FtMode::Table,
+        steal: if r.below(2) == 0 { StealPolicy::Random } else { StealPolicy::ClusterAware },
+        pointer_threshold: 1024,
+        table_capacity: (r.below(3) == 0).then(|| 5 + r.below(50) as usize),
+        steal_backoff: (1 + r.below(5)) * MS,
+        publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
+    };
+    // One original node survives; the others may crash or leave.
+    let survivor = r.below(n);
+    let mut faults = Vec::new();
+    let mut victims: Vec<u64> = (0..n).filter(|&v| v != survivor).collect();
+    let events = r.below(n);
+    for _ in 0..events {
+        if victims.is_empty() {
+            break;
+        }
+        let v = victims.swap_remove(r.below(victims.len() as u64) as usize);
+        let when = if r.below(2) == 0 { Trigger::Progress(r.unit() * 0.95) } else { Trigger::At(r.below(300) * MS) };
+        let kind = if r.below(4) == 0 { FaultKind::Leave(v) } else { FaultKind::Crash(v) };
+        faults.push(Fault { when, kind });
+    }
+    for _ in 0..r.below(3) {
+        faults.push(Fault {
+            when: Trigger::At(r.below(300) * MS),
+            kind: FaultKind::Join(r.below(clusters as u64) as u32),
+        });
+    }
+    SimConfig {
+        clusters,
+        nodes_per_cluster: per,
+        shape,
+        mean_leaf_cost: (1 + r.below(10)) * MS,
+        cost: Cost::Exponential,
+        local_latency: 50_000 + r.below(MS),
+        wide_latency: MS + r.below(20 * MS),
+        local_bandwidth: 100e6,
+        wide_bandwidth: 10e6,
+        jitter: r.below(5 * MS),
+        detect_delay: 5 * MS + r.below(200 * MS),
+        protocol,
+        result_bytes: if big_results { 2000 } else { 8 },
+        faults,
+        seed,
+        time_limit: std::env::var("SATIN_SIM_LIMIT_S").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000)
+            * 1_000
+            * MS,
+    }
+}
+
+fn check(seed: u64) -> Result<(), String> {
+    let cfg = random_config(seed);
+    let report = sim::run(&cfg);
+    if !report.result_ok || report.violations > 0 {
+        return Err(format!(
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_faults\nconfig: {cfg:?}\nreport: {}",
+            report.to_json()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn random_fault_schedules_terminate_with_the_fault_free_answer() {
+    if let Ok(seed) = std::env::var("SATIN_SIM_SEED") {
+        let seed: u64 = seed.parse().expect("SATIN_SIM_SEED is a number");
+        let cfg = random_config(seed);
+        println!("{cfg:?}\n{}", sim::run(&cfg).to_json());
+        check(seed).unwrap();
+        return;
+    }
+    let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let failures: Vec<String> = (0..seeds).filter_map(|s| check(s).err()).collect();
+    assert!(failures.is_empty(), "{} of {seeds} seeds failed; first:\n{}", failures.len(), failures[0]);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    for seed in [3, 17, 99] {
+        let cfg = random_config(seed);
+        assert_eq!(sim::run(&cfg).to_json(), sim::run(&cfg).to_json(), "seed {seed}");
+    }
+}
+
+#[test]
+fn without_fault_tolerance_a_crash_fails_the_run_and_says_so() {
+    let mut cfg = SimConfig {
+        clusters: 2,
+        nodes_per_cluster: 4,
+        shape: Shape::Uneven { leaves: 400 },
+        faults: vec![Fault { when: Trigger::Progress(0.3), kind: FaultKind::Crash(5) }],
+        ..SimConfig::default()
+    };
+    cfg.protocol.ft = FtMode::None;
+    let r = sim::run(&cfg);
+    assert!(!r.result_ok);
+    assert!(r.failure.as_deref().unwrap_or("").contains("node 5 died"), "{:?}", r.failure);
+}
+
+#[test]
+fn the_table_saves_orphans_that_naive_recovery_recomputes() {
+    let base = SimConfig {
+        clusters: 4,
+        nodes_per_cluster: 4,
+        shape: Shape::Uneven { leaves: 3000 },
+        mean_leaf_cost: 20 * MS,
+        faults: vec![Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(0) }],
+        seed: 7,
+        ..SimConfig::default()
+    };
+    let table = sim::run(&base);
+    let mut naive_cfg = base.clone();
+    naive_cfg.protocol.ft = FtMode::Naive;
+    let naive = sim::run(&naive_cfg);
+    assert!(table.result_ok && naive.result_ok);
+    assert!(table.orphans_saved > 0 && table.table_hits > 0, "{}", table.to_json());
+    assert!(table.leaves_executed < naive.leaves_executed, "{} vs {}", table.to_json(), naive.to_json());
+    assert!(table.virtual_seconds < naive.virtual_seconds);
+}

@@ -132,6 +132,10 @@ pub struct Node {
     cluster: ClusterId,
     config: Config,
     members: BTreeMap<NodeId, Member>,
+    /// Live peers in this node's cluster and in other clusters; rebuilt on
+    /// every membership change, read on every steal attempt.
+    local_peers: Vec<NodeId>,
+    wide_peers: Vec<NodeId>,
     master: NodeId,
     root: Option<JobSpec>,
     rng: SplitMix64,
@@ -161,6 +165,8 @@ impl Node {
             cluster,
             config,
             members: BTreeMap::new(),
+            local_peers: Vec::new(),
+            wide_peers: Vec::new(),
             master: id,
             root: None,
             rng: SplitMix64::new(seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
@@ -200,6 +206,7 @@ impl Node {
         n.master = master;
         n.root = Some(root);
         n.joined = true;
+        n.membership_changed();
         n
     }
 
@@ -285,10 +292,12 @@ impl Node {
                 self.master = master;
                 self.root = Some(root);
                 self.joined = true;
+                self.membership_changed();
                 self.handle_idle(now, exec);
             }
             Msg::NewMember { id, cluster } => {
                 self.members.entry(id).or_insert(Member { cluster, alive: true });
+                self.membership_changed();
             }
             Msg::Leave => self.handle_peer_dead(now, from, exec),
             Msg::StealRequest { id } => {
@@ -353,31 +362,28 @@ impl Node {
             return;
         }
         self.backoff_until = None;
-        let peers: Vec<(NodeId, bool)> = self
-            .members
-            .iter()
-            .filter(|(id, m)| m.alive && **id != self.id)
-            .map(|(id, m)| (*id, m.cluster == self.cluster))
-            .collect();
-        if peers.is_empty() {
-            return;
-        }
         match self.config.steal {
             StealPolicy::Random => {
                 if self.local_steal.is_none() && self.wide_steal.is_none() {
-                    let victim = peers[self.rng.below(peers.len() as u64) as usize].0;
-                    self.local_steal = Some((victim, self.request(victim)));
+                    let all = self.local_peers.len() + self.wide_peers.len();
+                    if all > 0 {
+                        let k = self.rng.below(all as u64) as usize;
+                        let victim = if k < self.local_peers.len() {
+                            self.local_peers[k]
+                        } else {
+                            self.wide_peers[k - self.local_peers.len()]
+                        };
+                        self.local_steal = Some((victim, self.request(victim)));
+                    }
                 }
             }
             StealPolicy::ClusterAware => {
-                let local: Vec<NodeId> = peers.iter().filter(|p| p.1).map(|p| p.0).collect();
-                let wide: Vec<NodeId> = peers.iter().filter(|p| !p.1).map(|p| p.0).collect();
-                if self.local_steal.is_none() && !local.is_empty() {
-                    let victim = local[self.rng.below(local.len() as u64) as usize];
+                if self.local_steal.is_none() && !self.local_peers.is_empty() {
+                    let victim = self.local_peers[self.rng.below(self.local_peers.len() as u64) as usize];
                     self.local_steal = Some((victim, self.request(victim)));
                 }
-                if self.wide_steal.is_none() && !wide.is_empty() {
-                    let victim = wide[self.rng.below(wide.len() as u64) as usize];
+                if self.wide_steal.is_none() && !self.wide_peers.is_empty() {
+                    let victim = self.wide_peers[self.rng.below(self.wide_peers.len() as u64) as usize];
                     self.wide_steal = Some((victim, self.request(victim)));
                 }
             }
@@ -454,6 +460,7 @@ impl Node {
             Some(m) if m.alive => m.alive = false,
             _ => return,
         }
+        self.membership_changed();
         self.stats.recoveries += 1;
         self.table.forget_holder(peer);
         if self.config.ft == FtMode::Table {
@@ -543,12 +550,28 @@ impl Node {
         }
     }
 
+    fn membership_changed(&mut self) {
+        let me = (self.id, self.cluster);
+        self.local_peers.clear();
+        self.wide_peers.clear();
+        for (id, m) in &self.members {
+            if m.alive && *id != me.0 {
+                if m.cluster == me.1 {
+                    self.local_peers.push(*id);
+                } else {
+                    self.wide_peers.push(*id);
+                }
+            }
+        }
+    }
+
     fn is_alive(&self, id: NodeId) -> bool {
         self.members.get(&id).is_some_and(|m| m.alive)
     }
 
     fn admit(&mut self, newcomer: NodeId, cluster: ClusterId) {
         self.members.insert(newcomer, Member { cluster, alive: true });
+        self.membership_changed();
         let members = self.members.iter().filter(|(_, m)| m.alive).map(|(id, m)| (*id, m.cluster)).collect();
         if let Some(root) = self.root.clone() {
             let welcome = Msg::Welcome { members, master: self.master, root };
@@ -579,7 +602,7 @@ impl Node {
             }
             None => {
                 self.failed_steals += 1;
-                let peers = self.members.values().filter(|m| m.alive).count().saturating_sub(1);
+                let peers = self.local_peers.len() + self.wide_peers.len();
                 if self.failed_steals >= peers.max(1) {
                     self.failed_steals = 0;
                     let until = now + self.config.steal_backoff;

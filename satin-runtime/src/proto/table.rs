@@ -35,9 +35,9 @@ impl ResultTable {
                 let Some(old) = self.order.pop_front() else { break };
                 self.entries.remove(&old);
             }
+            self.order.push_back(key);
         }
         self.entries.insert(key, entry);
-        self.order.push_back(key);
     }
 
     pub(crate) fn get(&self, key: &JobKey) -> Option<&Entry> {

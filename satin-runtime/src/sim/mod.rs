@@ -72,7 +72,7 @@ impl Default for SimConfig {
 }
 
 enum Ev {
-    Deliver { to: usize, from: usize, msg: Msg },
+    Deliver { to: usize, from: usize, msg: Box<Msg> },
     LeafDone { node: usize, inst: u64 },
     Timer { node: usize },
     PeerDead { node: usize, peer: usize },
@@ -229,7 +229,7 @@ impl World<'_> {
                     return;
                 }
                 let SimNode { core, exec, .. } = &mut self.nodes[to];
-                core.handle_message(now, from as u64, msg, exec);
+                core.handle_message(now, from as u64, *msg, exec);
                 self.pump(to);
             }
             Ev::LeafDone { node, inst } => {
@@ -329,15 +329,19 @@ impl World<'_> {
     }
 
     fn send(&mut self, from: usize, to: usize, msg: Msg) {
+        let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
+        self.send_sized(from, to, msg, bytes);
+    }
+
+    fn send_sized(&mut self, from: usize, to: usize, msg: Msg, bytes: usize) {
         if to >= self.nodes.len() {
             return;
         }
-        let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
         self.report.messages += 1;
         self.report.bytes += bytes as u64;
         let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
         let at = self.now + self.delay(from, to, bytes) + jitter;
-        self.schedule(at, Ev::Deliver { to, from, msg });
+        self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
     }
 
     /// Runs node `i` until it has nothing more to do at this instant.
@@ -397,8 +401,9 @@ impl World<'_> {
                     self.published.entry(workload::node_of(key)).or_insert((self.now, i));
                 }
                 let to: Vec<u64> = self.nodes[i].core.live_members().filter(|m| *m != i as u64).collect();
+                let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
                 for t in to {
-                    self.send(i, t as usize, msg.clone());
+                    self.send_sized(i, t as usize, msg.clone(), bytes);
                 }
             }
             Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),

@@ -40,7 +40,7 @@ mod sched;
 #[allow(missing_docs)]
 pub mod sim;
 
-pub use job::{Job, JobKey};
+pub use job::{BuildKeyHasher, Job, JobKey, KeyHasher};
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 

@@ -29,3 +29,27 @@ impl fmt::Debug for JobKey {
         Ok(())
     }
 }
+
+/// A `HashMap` hasher for [`JobKey`]s. Keys are blake3 outputs (or, in the
+/// simulator, distinct indices in their first bytes), so folding the first
+/// eight bytes is as good as hashing all 32, and much cheaper.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut first = [0u8; 8];
+        let n = bytes.len().min(8);
+        first[..n].copy_from_slice(&bytes[..n]);
+        self.0 = (self.0 ^ u64::from_le_bytes(first)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, _length_prefix: usize) {}
+}
+
+/// `BuildHasher` for maps keyed by [`JobKey`].
+pub type BuildKeyHasher = std::hash::BuildHasherDefault<KeyHasher>;

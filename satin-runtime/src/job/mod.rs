@@ -3,7 +3,7 @@
 
 mod key;
 
-pub use key::JobKey;
+pub use key::{BuildKeyHasher, JobKey, KeyHasher};
 
 use serde::{de::DeserializeOwned, Serialize};
 

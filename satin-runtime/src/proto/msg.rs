@@ -1,6 +1,8 @@
 //! Messages between nodes. Encoded with postcard by real drivers; the
 //! simulator passes them by value and charges their encoded size.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::JobKey;
@@ -27,7 +29,8 @@ pub struct JobSpec {
 /// A result table entry: the value itself, or where to fetch it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
-    Value(Vec<u8>),
+    /// Shared: a replica holds the same bytes as the message that carried them.
+    Value(Arc<[u8]>),
     Pointer(NodeId),
 }
 

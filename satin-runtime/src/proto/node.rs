@@ -327,12 +327,12 @@ impl Node {
             }
             Msg::HandOver { results } => {
                 for (key, value) in results {
-                    self.table.put(key, Entry::Value(value));
+                    self.table.put(key, Entry::Value(value.into()));
                 }
             }
             Msg::Fetch { key } => {
                 let value = match self.table.get(&key) {
-                    Some(Entry::Value(v)) => Some(v.clone()),
+                    Some(Entry::Value(v)) => Some(v.to_vec()),
                     _ => None,
                 };
                 self.actions.push_back(Action::Send { to: from, msg: Msg::FetchReply { key, value } });
@@ -342,7 +342,7 @@ impl Node {
                     match &value {
                         Some(v) => {
                             self.stats.table_hits += 1;
-                            self.table.put(key, Entry::Value(v.clone()));
+                            self.table.put(key, Entry::Value(v.as_slice().into()));
                         }
                         None => self.stats.table_misses += 1,
                     }
@@ -435,7 +435,7 @@ impl Node {
         match self.table.get(key) {
             Some(Entry::Value(v)) => {
                 self.stats.table_hits += 1;
-                Lookup::Hit(v.clone())
+                Lookup::Hit(v.to_vec())
             }
             Some(Entry::Pointer(_)) if self.fetching.contains_key(key) => Lookup::Pending,
             Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => {
@@ -621,12 +621,13 @@ impl Node {
         if self.config.ft != FtMode::Table {
             return;
         }
-        let entry = if value.len() <= self.config.pointer_threshold {
-            Entry::Value(value.clone())
+        let shared: std::sync::Arc<[u8]> = value.into();
+        let entry = if shared.len() <= self.config.pointer_threshold {
+            Entry::Value(shared.clone())
         } else {
             Entry::Pointer(self.id)
         };
-        self.table.put(key, Entry::Value(value));
+        self.table.put(key, Entry::Value(shared));
         self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry } });
     }
 }

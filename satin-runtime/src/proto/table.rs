@@ -7,17 +7,17 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::msg::Entry;
-use crate::JobKey;
+use crate::{BuildKeyHasher, JobKey};
 
 pub(crate) struct ResultTable {
-    entries: HashMap<JobKey, Entry>,
+    entries: HashMap<JobKey, Entry, BuildKeyHasher>,
     order: VecDeque<JobKey>,
     capacity: Option<usize>,
 }
 
 impl ResultTable {
     pub(crate) fn new(capacity: Option<usize>) -> Self {
-        ResultTable { entries: HashMap::new(), order: VecDeque::new(), capacity }
+        ResultTable { entries: HashMap::default(), order: VecDeque::new(), capacity }
     }
 
     /// Inserts or replaces; a value never gets replaced by a pointer.

@@ -72,10 +72,28 @@ impl Default for SimConfig {
 }
 
 enum Ev {
-    Deliver { to: usize, from: usize, msg: Box<Msg> },
-    LeafDone { node: usize, inst: u64 },
-    Timer { node: usize },
-    PeerDead { node: usize, peer: usize },
+    Deliver {
+        to: usize,
+        from: usize,
+        msg: Box<Msg>,
+    },
+    /// One broadcast to every node of a latency class, delivered together.
+    Fanout {
+        to: Vec<usize>,
+        from: usize,
+        msg: Box<Msg>,
+    },
+    LeafDone {
+        node: usize,
+        inst: u64,
+    },
+    Timer {
+        node: usize,
+    },
+    PeerDead {
+        node: usize,
+        peer: usize,
+    },
     Fault(usize),
 }
 
@@ -231,6 +249,20 @@ impl World<'_> {
                 let SimNode { core, exec, .. } = &mut self.nodes[to];
                 core.handle_message(now, from as u64, *msg, exec);
                 self.pump(to);
+            }
+            Ev::Fanout { to, from, msg } => {
+                // A table update changes only the replica: no pump needed.
+                let table_only = matches!(*msg, Msg::TablePut { .. });
+                for t in to {
+                    if self.nodes[t].gone {
+                        continue;
+                    }
+                    let SimNode { core, exec, .. } = &mut self.nodes[t];
+                    core.handle_message(now, from as u64, (*msg).clone(), exec);
+                    if !table_only {
+                        self.pump(t);
+                    }
+                }
             }
             Ev::LeafDone { node, inst } => {
                 if self.nodes[node].gone {
@@ -400,10 +432,26 @@ impl World<'_> {
                 if let Msg::TablePut { key, entry: crate::proto::Entry::Value(_) } = &msg {
                     self.published.entry(workload::node_of(key)).or_insert((self.now, i));
                 }
-                let to: Vec<u64> = self.nodes[i].core.live_members().filter(|m| *m != i as u64).collect();
                 let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
-                for t in to {
-                    self.send_sized(i, t as usize, msg.clone(), bytes);
+                let (mut local, mut wide) = (Vec::new(), Vec::new());
+                for t in self.nodes[i].core.live_members() {
+                    let t = t as usize;
+                    if t == i || t >= self.nodes.len() {
+                        continue;
+                    }
+                    if self.nodes[t].cluster == self.nodes[i].cluster {
+                        local.push(t);
+                    } else {
+                        wide.push(t);
+                    }
+                }
+                for group in [local, wide] {
+                    let Some(&first) = group.first() else { continue };
+                    self.report.messages += group.len() as u64;
+                    self.report.bytes += (bytes * group.len()) as u64;
+                    let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
+                    let at = self.now + self.delay(i, first, bytes) + jitter;
+                    self.schedule(at, Ev::Fanout { to: group, from: i, msg: Box::new(msg.clone()) });
                 }
             }
             Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),

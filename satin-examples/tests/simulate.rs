@@ -1,0 +1,84 @@
+//! The simulator binary and the Fig. 4 reproduction. All times here are
+//! virtual and deterministic for a seed: ratios of them are safe to assert.
+
+use std::process::Command;
+
+use satin::proto::FtMode;
+use satin::sim::faults::{Fault, FaultKind, Trigger};
+use satin::sim::workload::Shape;
+use satin::sim::{self, SimConfig};
+use satin_examples::scenarios::{FIG4_LEAF_COST, FIG4_LEAVES};
+
+fn fig4(clusters: u32, ft: FtMode, crash: &[u32]) -> sim::Report {
+    let mut c = SimConfig {
+        clusters,
+        nodes_per_cluster: 16,
+        shape: Shape::Uneven { leaves: FIG4_LEAVES },
+        mean_leaf_cost: FIG4_LEAF_COST,
+        seed: 1,
+        ..SimConfig::default()
+    };
+    c.protocol.ft = ft;
+    c.faults =
+        crash.iter().map(|&k| Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(k) }).collect();
+    sim::run(&c)
+}
+
+#[test]
+fn fig4_crashing_a_cluster_beats_starting_without_it() {
+    let crashed = fig4(4, FtMode::Table, &[3]);
+    let three = fig4(3, FtMode::Table, &[]);
+    let naive = fig4(4, FtMode::Naive, &[3]);
+    assert!(crashed.result_ok && three.result_ok && naive.result_ok);
+    let ratio = crashed.virtual_seconds / three.virtual_seconds;
+    assert!(ratio <= 0.95, "T(1 of 4 crashed) / T(3 from start) = {ratio}");
+    assert!(crashed.redundancy() <= 0.01, "redundant leaf work {}", crashed.redundancy());
+    assert!(crashed.virtual_seconds < naive.virtual_seconds);
+}
+
+#[test]
+fn simulate_prints_the_documented_json_fields() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(["--seed", "5", "--clusters", "2", "--nodes-per-cluster", "4", "--size", "500", "--json"])
+        .args(["--faults", "crash:node=3,at=40%;join:cluster=1,at=10ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json = String::from_utf8(out.stdout).unwrap();
+    for field in [
+        "virtual_seconds",
+        "leaves_executed",
+        "leaves_needed",
+        "result_ok\":true",
+        "jobs_stolen",
+        "table_entries",
+        "table_hits",
+        "messages",
+        "bytes",
+    ] {
+        assert!(json.contains(field), "{field} missing in {json}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seed 5"));
+}
+
+#[test]
+fn simulate_rejects_a_bad_fault_spec_clearly() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate")).args(["--faults", "crash:at=5s"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing node=N"));
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate")).args(["--clusters", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn fig4_scenario_prints_one_json_object_per_row() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(["--scenario", "satin-fig4", "--seed", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.trim_start().starts_with('[') && text.trim_end().ends_with(']'));
+    assert_eq!(text.matches("\"name\"").count(), 11, "{text}");
+    assert_eq!(text.matches("\"result_ok\":true").count(), 11, "{text}");
+}

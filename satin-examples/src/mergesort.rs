@@ -10,14 +10,9 @@ pub const CUTOFF: usize = 4096;
 #[divide_and_conquer]
 pub fn mergesort(data: Vec<u64>) -> Vec<u64> {
     if data.len() <= CUTOFF {
-        let mut data = data;
-        data.sort_unstable();
-        return data;
+        return sort_small(data);
     }
-    let mid = data.len() / 2;
-    let right = data[mid..].to_vec();
-    let mut left = data;
-    left.truncate(mid);
+    let (left, right) = halves(data);
     let a = mergesort(left);
     let b = mergesort(right);
     merge(&a, &b)
@@ -26,30 +21,32 @@ pub fn mergesort(data: Vec<u64>) -> Vec<u64> {
 /// The same algorithm without the annotation.
 pub fn mergesort_plain(data: Vec<u64>) -> Vec<u64> {
     if data.len() <= CUTOFF {
-        let mut data = data;
-        data.sort_unstable();
-        return data;
+        return sort_small(data);
     }
-    let mid = data.len() / 2;
-    let right = data[mid..].to_vec();
-    let mut left = data;
-    left.truncate(mid);
+    let (left, right) = halves(data);
     merge(&mergesort_plain(left), &mergesort_plain(right))
 }
 
 /// The same algorithm with `rayon::join`.
 pub fn mergesort_rayon(data: Vec<u64>) -> Vec<u64> {
     if data.len() <= CUTOFF {
-        let mut data = data;
-        data.sort_unstable();
-        return data;
+        return sort_small(data);
     }
-    let mid = data.len() / 2;
-    let right = data[mid..].to_vec();
-    let mut left = data;
-    left.truncate(mid);
+    let (left, right) = halves(data);
     let (a, b) = rayon::join(|| mergesort_rayon(left), || mergesort_rayon(right));
     merge(&a, &b)
+}
+
+/// A piece small enough to sort in place.
+fn sort_small(mut data: Vec<u64>) -> Vec<u64> {
+    data.sort_unstable();
+    data
+}
+
+/// Splits `data` into two owned halves.
+fn halves(mut data: Vec<u64>) -> (Vec<u64>, Vec<u64>) {
+    let right = data.split_off(data.len() / 2);
+    (data, right)
 }
 
 /// Merges two sorted slices.

@@ -33,6 +33,8 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[allow(missing_docs)] // wire types; the module docs say what they are
+pub mod codec;
 mod job;
 #[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
 pub mod proto;

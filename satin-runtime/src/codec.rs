@@ -1,0 +1,144 @@
+//! Wire framing: length-prefixed postcard frames with a size cap, and the
+//! versioned handshake that opens every connection.
+//!
+//! A frame is a 4-byte little-endian length followed by that many bytes of
+//! postcard. Results have no fixed size limit in the protocol; the cap only
+//! guards a node against abuse and is configurable. Decoding never panics:
+//! truncated input asks for more bytes, anything else malformed is an error
+//! that names the problem.
+
+use std::fmt;
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// Version of the messages in [`crate::proto::Msg`] and of this framing.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Default cap on one frame: 256 MiB.
+pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
+
+const LEN_BYTES: usize = 4;
+
+/// Why a frame could not be decoded (or encoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// The length prefix exceeds the cap: the peer is broken or hostile.
+    TooLarge { len: usize, max: usize },
+    /// The frame's bytes are not a valid message.
+    Malformed(String),
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::TooLarge { len, max } => {
+                write!(f, "frame of {len} bytes exceeds the limit of {max} bytes (see --max-frame)")
+            }
+            FrameError::Malformed(why) => write!(f, "malformed frame: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Encodes `msg` as one frame.
+pub fn encode<T: Serialize>(msg: &T, max: usize) -> Result<Vec<u8>, FrameError> {
+    let body = postcard::to_stdvec(msg).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    if body.len() > max || body.len() > u32::MAX as usize {
+        return Err(FrameError::TooLarge { len: body.len(), max });
+    }
+    let mut frame = Vec::with_capacity(LEN_BYTES + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&body);
+    Ok(frame)
+}
+
+/// Decodes the first frame of `buf`: `Ok(None)` if `buf` holds only part of
+/// it, else the message and the number of bytes it used.
+pub fn decode<T: DeserializeOwned>(buf: &[u8], max: usize) -> Result<Option<(T, usize)>, FrameError> {
+    let Some(prefix) = buf.get(..LEN_BYTES) else { return Ok(None) };
+    let len = u32::from_le_bytes(prefix.try_into().expect("four bytes")) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    let Some(body) = buf.get(LEN_BYTES..LEN_BYTES + len) else { return Ok(None) };
+    let (msg, rest) = postcard::take_from_bytes::<T>(body).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(FrameError::Malformed(format!("{} bytes after the message", rest.len())));
+    }
+    Ok(Some((msg, LEN_BYTES + len)))
+}
+
+/// The first message on every connection: both sides must run the same
+/// protocol and the same application.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol_version: u32,
+    /// Name and version of the application binary.
+    pub application: String,
+    /// blake3 over the sorted function ids the application registers: two
+    /// builds with different annotated functions do not mix.
+    pub functions: [u8; 32],
+}
+
+/// Why two peers cannot work together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandshakeError {
+    Protocol { ours: u32, theirs: u32 },
+    Application { ours: String, theirs: String },
+    Functions,
+}
+
+impl fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandshakeError::Protocol { ours, theirs } => {
+                write!(f, "protocol version mismatch: this node speaks {ours}, the peer speaks {theirs}; run the same satin version on every node")
+            }
+            HandshakeError::Application { ours, theirs } => {
+                write!(f, "application mismatch: this node runs `{ours}`, the peer runs `{theirs}`; every node must run the same binary")
+            }
+            HandshakeError::Functions => write!(
+                f,
+                "the peer's annotated functions differ from this node's (same application, different build); rebuild every node from the same source"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {}
+
+impl Hello {
+    /// A hello for `application` with the given function ids.
+    pub fn new(application: impl Into<String>, function_ids: &[&str]) -> Hello {
+        let mut ids: Vec<&str> = function_ids.to_vec();
+        ids.sort_unstable();
+        let mut h = blake3::Hasher::new();
+        for id in ids {
+            h.update(id.as_bytes());
+            h.update(&[0]);
+        }
+        Hello {
+            protocol_version: PROTOCOL_VERSION,
+            application: application.into(),
+            functions: *h.finalize().as_bytes(),
+        }
+    }
+
+    /// Checks a peer's hello against ours.
+    pub fn check(&self, theirs: &Hello) -> Result<(), HandshakeError> {
+        if self.protocol_version != theirs.protocol_version {
+            return Err(HandshakeError::Protocol { ours: self.protocol_version, theirs: theirs.protocol_version });
+        }
+        if self.application != theirs.application {
+            return Err(HandshakeError::Application {
+                ours: self.application.clone(),
+                theirs: theirs.application.clone(),
+            });
+        }
+        if self.functions != theirs.functions {
+            return Err(HandshakeError::Functions);
+        }
+        Ok(())
+    }
+}

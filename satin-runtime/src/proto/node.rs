@@ -519,22 +519,38 @@ impl Node {
         self.handle_idle(now, exec);
     }
 
-    /// Graceful leave: hand finished results to a live node, tell everyone,
-    /// stop. The others then recover as for a crash of this node.
+    /// Graceful leave: pass every finished result on, tell everyone, stop.
+    /// The others then recover as for a crash of this node.
+    ///
+    /// Small results are broadcast as values. Large ones — those abandoned
+    /// here and those this node holds for others' pointers — go to an heir,
+    /// and everyone gets a pointer to it. The heir is the newest live node:
+    /// in a migration (join the new set, then leave the old one) that is one
+    /// of the new set, not an old node about to leave as well.
     pub fn leave(&mut self, _now: Time, exec: &mut impl Executor) {
         if self.stopped {
             return;
         }
         let abandoned = exec.abandon_all();
         self.running_for.clear();
-        let heir = self.live_members().find(|m| *m != self.id);
-        if let (Some(heir), FtMode::Table) = (heir, self.config.ft) {
-            for (key, _) in &abandoned.finished {
-                self.actions
-                    .push_back(Action::Broadcast { msg: Msg::TablePut { key: *key, entry: Entry::Pointer(heir) } });
+        let heir = self.live_members().filter(|m| *m != self.id).last();
+        if self.config.ft == FtMode::Table {
+            let threshold = self.config.pointer_threshold;
+            let mut large: Vec<(JobKey, Vec<u8>)> = Vec::new();
+            for (key, value) in abandoned.finished {
+                if value.len() <= threshold {
+                    self.publish(key, value);
+                } else {
+                    large.push((key, value));
+                }
             }
-            if !abandoned.finished.is_empty() {
-                self.actions.push_back(Action::Send { to: heir, msg: Msg::HandOver { results: abandoned.finished } });
+            large.extend(self.table.large_values(threshold).into_iter().map(|(k, v)| (k, v.to_vec())));
+            if let (Some(heir), false) = (heir, large.is_empty()) {
+                for (key, _) in &large {
+                    let msg = Msg::TablePut { key: *key, entry: Entry::Pointer(heir) };
+                    self.actions.push_back(Action::Broadcast { msg });
+                }
+                self.actions.push_back(Action::Send { to: heir, msg: Msg::HandOver { results: large } });
             }
         }
         self.actions.push_back(Action::Broadcast { msg: Msg::Leave });

@@ -48,6 +48,18 @@ impl ResultTable {
         self.entries.len()
     }
 
+    /// Values larger than `threshold`: the ones other replicas only know as
+    /// pointers to this node.
+    pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, std::sync::Arc<[u8]>)> {
+        self.entries
+            .iter()
+            .filter_map(|(k, e)| match e {
+                Entry::Value(v) if v.len() > threshold => Some((*k, v.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Drops pointers to `holder` (it is gone: fetching would fail).
     pub(crate) fn forget_holder(&mut self, holder: u64) {
         self.entries.retain(|_, e| *e != Entry::Pointer(holder));

@@ -4,7 +4,9 @@
 //! while its result sits in the executing node's table replica.
 //!
 //! `SATIN_SIM_SEEDS=N` runs N seeds (default 2000); `SATIN_SIM_SEED=S`
-//! replays one seed and prints its report.
+//! replays one seed and prints its report; with `SATIN_SIM_DEBUG=1` as well,
+//! the simulator prints every violation and, if the run gets stuck, the
+//! state of every node.
 
 use satin::proto::{Config, FtMode, SplitMix64, StealPolicy};
 use satin::sim::faults::{Fault, FaultKind, Trigger};

@@ -253,11 +253,6 @@ impl Node {
         )
     }
 
-    /// Whether this node's table replica holds `key` (value or pointer).
-    pub fn has_result(&self, key: &JobKey) -> bool {
-        self.table.get(key).is_some()
-    }
-
     /// Live members, this node included.
     pub fn live_members(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.members.iter().filter(|(_, m)| m.alive).map(|(id, _)| *id)

@@ -166,10 +166,6 @@ impl<'t> ModelExecutor<'t> {
         )
     }
 
-    pub fn is_busy(&self) -> bool {
-        self.busy.is_some()
-    }
-
     /// Starts queued work until the processor is busy or nothing is left.
     pub fn step(&mut self, now: Nanos, core: &mut Node) {
         while self.busy.is_none() {

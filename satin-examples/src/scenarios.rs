@@ -25,23 +25,27 @@ fn row(name: &str, cfg: &SimConfig) -> String {
 pub const FIG4_LEAVES: u32 = 16_000;
 pub const FIG4_LEAF_COST: u64 = 500_000_000;
 
+/// The Fig. 4 setup on `clusters` clusters of 16, with recovery `ft`, the
+/// clusters in `crash` crashing once half of the leaves have run.
+pub fn fig4_config(base: &SimConfig, clusters: u32, ft: FtMode, crash: &[u32]) -> SimConfig {
+    let mut c = base.clone();
+    // Calibrated: the fault-free run on 4 × 16 nodes takes ≈ 125 s.
+    c.clusters = clusters;
+    c.nodes_per_cluster = 16;
+    c.shape = sim::workload::Shape::Uneven { leaves: FIG4_LEAVES };
+    c.mean_leaf_cost = FIG4_LEAF_COST;
+    c.protocol.ft = ft;
+    c.faults =
+        crash.iter().map(|&k| Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(k) }).collect();
+    c
+}
+
 /// Seed paper Fig. 4: 4 clusters; crash 1 or 2 clusters at 50 %, with the
 /// table and naive recovery, against fewer clusters from the start; and the
 /// same with the master inside the crashed cluster.
 pub fn fig4(base: &SimConfig) -> Vec<String> {
     let mut rows = Vec::new();
-    let with = |clusters: u32, ft: FtMode, crash: &[u32]| {
-        let mut c = base.clone();
-        // Calibrated: the fault-free run on 4 × 16 nodes takes ≈ 125 s.
-        c.nodes_per_cluster = 16;
-        c.shape = sim::workload::Shape::Uneven { leaves: FIG4_LEAVES };
-        c.mean_leaf_cost = FIG4_LEAF_COST;
-        c.clusters = clusters;
-        c.protocol.ft = ft;
-        c.faults =
-            crash.iter().map(|&k| Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(k) }).collect();
-        c
-    };
+    let with = |clusters: u32, ft: FtMode, crash: &[u32]| fig4_config(base, clusters, ft, crash);
     rows.push(row("4 clusters, no crash", &with(4, FtMode::Table, &[])));
     // Cluster 0 holds the master (node 0): crash the last clusters first.
     rows.push(row("1 of 4 crashed, table", &with(4, FtMode::Table, &[3])));

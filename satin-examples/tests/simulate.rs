@@ -4,24 +4,11 @@
 use std::process::Command;
 
 use satin::proto::FtMode;
-use satin::sim::faults::{Fault, FaultKind, Trigger};
-use satin::sim::workload::Shape;
 use satin::sim::{self, SimConfig};
-use satin_examples::scenarios::{FIG4_LEAF_COST, FIG4_LEAVES};
+use satin_examples::scenarios::fig4_config;
 
 fn fig4(clusters: u32, ft: FtMode, crash: &[u32]) -> sim::Report {
-    let mut c = SimConfig {
-        clusters,
-        nodes_per_cluster: 16,
-        shape: Shape::Uneven { leaves: FIG4_LEAVES },
-        mean_leaf_cost: FIG4_LEAF_COST,
-        seed: 1,
-        ..SimConfig::default()
-    };
-    c.protocol.ft = ft;
-    c.faults =
-        crash.iter().map(|&k| Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(k) }).collect();
-    sim::run(&c)
+    sim::run(&fig4_config(&SimConfig { seed: 1, ..SimConfig::default() }, clusters, ft, crash))
 }
 
 #[test]

@@ -5,12 +5,11 @@ use std::time::Instant;
 use clap::Args;
 use satin::Runtime;
 
-/// How to run: worker count and runtime switches.
+/// How to run: where (this machine, or a distributed run) and runtime switches.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Worker threads (default: all cores).
-    #[arg(long, short = 'w', value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub workers: Option<u32>,
+    #[command(flatten)]
+    pub launch: satin::net::Launch,
     /// Run the plain sequential function, without a runtime.
     #[arg(long)]
     pub sequential: bool,
@@ -33,8 +32,15 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         return r;
     }
     let limit = if args.spawn_limit == 0 { usize::MAX } else { args.spawn_limit };
-    let mut builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
-    if let Some(w) = args.workers {
+    let builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
+    let l = &args.launch;
+    if l.listen.is_some() || l.join.is_some() || l.local_nodes.is_some() || l.init_pool.is_some() {
+        let r = satin::net::run(name, &args.launch, builder, app);
+        eprintln!("{name}: distributed run, {:.3} s", start.elapsed().as_secs_f64());
+        return r;
+    }
+    let mut builder = builder;
+    if let Some(w) = args.launch.workers {
         builder = builder.workers(w as usize);
     }
     let rt = builder.build().unwrap_or_else(|e| {

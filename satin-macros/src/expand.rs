@@ -126,7 +126,7 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
             type Output = #output;
             const FN_ID: &'static str = concat!(module_path!(), #fn_id);
             #[inline]
-            fn run(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
+            fn run_parallel(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
                 let #job(#(#fields),*) = self;
                 #par(#ctx, #(#fields),*)
             }
@@ -136,6 +136,8 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
                 #seq(#(#fields),*)
             }
         }
+
+        #krate::__private::inventory::submit! { #krate::__private::JobFn::of::<#job>() }
 
         #[doc(hidden)]
         #(#others)*

@@ -35,14 +35,16 @@
 
 #[allow(missing_docs)] // wire types; the module docs say what they are
 pub mod codec;
+pub mod dist;
 mod job;
+pub mod net;
 #[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
 pub mod proto;
 mod sched;
 #[allow(missing_docs)]
 pub mod sim;
 
-pub use job::{BuildKeyHasher, Job, JobKey, KeyHasher};
+pub use job::{function_ids, BuildKeyHasher, CallError, Job, JobKey, KeyHasher};
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 
@@ -50,8 +52,9 @@ pub use sched::{sequential, BuildError, Builder, RunStats, Runtime, DEFAULT_SPAW
 /// API: names and signatures here change without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::job::{assert_param, assert_result, enter};
+    pub use crate::job::{assert_param, assert_result, enter, JobFn};
     pub use crate::sched::{Ctx, Slot, SpawnList};
     pub use core::pin::pin;
+    pub use inventory;
     pub use serde;
 }

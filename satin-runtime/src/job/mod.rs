@@ -2,8 +2,10 @@
 //! function, plus how to run it.
 
 mod key;
+pub(crate) mod registry;
 
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
+pub use registry::{function_ids, CallError, JobFn};
 
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -23,7 +25,18 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
     const FN_ID: &'static str;
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
-    fn run(self, ctx: &Ctx<'_>) -> Self::Output;
+    /// After a failure in a distributed run, looks the result up in the
+    /// result table first.
+    #[inline]
+    fn run(self, ctx: &Ctx<'_>) -> Self::Output {
+        if ctx.worker.registry().lookup_mode() {
+            return crate::sched::run_with_lookup(self, ctx);
+        }
+        self.run_parallel(ctx)
+    }
+
+    /// The function's body with parallel recursion (generated).
+    fn run_parallel(self, ctx: &Ctx<'_>) -> Self::Output;
 
     /// Runs the call as the plain sequential function.
     fn run_sequential(self) -> Self::Output;
@@ -46,8 +59,18 @@ pub fn enter<J: Job>(job: J) -> J::Output {
         // SAFETY: `current_ctx` only returns a context that the worker thread
         // installed for the job it is executing right now; it outlives this call.
         Some(ctx) => job.run(unsafe { &*ctx }),
-        None => job.run_sequential(),
+        None => match crate::dist::take_root_runner() {
+            Some(runner) => run_distributed(job, runner),
+            None => job.run_sequential(),
+        },
     }
+}
+
+#[inline(never)]
+fn run_distributed<J: Job>(job: J, runner: crate::dist::RootRunner) -> J::Output {
+    let bytes = runner(job.key(), registry::encode_call(&job));
+    postcard::from_bytes(&bytes)
+        .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::FN_ID))
 }
 
 /// Marker trait for values that can be a parameter of an annotated function.

@@ -29,6 +29,7 @@ mod table;
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
 pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time};
 pub use rng::SplitMix64;
+pub use table::SharedValues;
 
 use crate::JobKey;
 

@@ -83,6 +83,8 @@ pub enum Msg {
         key: JobKey,
         value: Option<Vec<u8>>,
     },
-    /// The run is over (sent by the master).
-    Terminate,
+    /// The run is over (sent by the master), with the root job's result.
+    Terminate {
+        value: Vec<u8>,
+    },
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use super::msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
 use super::rng::SplitMix64;
-use super::table::ResultTable;
+use super::table::{ResultTable, SharedValues};
 use super::Executor;
 use crate::JobKey;
 
@@ -80,6 +80,10 @@ pub enum Action {
     },
     /// The root job finished here (this node is the master): the answer.
     Done {
+        value: Vec<u8>,
+    },
+    /// The master ended the run; `value` is the root job's result.
+    Finished {
         value: Vec<u8>,
     },
     /// The run cannot go on (a crash with `FtMode::None`).
@@ -238,6 +242,12 @@ impl Node {
         self.table.len()
     }
 
+    /// A read-only view of this replica's values, for threads that look up
+    /// results while the driver owns the node (real runs' worker threads).
+    pub fn shared_values(&mut self) -> SharedValues {
+        self.table.share()
+    }
+
     /// A one-line summary of the protocol state, for debugging stuck runs.
     pub fn summary(&self) -> String {
         format!(
@@ -344,7 +354,10 @@ impl Node {
                     exec.lookup_done(&key, value);
                 }
             }
-            Msg::Terminate => self.stop(),
+            Msg::Terminate { value } => {
+                self.actions.push_back(Action::Finished { value });
+                self.stop();
+            }
         }
     }
 
@@ -416,7 +429,7 @@ impl Node {
     /// The root job finished here.
     pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
         if self.is_master() && !self.stopped {
-            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate });
+            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: value.clone() } });
             self.actions.push_back(Action::Done { value });
             self.stop();
         }

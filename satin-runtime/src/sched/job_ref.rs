@@ -1,16 +1,18 @@
 //! Type-erased references to jobs, as they sit in the deques.
 
 use super::registry::WorkerThread;
+use super::remote::RemoteTake;
 
 /// A pointer to a job plus the function that executes it.
 ///
 /// Contract: a `JobRef` is executed exactly once, by whoever takes it out of a
-/// deque (the owner's pop or a thief's steal), and the job it points to stays
-/// alive until that execution has signalled completion.
+/// deque (the owner's pop, a thief's steal, or a remote steal that sends the
+/// job to another machine), and the job it points to stays alive until that
+/// execution has signalled completion.
 #[derive(Clone, Copy)]
 pub(crate) struct JobRef {
     data: *const (),
-    execute_fn: unsafe fn(*const (), &WorkerThread, Taken),
+    execute_fn: unsafe fn(*const (), Exec<'_>),
 }
 
 /// How a job left its deque: popped by its owner, or stolen from worker `victim`.
@@ -21,6 +23,16 @@ pub(crate) enum Taken {
     Injected,
 }
 
+/// What to do with a job taken out of a deque.
+pub(crate) enum Exec<'a> {
+    /// Run it on this worker.
+    Run(&'a WorkerThread, Taken),
+    /// Another machine stole it: encode it into `out` and wait for its
+    /// result (only spawned slots sit in worker deques, and only those can be
+    /// taken this way).
+    Remote(&'a mut Option<RemoteTake>),
+}
+
 // SAFETY: a JobRef is only a pointer to a job whose data is `Send` (jobs are
 // `Send + 'static` by the `Job` bound, root closures are `Send`), and the
 // exactly-once contract above means only one thread ever executes it.
@@ -29,7 +41,7 @@ unsafe impl Send for JobRef {}
 impl JobRef {
     /// # Safety
     /// `data` must satisfy `execute_fn`'s expectations and the contract above.
-    pub(crate) unsafe fn new(data: *const (), execute_fn: unsafe fn(*const (), &WorkerThread, Taken)) -> JobRef {
+    pub(crate) unsafe fn new(data: *const (), execute_fn: unsafe fn(*const (), Exec<'_>)) -> JobRef {
         JobRef { data, execute_fn }
     }
 
@@ -41,6 +53,15 @@ impl JobRef {
     /// Must be called at most once per job, per the type's contract.
     pub(crate) unsafe fn execute(self, worker: &WorkerThread, taken: Taken) {
         // SAFETY: forwarded from the caller.
-        unsafe { (self.execute_fn)(self.data, worker, taken) }
+        unsafe { (self.execute_fn)(self.data, Exec::Run(worker, taken)) }
+    }
+
+    /// Hands the job to a remote thief instead of running it.
+    ///
+    /// # Safety
+    /// As for [`execute`](Self::execute); the job must be a spawned slot.
+    pub(crate) unsafe fn take_remote(self, out: &mut Option<RemoteTake>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (self.execute_fn)(self.data, Exec::Remote(out)) }
     }
 }

@@ -2,15 +2,23 @@
 //! Design notes: `README.md` beside this file.
 
 mod ctx;
+mod entry;
 mod ft;
 mod job_ref;
 mod registry;
+mod remote;
 mod root;
 mod sleep;
 mod slot;
 mod tls;
 
 pub use ctx::Ctx;
+pub use entry::EntryOutcome;
+pub(crate) use remote::run_with_lookup;
+
+pub(crate) fn remote_side(values: crate::proto::SharedValues) -> remote::Remote {
+    remote::Remote::new(values)
+}
 pub use slot::{Slot, SpawnList};
 pub(crate) use tls::current_ctx;
 pub use tls::sequential;
@@ -175,6 +183,10 @@ impl Runtime {
             Ok(r) => r,
             Err(p) => std::panic::resume_unwind(p),
         }
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// Counters since the runtime started.

@@ -2,13 +2,14 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::{Backoff, CachePadded};
 
 use super::ft::FtLog;
 use super::job_ref::{JobRef, Taken};
+use super::remote::Remote;
 use super::sleep::Sleep;
 
 /// Counters one worker writes and anyone may read. Single writer, so updates
@@ -36,6 +37,12 @@ pub(crate) struct Registry {
     pub(crate) counters: Vec<CachePadded<WorkerCounters>>,
     /// A spawn runs inline once its worker has this many jobs queued.
     pub(crate) spawn_limit: usize,
+    /// Set once a distributed executor drives this pool.
+    pub(crate) remote: OnceLock<Remote>,
+    /// After a failure in a distributed run: every job looks up the result
+    /// table before it runs.
+    pub(crate) lookup_mode: AtomicBool,
+    pub(crate) table_hits: AtomicU64,
 }
 
 impl Registry {
@@ -50,8 +57,15 @@ impl Registry {
             ft: ft.then(|| FtLog::new(workers)),
             counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
             spawn_limit,
+            remote: OnceLock::new(),
+            lookup_mode: AtomicBool::new(false),
+            table_hits: AtomicU64::new(0),
         };
         (Arc::new(registry), deques)
+    }
+
+    pub(crate) fn stealers(&self) -> &[Stealer<JobRef>] {
+        &self.stealers
     }
 
     pub(crate) fn num_workers(&self) -> usize {

@@ -5,8 +5,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Condvar, Mutex};
 
 use super::ctx::Ctx;
-use super::job_ref::{JobRef, Taken};
-use super::registry::WorkerThread;
+use super::job_ref::{Exec, JobRef};
 use super::tls::CurrentGuard;
 
 /// A closure waiting for a worker, plus the latch its caller blocks on.
@@ -50,7 +49,10 @@ impl<F: FnOnce() -> R + Send, R: Send> RootJob<F, R> {
 
 /// # Safety
 /// `data` points to a live `RootJob<F, R>`, executed once.
-unsafe fn execute<F: FnOnce() -> R + Send, R: Send>(data: *const (), worker: &WorkerThread, _: Taken) {
+unsafe fn execute<F: FnOnce() -> R + Send, R: Send>(data: *const (), exec: Exec<'_>) {
+    let Exec::Run(worker, _) = exec else {
+        unreachable!("root jobs sit in the injector, out of remote thieves' reach")
+    };
     // SAFETY: per the function contract.
     let job = unsafe { &*(data as *const RootJob<F, R>) };
     // SAFETY: only the one executor takes the closure.

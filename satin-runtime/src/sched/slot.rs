@@ -16,8 +16,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use super::ctx::{Aborted, Ctx};
-use super::job_ref::{JobRef, Taken};
-use super::registry::{WorkerCounters, WorkerThread};
+use super::job_ref::{Exec, JobRef, Taken};
+use super::registry::{Registry, WorkerCounters, WorkerThread};
+use super::remote::{Completion, RemoteTake};
 use super::tls::CurrentGuard;
 use crate::Job;
 
@@ -29,6 +30,8 @@ const DONE: u8 = 3; // result written
 const CONSUMED: u8 = 4; // result read (or the job ran inline in the parent)
 
 const NO_THIEF: usize = usize::MAX;
+/// `thief` of a job stolen by another machine.
+const REMOTE: usize = usize::MAX - 1;
 
 enum Outcome<T> {
     Value(T),
@@ -145,7 +148,7 @@ impl<J: Job> Slot<J> {
     fn take_outcome(&self) -> Outcome<J::Output> {
         self.state.store(CONSUMED, Ordering::Relaxed);
         let thief = self.thief.load(Ordering::Relaxed);
-        if thief != NO_THIEF {
+        if thief != NO_THIEF && thief != REMOTE {
             // SAFETY: `owner` was set by `spawn` on this thread.
             let owner = unsafe { &*self.owner.get() };
             if let Some(ft) = &owner.registry().ft {
@@ -173,8 +176,15 @@ impl<J: Job> Drop for Slot<J> {
                     self.state.store(CONSUMED, Ordering::Relaxed);
                     return;
                 }
-                worker.registry().bump_abort_epoch();
-                worker.wait_until(|| self.state.load(Ordering::Acquire) == DONE);
+                let registry = worker.registry();
+                registry.bump_abort_epoch();
+                let me = self as *const Slot<J> as *const ();
+                // A job on another machine is not waited for: cancelling it
+                // completes the slot as aborted (see `sched::remote`).
+                worker.wait_until(|| {
+                    self.state.load(Ordering::Acquire) == DONE
+                        || (self.thief.load(Ordering::Relaxed) == REMOTE && registry.cancel_remote(me))
+                });
             }
         }
         if let Outcome::Panic(p) = self.take_outcome() {
@@ -189,9 +199,16 @@ impl<J: Job> Drop for Slot<J> {
 ///
 /// # Safety
 /// `data` points to a live, spawned `Slot<J>` and this is its one execution.
-unsafe fn execute<J: Job>(data: *const (), worker: &WorkerThread, taken: Taken) {
+unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) {
     // SAFETY: per the function contract.
     let slot = unsafe { &*(data as *const Slot<J>) };
+    let (worker, taken) = match exec {
+        Exec::Run(worker, taken) => (worker, taken),
+        Exec::Remote(out) => {
+            *out = Some(slot.take_remote(data));
+            return;
+        }
+    };
     slot.state.store(RUNNING, Ordering::Relaxed);
     if let Taken::Stolen { victim } = taken {
         WorkerCounters::bump(&worker.counters().steals);
@@ -223,6 +240,46 @@ unsafe fn execute<J: Job>(data: *const (), worker: &WorkerThread, taken: Taken) 
     if stolen {
         worker.registry().sleep.wake_all();
     }
+}
+
+impl<J: Job> Slot<J> {
+    /// Another machine takes this job: encode the call but keep it here, in
+    /// case the thief dies and it has to run here after all.
+    fn take_remote(&self, data: *const ()) -> RemoteTake {
+        self.thief.store(REMOTE, Ordering::Relaxed);
+        self.state.store(RUNNING, Ordering::Relaxed);
+        // SAFETY: the job is out of the deque; only this taker reads it, and
+        // only a later (requeued) execution takes it.
+        let job = unsafe { (*self.job.get()).as_ref() }.expect("a queued slot holds its job");
+        RemoteTake {
+            key: job.key(),
+            payload: crate::job::registry::encode_call(job),
+            complete: complete_remote::<J>,
+            // SAFETY: `execute::<J>` matches the data; the remote-steal map
+            // runs this reference at most once (requeue).
+            job: unsafe { JobRef::new(data, execute::<J>) },
+        }
+    }
+}
+
+/// Completes a remotely stolen slot with its encoded result (or as aborted).
+///
+/// # Safety
+/// `data` points to a live `Slot<J>` taken by `take_remote`, completed once.
+unsafe fn complete_remote<J: Job>(data: *const (), completion: Completion<'_>, registry: &Registry) {
+    // SAFETY: per the function contract.
+    let slot = unsafe { &*(data as *const Slot<J>) };
+    let outcome = match completion {
+        Completion::Value(bytes) => match postcard::from_bytes::<J::Output>(bytes) {
+            Ok(v) => Outcome::Value(v),
+            Err(e) => Outcome::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
+        },
+        Completion::Aborted => Outcome::Aborted,
+    };
+    // SAFETY: the owner reads `outcome` only after it acquires DONE below.
+    unsafe { *slot.outcome.get() = Some(outcome) };
+    slot.state.store(DONE, Ordering::Release);
+    registry.sleep.wake_all();
 }
 
 /// The spawns of one loop: every iteration's call, joined after the loop.

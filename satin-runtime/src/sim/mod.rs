@@ -465,6 +465,7 @@ impl World<'_> {
                 self.report.virtual_seconds = self.now as f64 / 1e9;
                 self.finished = true;
             }
+            Action::Finished { .. } => {}
             Action::Stop => self.nodes[i].gone = true,
         }
     }

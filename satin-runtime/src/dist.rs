@@ -1,0 +1,210 @@
+//! The local scheduler as the protocol core's [`Executor`]: what a real
+//! (multi-process) node runs its jobs on.
+//!
+//! Jobs arrive as encoded calls (stolen from another node, or the root) and
+//! run as entry jobs on the pool; remote thieves take the oldest spawned job
+//! out of a worker deque. Outcomes come back to the driver as [`ExecEvent`]s
+//! through a callback, from worker threads.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedValues};
+use crate::sched::{EntryOutcome, Runtime};
+use crate::JobKey;
+
+/// Runs the distributed root job (key, encoded call) to its encoded result.
+pub type RootRunner = Box<dyn FnOnce(JobKey, Vec<u8>) -> Vec<u8>>;
+
+thread_local! {
+    static ROOT_RUNNER: RefCell<Option<RootRunner>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on this thread with `runner` in place: the first annotated call
+/// `f` makes outside a runtime becomes the root job of a distributed run,
+/// handed to `runner` (every node of the run calls the same `f`).
+pub fn with_root_runner<R>(runner: RootRunner, f: impl FnOnce() -> R) -> R {
+    ROOT_RUNNER.with(|r| *r.borrow_mut() = Some(runner));
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            ROOT_RUNNER.with(|r| r.borrow_mut().take());
+        }
+    }
+    let _reset = Reset;
+    f()
+}
+
+pub(crate) fn take_root_runner() -> Option<RootRunner> {
+    ROOT_RUNNER.with(|r| r.borrow_mut().take())
+}
+
+/// What the executor tells its driver.
+#[derive(Debug)]
+#[allow(missing_docs)]
+pub enum ExecEvent {
+    /// A job stolen from `victim` by steal `stamp` finished here.
+    StolenDone { victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8> },
+    /// The root job finished here.
+    RootDone { value: Vec<u8> },
+    /// No entry job is left here: time to steal.
+    Idle,
+    /// A job could not run (undecodable bytes, or a panic): the run cannot
+    /// give a right answer.
+    Failed(String),
+}
+
+type Sink = Arc<dyn Fn(ExecEvent) + Send + Sync>;
+
+/// See the module docs.
+pub struct LocalExecutor {
+    runtime: Arc<Runtime>,
+    events: Sink,
+    /// Abort flags of the jobs run for other nodes, by (victim, stamp).
+    running: HashMap<(NodeId, u64), Arc<AtomicBool>>,
+    root: Option<Arc<AtomicBool>>,
+    /// Entry jobs queued or running.
+    active: Arc<AtomicUsize>,
+}
+
+/// Why a [`LocalExecutor`] cannot attach to a runtime.
+#[derive(Debug)]
+pub struct AlreadyAttached;
+
+impl std::fmt::Display for AlreadyAttached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "this runtime already serves a distributed executor")
+    }
+}
+
+impl std::error::Error for AlreadyAttached {}
+
+impl LocalExecutor {
+    /// Attaches to `runtime`; `values` is the node's result table (see
+    /// [`crate::proto::Node::shared_values`]); `events` receives outcomes.
+    pub fn new(
+        runtime: Arc<Runtime>,
+        values: SharedValues,
+        events: impl Fn(ExecEvent) + Send + Sync + 'static,
+    ) -> Result<LocalExecutor, AlreadyAttached> {
+        runtime.registry().remote.set(crate::sched::remote_side(values)).map_err(|_| AlreadyAttached)?;
+        Ok(LocalExecutor {
+            runtime,
+            events: Arc::new(events),
+            running: HashMap::new(),
+            root: None,
+            active: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    /// The job stolen from `victim` by steal `stamp` finished (the driver saw
+    /// its `StolenDone`): forget its abort flag.
+    pub fn stolen_done(&mut self, victim: NodeId, stamp: u64) {
+        self.running.remove(&(victim, stamp));
+    }
+
+    /// Remotely stolen jobs whose results this node waits for.
+    pub fn awaited_results(&self) -> usize {
+        self.runtime.registry().remote_pending()
+    }
+
+    /// Results this node took from the result table instead of computing.
+    pub fn table_hits(&self) -> u64 {
+        self.runtime.registry().table_hits.load(Ordering::Relaxed)
+    }
+
+    fn start(
+        &self,
+        payload: Vec<u8>,
+        abort: Arc<AtomicBool>,
+        finish: impl FnOnce(Vec<u8>) -> ExecEvent + Send + 'static,
+    ) {
+        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
+            // Not idle any more; nothing to tell.
+        }
+        let events = Arc::clone(&self.events);
+        let active = Arc::clone(&self.active);
+        let done = move |outcome: EntryOutcome| {
+            match outcome {
+                EntryOutcome::Value(v) => events(finish(v)),
+                EntryOutcome::Aborted => {}
+                EntryOutcome::Failed(reason) => events(ExecEvent::Failed(reason)),
+            }
+            if active.fetch_sub(1, Ordering::AcqRel) == 1 {
+                events(ExecEvent::Idle);
+            }
+        };
+        self.runtime.registry().inject_entry(payload, abort, Box::new(done));
+    }
+}
+
+impl Executor for LocalExecutor {
+    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
+        let (key, payload) = self.runtime.registry().take_for_remote(stamp)?;
+        Some(JobSpec { key, stamp, payload, redone: self.runtime.registry().lookup_mode() })
+    }
+
+    fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
+        if job.redone {
+            self.runtime.registry().enter_lookup_mode();
+        }
+        let abort = Arc::new(AtomicBool::new(false));
+        self.running.insert((victim, job.stamp), Arc::clone(&abort));
+        let (stamp, key) = (job.stamp, job.key);
+        self.start(job.payload, abort, move |value| ExecEvent::StolenDone { victim, stamp, key, value });
+    }
+
+    fn run_root(&mut self, job: JobSpec) {
+        if job.redone {
+            self.runtime.registry().enter_lookup_mode();
+        }
+        let abort = Arc::new(AtomicBool::new(false));
+        if let Some(old) = self.root.replace(Arc::clone(&abort)) {
+            old.store(true, Ordering::Release);
+        }
+        self.start(job.payload, abort, |value| ExecEvent::RootDone { value });
+    }
+
+    fn requeue(&mut self, job: JobSpec) {
+        self.runtime.registry().enter_lookup_mode();
+        self.runtime.registry().requeue_remote(job.stamp);
+    }
+
+    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
+        self.runtime.registry().deliver_remote(stamp, &value)
+    }
+
+    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
+        if let Some(flag) = self.running.remove(&(victim, stamp)) {
+            flag.store(true, Ordering::Release);
+            self.runtime.registry().bump_abort_epoch();
+        }
+        Abandoned::default()
+    }
+
+    fn abandon_all(&mut self) -> Abandoned {
+        for (_, flag) in self.running.drain() {
+            flag.store(true, Ordering::Release);
+        }
+        if let Some(root) = self.root.take() {
+            root.store(true, Ordering::Release);
+        }
+        self.runtime.registry().bump_abort_epoch();
+        Abandoned::default()
+    }
+
+    fn lookup_done(&mut self, _key: &JobKey, _value: Option<Vec<u8>>) {
+        // Worker threads read the table's values directly and never wait
+        // for a fetch, so no lookup is ever pending here.
+    }
+
+    fn has_work(&self) -> bool {
+        self.active.load(Ordering::Acquire) > 0
+    }
+
+    fn recovery_started(&mut self) {
+        self.runtime.registry().enter_lookup_mode();
+    }
+}

@@ -1,0 +1,82 @@
+//! Every annotated function of the program, by function id: how a node runs
+//! a job that arrived from another machine as bytes.
+//!
+//! The macro registers one [`JobFn`] per annotated function (through
+//! `inventory`, at link time), so the same binary on every node knows the
+//! same functions without any setup call.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::Job;
+use crate::sched::Ctx;
+
+/// How to run one annotated function's jobs from their encoded parameters.
+pub struct JobFn {
+    fn_id: &'static str,
+    run: fn(&[u8], &Ctx<'_>) -> Result<Vec<u8>, postcard::Error>,
+}
+
+impl JobFn {
+    /// The entry for job type `J`; used by generated code.
+    pub const fn of<J: Job>() -> JobFn {
+        JobFn { fn_id: J::FN_ID, run: run_encoded::<J> }
+    }
+}
+
+inventory::collect!(JobFn);
+
+fn run_encoded<J: Job>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {
+    let job: J = postcard::from_bytes(params)?;
+    postcard::to_allocvec(&job.run(ctx))
+}
+
+fn by_id() -> &'static HashMap<&'static str, &'static JobFn> {
+    static MAP: OnceLock<HashMap<&'static str, &'static JobFn>> = OnceLock::new();
+    MAP.get_or_init(|| inventory::iter::<JobFn>.into_iter().map(|f| (f.fn_id, f)).collect())
+}
+
+/// The ids of every annotated function linked into this program, sorted.
+/// Two nodes can work together only if these agree (see `codec::Hello`).
+pub fn function_ids() -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = by_id().keys().copied().collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// Encodes a call for another node: its function id, then its parameters.
+pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
+    postcard::to_allocvec(&(J::FN_ID, job)).expect("postcard encodes any serde value into a Vec")
+}
+
+/// Why an encoded call cannot run here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum CallError {
+    /// The bytes do not start with a function id.
+    Malformed(String),
+    /// No annotated function with this id is linked into this program.
+    UnknownFunction(String),
+    /// The parameters do not decode as the function's parameter types.
+    BadParams { fn_id: String, error: String },
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Malformed(e) => write!(f, "malformed job: {e}"),
+            CallError::UnknownFunction(id) => write!(f, "job for unknown function {id:?} (different program?)"),
+            CallError::BadParams { fn_id, error } => write!(f, "parameters of {fn_id} do not decode: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Decodes and runs an encoded call in `ctx`; returns the encoded result.
+pub(crate) fn run_call(payload: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, CallError> {
+    let (fn_id, params) =
+        postcard::take_from_bytes::<&str>(payload).map_err(|e| CallError::Malformed(e.to_string()))?;
+    let f = by_id().get(fn_id).ok_or_else(|| CallError::UnknownFunction(fn_id.to_string()))?;
+    (f.run)(params, ctx).map_err(|e| CallError::BadParams { fn_id: fn_id.to_string(), error: e.to_string() })
+}

@@ -1,0 +1,210 @@
+//! Real distributed runs: the same binary on several machines (or several
+//! processes on one) over QUIC. The only module that uses tokio.
+//!
+//! [`Launch`] is the command line every application shares; [`run`] runs
+//! an application's top-level call as it says: on this machine's cores, as
+//! one node of a distributed run (`--listen`, `--join`), or as the
+//! supervisor of a one-machine cluster (`--local-nodes`).
+
+#[allow(missing_docs)] // the module docs describe the spec
+mod chaos;
+mod driver;
+mod supervise;
+mod tls;
+mod wire;
+
+pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
+pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::codec::{Hello, DEFAULT_MAX_FRAME};
+use crate::proto::{Config, FtMode};
+use crate::Builder;
+use driver::{NodeSpec, RunEnd};
+
+/// Fault tolerance of a distributed run (`--ft`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FtArg {
+    /// A crash fails the run.
+    None,
+    /// Work stolen by a crashed node is re-executed; orphans are discarded.
+    Naive,
+    /// Re-execution plus the replicated result table: orphans' finished
+    /// results are reused.
+    #[default]
+    Table,
+}
+
+/// How to run: on this machine, or as a node of a distributed run.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Launch {
+    /// Worker threads of this process (default: all cores; with
+    /// --local-nodes N, cores / N per node).
+    #[arg(long, short = 'w', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: Option<u32>,
+    /// Start a distributed run as its first node (the master), listening on
+    /// ADDR, e.g. 0.0.0.0:7000. With --join: the address to listen on.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Join the distributed run that the node at ADDR belongs to.
+    #[arg(long, value_name = "ADDR")]
+    pub join: Option<SocketAddr>,
+    /// Run a one-machine cluster: start N node processes on loopback,
+    /// supervise them and print the answer of the node that finishes as
+    /// master.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with_all = ["listen", "join"])]
+    pub local_nodes: Option<u32>,
+    /// Name of this node's cluster: nodes steal inside their own cluster
+    /// first and keep one wide-area steal outstanding.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub cluster: String,
+    /// The pool credential (made by --init-pool). Only nodes holding it can
+    /// join. Also read from the SATIN_POOL environment variable.
+    #[arg(long, value_name = "FILE", env = "SATIN_POOL")]
+    pub pool: Option<PathBuf>,
+    /// Make a new pool credential at FILE (or DIR/pool.pem) and exit.
+    #[arg(long, value_name = "FILE")]
+    pub init_pool: Option<PathBuf>,
+    /// Fault tolerance across nodes.
+    #[arg(long, value_enum, default_value_t = FtArg::Table)]
+    pub ft: FtArg,
+    /// A peer that stays silent this long (milliseconds) is declared dead;
+    /// keep-alives probe it four times in that span.
+    #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub idle_timeout_ms: u64,
+    /// Faults to inject into a --local-nodes cluster, e.g.
+    /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'.
+    #[arg(long, value_name = "SPEC", requires = "local_nodes")]
+    pub chaos: Option<String>,
+    /// Largest frame this node accepts or sends, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
+    pub max_frame: usize,
+}
+
+impl Launch {
+    fn is_distributed(&self) -> bool {
+        self.listen.is_some() || self.join.is_some()
+    }
+}
+
+fn fail(app: &str, what: impl std::fmt::Display) -> ! {
+    eprintln!("{app}: error: {what}");
+    std::process::exit(1)
+}
+
+/// Runs `f` as `args` say and returns its result on the node that prints
+/// the answer.
+///
+/// - Neither `--listen`, `--join` nor `--local-nodes`: `f` runs on a pool
+///   built by `builder` (`--workers` overrides its worker count).
+/// - `--listen`/`--join`: this process is one node of a distributed run.
+///   The first annotated call `f` makes is the run's root job; every node
+///   runs the same `f` with the same arguments. The node that finishes the
+///   run as master returns `f`'s result; every other node exits with status
+///   0 when the run ends (it never returns), with status 1 if the run fails.
+/// - `--local-nodes N`: starts N such processes and prints the master's
+///   standard output; exits with the run's status (never returns).
+/// - `--init-pool FILE`: writes a new pool credential and exits.
+pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce() -> R + Send) -> R {
+    if let Some(path) = &args.init_pool {
+        match init_pool(path) {
+            Ok(file) => {
+                eprintln!(
+                    "{app}: wrote a new pool credential to {}; copy it to every machine of the pool",
+                    file.display()
+                );
+                std::process::exit(0)
+            }
+            Err(e) => fail(app, e),
+        }
+    }
+    if let Some(n) = args.local_nodes {
+        supervise::run(app, args, n)
+    }
+    let mut builder = builder;
+    if let Some(w) = args.workers {
+        builder = builder.workers(w as usize);
+    }
+    let runtime = builder.build().unwrap_or_else(|e| fail(app, e));
+    if !args.is_distributed() {
+        return runtime.run(f);
+    }
+    init_logging();
+    let pool_path = args.pool.clone().unwrap_or_else(|| {
+        fail(
+            app,
+            "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every machine \
+             and pass it with --pool FILE or SATIN_POOL=FILE",
+        )
+    });
+    let pool = Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e));
+    let spec = node_spec(app, args);
+    let runtime = Arc::new(runtime);
+    let app_name = app.to_string();
+    let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
+        let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
+        if let Some(r) = report {
+            eprintln!(
+                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table hits {}, orphans saved {}, frames sent {}, bytes sent {}",
+                r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
+                r.table_hits, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
+            );
+        }
+        match end {
+            RunEnd::Answer { value, master: true } => value,
+            RunEnd::Answer { master: false, .. } | RunEnd::Left => std::process::exit(0),
+            RunEnd::Failed(reason) => fail(&app_name, reason),
+        }
+    });
+    crate::dist::with_root_runner(runner, f)
+}
+
+fn node_spec(app: &str, args: &Launch) -> NodeSpec {
+    let master = args.join.is_none();
+    let listen = args.listen.unwrap_or_else(|| {
+        let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
+        SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
+    });
+    let id = if master { 0 } else { fresh_id() };
+    let ft = match args.ft {
+        FtArg::None => FtMode::None,
+        FtArg::Naive => FtMode::Naive,
+        FtArg::Table => FtMode::Table,
+    };
+    let config = Config { ft, pointer_threshold: 64 << 10, ..Config::default() };
+    let cluster =
+        u32::from_le_bytes(blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"));
+    NodeSpec {
+        id,
+        cluster,
+        listen,
+        contact: args.join,
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        config,
+        max_frame: args.max_frame,
+        hello: Hello::new(app, &crate::function_ids()),
+    }
+}
+
+/// A node id for a joining process: unique with overwhelming probability,
+/// never 0 (the first master's).
+fn fresh_id() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut h = blake3::Hasher::new();
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&now.as_nanos().to_le_bytes());
+    let id = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes")) >> 1;
+    id.max(1)
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

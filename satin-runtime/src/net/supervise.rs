@@ -1,0 +1,311 @@
+//! `--local-nodes N`: a one-machine cluster. This process starts N node
+//! processes of the same binary on loopback (node 0 with `--listen`, the
+//! others with `--join`), injects `--chaos` faults, forwards their logs
+//! with a `[node i]` prefix, and prints the standard output of the node
+//! that finishes the run as master — whichever node that is after crashes.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use super::chaos::{At, ChaosEvent, ChaosKind};
+use super::{fail, init_pool, Launch};
+
+/// How long a node may take to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// After the answer is out, how long stragglers get before SIGKILL.
+const WIND_DOWN: Duration = Duration::from_secs(10);
+
+enum Event {
+    Listening { node: usize, addr: SocketAddr },
+    Stdout { node: usize, text: String },
+    Exited { node: usize, status: ExitStatus },
+}
+
+struct Cluster {
+    exe: std::path::PathBuf,
+    base: Vec<String>,
+    pool: std::path::PathBuf,
+    pids: Vec<Option<u32>>,
+    addrs: Vec<Option<SocketAddr>>,
+    events: Sender<Event>,
+}
+
+impl Cluster {
+    fn spawn(&mut self, app: &str, join: Option<SocketAddr>) -> usize {
+        let node = self.pids.len();
+        let mut cmd = Command::new(&self.exe);
+        cmd.args(&self.base).env("SATIN_POOL", &self.pool);
+        match join {
+            None => cmd.args(["--listen", "127.0.0.1:0"]),
+            Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
+        };
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+        let mut child: Child = cmd.spawn().unwrap_or_else(|e| fail(app, format!("cannot start node {node}: {e}")));
+        self.pids.push(Some(child.id()));
+        self.addrs.push(None);
+        let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+        let tx = self.events.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("[node {node}] {line}");
+                if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
+                    let _ = tx.send(Event::Listening { node, addr });
+                }
+            }
+        });
+        let tx = self.events.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stdout).read_to_string(&mut text);
+            let _ = tx.send(Event::Stdout { node, text });
+        });
+        let tx = self.events.clone();
+        std::thread::spawn(move || {
+            if let Ok(status) = child.wait() {
+                let _ = tx.send(Event::Exited { node, status });
+            }
+        });
+        node
+    }
+
+    fn signal(&mut self, node: usize, sig: libc::c_int) {
+        if let Some(Some(pid)) = self.pids.get(node) {
+            // SAFETY: kill(2) on a child's pid has no memory-safety
+            // preconditions; the child is not reaped before its waiter
+            // thread reports it, so the pid is still ours.
+            unsafe { libc::kill(*pid as libc::pid_t, sig) };
+        }
+    }
+
+    fn live_addr(&self) -> Option<SocketAddr> {
+        self.pids.iter().zip(&self.addrs).find_map(|(p, a)| p.and(*a))
+    }
+}
+
+/// Filters this process's arguments for its nodes: everything but the
+/// supervisor's own flags.
+fn node_args(n: u32, args: &Launch) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in std::env::args().skip(1) {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--local-nodes" || a == "--chaos" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--local-nodes=") || a.starts_with("--chaos=") {
+            continue;
+        }
+        out.push(a);
+    }
+    if args.workers.is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        out.push(format!("--workers={}", (cores / n as usize).max(1)));
+    }
+    out
+}
+
+/// One run of the cluster; returns the master's output and how long it took.
+fn run_cluster(
+    app: &str,
+    args: &Launch,
+    n: u32,
+    pool: &std::path::Path,
+    chaos: &[(Duration, ChaosKind)],
+) -> (String, Duration) {
+    let (tx, rx) = channel();
+    let mut cluster = Cluster {
+        exe: std::env::current_exe().unwrap_or_else(|e| fail(app, format!("cannot find this program: {e}"))),
+        base: node_args(n, args),
+        pool: pool.to_path_buf(),
+        pids: Vec::new(),
+        addrs: Vec::new(),
+        events: tx,
+    };
+    let start = Instant::now();
+    cluster.spawn(app, None);
+    let master_addr = wait_listening(app, &rx, &mut cluster, 0);
+    for _ in 1..n {
+        cluster.spawn(app, Some(master_addr));
+    }
+    let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
+    pending.sort_by(|a, b| b.0.cmp(&a.0)); // soonest last
+    let mut stdout: Vec<Option<String>> = Vec::new();
+    let mut exited: Vec<Option<ExitStatus>> = Vec::new();
+    let mut answer: Option<String> = None;
+    let mut answered_at: Option<Instant> = None;
+    loop {
+        let live = cluster.pids.iter().filter(|p| p.is_some()).count();
+        if live == 0 && stdout.iter().filter(|s| s.is_some()).count() >= cluster.pids.len() {
+            break;
+        }
+        let next_fault = pending.last().map(|(at, _)| *at);
+        let wait = match (next_fault, answered_at) {
+            (_, Some(t)) => WIND_DOWN.saturating_sub(t.elapsed()),
+            (Some(at), None) => at.saturating_sub(start.elapsed()),
+            (None, None) => Duration::from_secs(3600),
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Event::Listening { node, addr }) => cluster.addrs[node] = Some(addr),
+            Ok(Event::Stdout { node, text }) => {
+                put(&mut stdout, node, text);
+                check_answer(&stdout, &exited, node, &mut answer, &mut answered_at);
+            }
+            Ok(Event::Exited { node, status }) => {
+                cluster.pids[node] = None;
+                put(&mut exited, node, status);
+                check_answer(&stdout, &exited, node, &mut answer, &mut answered_at);
+            }
+            Err(_) if answered_at.is_some() => {
+                for node in 0..cluster.pids.len() {
+                    cluster.signal(node, libc::SIGKILL);
+                }
+                answered_at = None;
+            }
+            Err(_) => {
+                if let Some((_, kind)) = pending.pop() {
+                    apply(app, &mut cluster, kind);
+                }
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    match answer {
+        Some(a) => (a, elapsed),
+        None => fail(app, "no node finished the run as master (see the node logs above)"),
+    }
+}
+
+fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
+    if v.len() <= i {
+        v.resize_with(i + 1, || None);
+    }
+    v[i] = Some(x);
+}
+
+fn check_answer(
+    stdout: &[Option<String>],
+    exited: &[Option<ExitStatus>],
+    node: usize,
+    answer: &mut Option<String>,
+    at: &mut Option<Instant>,
+) {
+    let (Some(Some(text)), Some(Some(status))) = (stdout.get(node), exited.get(node)) else { return };
+    if status.success() && !text.is_empty() && answer.is_none() {
+        *answer = Some(text.clone());
+        *at = Some(Instant::now());
+    }
+}
+
+fn wait_listening(app: &str, rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> SocketAddr {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Event::Listening { node: n, addr }) => {
+                cluster.addrs[n] = Some(addr);
+                if n == node {
+                    return addr;
+                }
+            }
+            Ok(Event::Exited { node: n, status }) if n == node => {
+                fail(app, format!("node {node} exited before it listened ({status})"))
+            }
+            Ok(_) => {}
+            Err(_) => fail(app, format!("node {node} did not start listening within {START_TIMEOUT:?}")),
+        }
+    }
+}
+
+fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
+    match kind {
+        ChaosKind::Kill { node } => {
+            eprintln!("{app}: chaos: SIGKILL node {node}");
+            cluster.signal(node as usize, libc::SIGKILL);
+        }
+        ChaosKind::Leave { node } => {
+            eprintln!("{app}: chaos: SIGTERM node {node} (graceful leave)");
+            cluster.signal(node as usize, libc::SIGTERM);
+        }
+        ChaosKind::Join => match cluster.live_addr() {
+            Some(addr) => {
+                let node = cluster.spawn(app, Some(addr));
+                eprintln!("{app}: chaos: node {node} joins through {addr}");
+            }
+            None => eprintln!("{app}: chaos: no live node to join through; join skipped"),
+        },
+    }
+}
+
+/// Runs the supervised cluster and exits with its outcome.
+pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
+    let events: Vec<ChaosEvent> = match &args.chaos {
+        Some(spec) => super::chaos::parse(spec).unwrap_or_else(|e| {
+            eprintln!("{app}: error: --chaos: {e}");
+            std::process::exit(2)
+        }),
+        None => Vec::new(),
+    };
+    for e in &events {
+        if let ChaosKind::Kill { node } | ChaosKind::Leave { node } = e.kind {
+            let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
+            if node >= n + joins {
+                eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);
+                std::process::exit(2);
+            }
+        }
+    }
+    let temp_pool;
+    let pool = match &args.pool {
+        Some(p) => p.clone(),
+        None => {
+            let dir = std::env::temp_dir().join(format!("satin-pool-{}", std::process::id()));
+            let _ = std::fs::create_dir_all(&dir);
+            let file = dir.join(super::POOL_FILE);
+            let _ = std::fs::remove_file(&file);
+            init_pool(&file).unwrap_or_else(|e| fail(app, e));
+            temp_pool = TempPool(dir);
+            temp_pool.0.join(super::POOL_FILE)
+        }
+    };
+    let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
+    let reference = if needs_calibration {
+        eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
+        let (_, took) = run_cluster(app, args, n, &pool, &[]);
+        eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
+        took
+    } else {
+        Duration::ZERO
+    };
+    let chaos: Vec<(Duration, ChaosKind)> = events
+        .iter()
+        .map(|e| {
+            let at = match e.at {
+                At::After(d) => d,
+                At::Percent(p) => reference.mul_f64(p / 100.0),
+            };
+            (at, e.kind)
+        })
+        .collect();
+    let start = Instant::now();
+    let (answer, _) = run_cluster(app, args, n, &pool, &chaos);
+    eprintln!("{app}: {n} local nodes, {:.3} s", start.elapsed().as_secs_f64());
+    print!("{answer}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    drop(pool);
+    std::process::exit(0)
+}
+
+struct TempPool(std::path::PathBuf);
+
+impl Drop for TempPool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

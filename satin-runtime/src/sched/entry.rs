@@ -1,0 +1,79 @@
+//! Entry jobs: calls that arrive from outside the pool as bytes (a job
+//! stolen by this node, or the distributed root), each on the heap with its
+//! own abort flag, reporting its outcome through a callback.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::ctx::{Aborted, Ctx};
+use super::job_ref::{Exec, JobRef};
+use super::registry::Registry;
+use super::tls::CurrentGuard;
+use crate::job::registry::run_call;
+
+/// How an entry job ended.
+#[derive(Debug)]
+pub enum EntryOutcome {
+    /// The encoded result.
+    Value(Vec<u8>),
+    /// Its abort flag was set.
+    Aborted,
+    /// It could not run (bad bytes) or it panicked: the message says which.
+    Failed(String),
+}
+
+pub(crate) struct EntryJob {
+    payload: Vec<u8>,
+    abort: Arc<AtomicBool>,
+    done: Box<dyn FnOnce(EntryOutcome) + Send>,
+}
+
+impl Registry {
+    /// Queues an encoded call; `done` gets its outcome, on a worker thread.
+    pub(crate) fn inject_entry(
+        &self,
+        payload: Vec<u8>,
+        abort: Arc<AtomicBool>,
+        done: Box<dyn FnOnce(EntryOutcome) + Send>,
+    ) {
+        let job = Box::new(EntryJob { payload, abort, done });
+        // SAFETY: the box is leaked into the reference and reclaimed by its
+        // one execution, `execute`, which matches the data.
+        let job_ref = unsafe { JobRef::new(Box::into_raw(job) as *const (), execute) };
+        self.injector.push(job_ref);
+        self.sleep.wake_all();
+    }
+}
+
+/// # Safety
+/// `data` is a leaked `Box<EntryJob>`, executed once.
+unsafe fn execute(data: *const (), exec: Exec<'_>) {
+    // SAFETY: per the function contract; the box is reclaimed exactly once.
+    let job = unsafe { Box::from_raw(data as *mut EntryJob) };
+    let Exec::Run(worker, _) = exec else {
+        unreachable!("entry jobs sit in the injector, out of remote thieves' reach")
+    };
+    let EntryJob { payload, abort, done } = *job;
+    let outcome = {
+        let ctx = Ctx::child(worker, &abort, std::ptr::null());
+        let _current = CurrentGuard::set(&ctx);
+        match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
+            Ok(Ok(value)) => EntryOutcome::Value(value),
+            Ok(Err(e)) => EntryOutcome::Failed(e.to_string()),
+            Err(p) if p.is::<Aborted>() => EntryOutcome::Aborted,
+            Err(p) => EntryOutcome::Failed(panic_message(&*p)),
+        }
+    };
+    done(outcome);
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("a job panicked: {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("a job panicked: {s}")
+    } else {
+        "a job panicked".to_string()
+    }
+}

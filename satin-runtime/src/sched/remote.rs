@@ -1,0 +1,152 @@
+//! Jobs that cross machines: remote steals out of the local deques, and
+//! result-table lookups after a failure.
+//!
+//! A remote thief takes the oldest job of a deque, as a local thief would.
+//! Instead of running it, the slot encodes its call and stays pinned in its
+//! owner's frame, in the `pending` map under the steal's stamp, until one of
+//! three things happens: the result arrives (`deliver`), the thief died and
+//! the job runs here after all (`requeue`), or the owner dropped the slot
+//! unread (`cancel`, from `Slot::drop`). All three take the map's lock, so
+//! exactly one of them completes the slot.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use crossbeam_deque::Steal;
+
+use super::ctx::Ctx;
+use super::job_ref::JobRef;
+use super::registry::Registry;
+use crate::proto::SharedValues;
+use crate::{Job, JobKey};
+
+/// What a slot hands out when a remote thief takes it.
+pub(crate) struct RemoteTake {
+    pub(crate) key: JobKey,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) complete: unsafe fn(*const (), Completion<'_>, &Registry),
+    /// Runs the job here after all (the thief died).
+    pub(crate) job: JobRef,
+}
+
+/// How a remotely stolen slot ends.
+pub(crate) enum Completion<'a> {
+    /// The encoded result.
+    Value(&'a [u8]),
+    /// Nobody reads the result any more.
+    Aborted,
+}
+
+struct Pending {
+    complete: unsafe fn(*const (), Completion<'_>, &Registry),
+    job: JobRef,
+}
+
+/// The remote side of a registry: set once a distributed executor attaches.
+#[derive(Default)]
+pub(crate) struct Remote {
+    pending: Mutex<HashMap<u64, Pending>>,
+    pub(crate) values: SharedValues,
+}
+
+impl Remote {
+    pub(crate) fn new(values: SharedValues) -> Remote {
+        Remote { pending: Mutex::default(), values }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Registry {
+    /// Takes the oldest job of some worker's deque for a remote thief, under
+    /// steal `stamp`. Returns its key and encoded call.
+    pub(crate) fn take_for_remote(&self, stamp: u64) -> Option<(JobKey, Vec<u8>)> {
+        let remote = self.remote.get()?;
+        for stealer in self.stealers() {
+            loop {
+                match stealer.steal() {
+                    Steal::Success(job) => {
+                        let mut out = None;
+                        // SAFETY: just stolen out of a deque: this is its one
+                        // execution; worker deques hold only spawned slots.
+                        unsafe { job.take_remote(&mut out) };
+                        let take = out.expect("a slot fills in its remote take");
+                        remote.pending().insert(stamp, Pending { complete: take.complete, job: take.job });
+                        return Some((take.key, take.payload));
+                    }
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
+        None
+    }
+
+    /// The result of steal `stamp` arrived. `false` if nothing waits for it.
+    pub(crate) fn deliver_remote(&self, stamp: u64, value: &[u8]) -> bool {
+        let Some(remote) = self.remote.get() else { return false };
+        let mut pending = remote.pending();
+        let Some(p) = pending.remove(&stamp) else { return false };
+        // SAFETY: the slot is pinned until it is completed, which happens
+        // once: here, under the lock that removed its entry.
+        unsafe { (p.complete)(p.job.data(), Completion::Value(value), self) };
+        true
+    }
+
+    /// The thief of steal `stamp` died: run the job here after all.
+    pub(crate) fn requeue_remote(&self, stamp: u64) -> bool {
+        let Some(remote) = self.remote.get() else { return false };
+        let Some(p) = remote.pending().remove(&stamp) else { return false };
+        self.injector.push(p.job);
+        self.sleep.wake_all();
+        true
+    }
+
+    /// The owner drops the remotely stolen slot at `data` unread. `true` if
+    /// it was completed (as aborted) here; `false` if it is not pending (not
+    /// registered yet, or being completed by someone else).
+    pub(crate) fn cancel_remote(&self, data: *const ()) -> bool {
+        let Some(remote) = self.remote.get() else { return false };
+        let mut pending = remote.pending();
+        let Some(stamp) = pending.iter().find(|(_, p)| p.job.data() == data).map(|(s, _)| *s) else {
+            return false;
+        };
+        let p = pending.remove(&stamp).expect("found above");
+        // SAFETY: as in `deliver_remote`.
+        unsafe { (p.complete)(data, Completion::Aborted, self) };
+        true
+    }
+
+    /// Number of remotely stolen jobs whose results are awaited here.
+    pub(crate) fn remote_pending(&self) -> usize {
+        self.remote.get().map_or(0, |r| r.pending().len())
+    }
+
+    #[inline]
+    pub(crate) fn lookup_mode(&self) -> bool {
+        self.lookup_mode.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn enter_lookup_mode(&self) {
+        self.lookup_mode.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `Job::run` in lookup mode: use the result table's value if there is one.
+#[inline(never)]
+pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
+    if let Some(remote) = ctx.worker.registry().remote.get() {
+        if !remote.values.is_empty() {
+            if let Some(bytes) = remote.values.get(&job.key()) {
+                if let Ok(value) = postcard::from_bytes::<J::Output>(&bytes) {
+                    ctx.worker.registry().table_hits.fetch_add(1, Ordering::Relaxed);
+                    return value;
+                }
+            }
+        }
+    }
+    job.run_parallel(ctx)
+}

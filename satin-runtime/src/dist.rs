@@ -118,12 +118,11 @@ impl LocalExecutor {
     fn start(
         &self,
         payload: Vec<u8>,
+        redone: bool,
         abort: Arc<AtomicBool>,
         finish: impl FnOnce(Vec<u8>) -> ExecEvent + Send + 'static,
     ) {
-        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
-            // Not idle any more; nothing to tell.
-        }
+        self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
         let active = Arc::clone(&self.active);
         let done = move |outcome: EntryOutcome| {
@@ -136,39 +135,33 @@ impl LocalExecutor {
                 events(ExecEvent::Idle);
             }
         };
-        self.runtime.registry().inject_entry(payload, abort, Box::new(done));
+        self.runtime.registry().inject_entry(payload, redone, abort, Box::new(done));
     }
 }
 
 impl Executor for LocalExecutor {
     fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
-        let (key, payload) = self.runtime.registry().take_for_remote(stamp)?;
-        Some(JobSpec { key, stamp, payload, redone: self.runtime.registry().lookup_mode() })
+        let take = self.runtime.registry().take_for_remote(stamp)?;
+        Some(JobSpec { key: take.key, stamp, payload: take.payload, redone: take.redone })
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
-        if job.redone {
-            self.runtime.registry().enter_lookup_mode();
-        }
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
         let (stamp, key) = (job.stamp, job.key);
-        self.start(job.payload, abort, move |value| ExecEvent::StolenDone { victim, stamp, key, value });
+        self.start(job.payload, job.redone, abort, move |value| ExecEvent::StolenDone { victim, stamp, key, value });
     }
 
     fn run_root(&mut self, job: JobSpec) {
-        if job.redone {
-            self.runtime.registry().enter_lookup_mode();
-        }
         let abort = Arc::new(AtomicBool::new(false));
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(job.payload, abort, |value| ExecEvent::RootDone { value });
+        self.start(job.payload, job.redone, abort, |value| ExecEvent::RootDone { value });
     }
 
     fn requeue(&mut self, job: JobSpec) {
-        self.runtime.registry().enter_lookup_mode();
+        // The slot runs again as a redone job (see `sched::remote`).
         self.runtime.registry().requeue_remote(job.stamp);
     }
 
@@ -205,6 +198,7 @@ impl Executor for LocalExecutor {
     }
 
     fn recovery_started(&mut self) {
-        self.runtime.registry().enter_lookup_mode();
+        // Redone jobs and their descendants look up the table (`Ctx::redone`);
+        // nothing else here needs to.
     }
 }

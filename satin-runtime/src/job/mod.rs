@@ -25,11 +25,11 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
     const FN_ID: &'static str;
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
-    /// After a failure in a distributed run, looks the result up in the
-    /// result table first.
+    /// Inside a job re-executed after a failure in a distributed run, looks
+    /// the result up in the result table first.
     #[inline]
     fn run(self, ctx: &Ctx<'_>) -> Self::Output {
-        if ctx.worker.registry().lookup_mode() {
+        if ctx.redone {
             return crate::sched::run_with_lookup(self, ctx);
         }
         self.run_parallel(ctx)

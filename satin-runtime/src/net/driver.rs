@@ -37,6 +37,9 @@ pub(crate) struct NodeSpec {
     /// `None`: this node starts the run as its master.
     pub(crate) contact: Option<SocketAddr>,
     pub(crate) idle_timeout: Duration,
+    /// After SIGTERM, how long the jobs running here may take to finish
+    /// before they are aborted and the node leaves anyway.
+    pub(crate) leave_timeout: Duration,
     pub(crate) config: Config,
     pub(crate) max_frame: usize,
     pub(crate) hello: Hello,
@@ -441,6 +444,7 @@ async fn drive(
     }
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut timer: Option<u64> = None;
+    let mut leave_deadline: Option<Instant> = None;
     let mut joined = spec.contact.is_none();
     let mut end: Option<RunEnd> = None;
 
@@ -497,7 +501,7 @@ async fn drive(
                         if id == CONTACT && !joined {
                             end = Some(RunEnd::Failed(format!("cannot join the run at {}: {reason}", spec.contact.map_or(String::new(), |c| c.to_string()))));
                         } else if !net.dead.contains(&id) {
-                            info!("node {id} is gone: {reason}");
+                            warn!("node {id} is gone: {reason}");
                             net.dead.insert(id);
                             net.drop_peer(id);
                             node.handle_peer_dead(now(), id, &mut exec);
@@ -516,8 +520,15 @@ async fn drive(
                 timer = None;
                 node.handle_timeout(now(), &mut exec);
             }
-            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() => {
-                info!("SIGTERM: leaving the run");
+            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
+                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", spec.leave_timeout);
+                leave_deadline = Some(Instant::now() + spec.leave_timeout);
+                node.begin_leave(now(), &mut exec);
+            }
+            _ = tokio::time::sleep_until(leave_deadline.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)), if leave_deadline.is_some() => {
+                warn!("leave deadline reached: aborting the jobs still running here");
+                leave_deadline = None;
+                terminate = None;
                 node.leave(now(), &mut exec);
             }
         }

@@ -78,6 +78,11 @@ pub struct Launch {
     /// keep-alives probe it four times in that span.
     #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub idle_timeout_ms: u64,
+    /// After SIGTERM (a graceful leave), how long the jobs running on this
+    /// node may take to finish before they are aborted and recomputed
+    /// elsewhere (milliseconds).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub leave_timeout_ms: u64,
     /// Faults to inject into a --local-nodes cluster, e.g.
     /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'.
     #[arg(long, value_name = "SPEC", requires = "local_nodes")]
@@ -147,6 +152,7 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     let spec = node_spec(app, args);
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
+    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
         let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
         if let Some(r) = report {
@@ -157,13 +163,23 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             );
         }
         match end {
-            RunEnd::Answer { value, master: true } => value,
+            RunEnd::Answer { value, master: true } => {
+                eprintln!("{app_name}: {MASTER_LINE}");
+                value
+            }
+            // Under a supervisor every node that saw the end prints the
+            // answer: the master may be killed between its answer and its
+            // output, and the supervisor prefers the master's anyway.
+            RunEnd::Answer { value, master: false } if supervised => value,
             RunEnd::Answer { master: false, .. } | RunEnd::Left => std::process::exit(0),
             RunEnd::Failed(reason) => fail(&app_name, reason),
         }
     });
     crate::dist::with_root_runner(runner, f)
 }
+
+/// What the node that ends the run as master says on stderr.
+const MASTER_LINE: &str = "the run is over; this node is its master";
 
 fn node_spec(app: &str, args: &Launch) -> NodeSpec {
     let master = args.join.is_none();
@@ -186,6 +202,7 @@ fn node_spec(app: &str, args: &Launch) -> NodeSpec {
         listen,
         contact: args.join,
         idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        leave_timeout: Duration::from_millis(args.leave_timeout_ms),
         config,
         max_frame: args.max_frame,
         hello: Hello::new(app, &crate::function_ids()),

@@ -11,7 +11,10 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::chaos::{At, ChaosEvent, ChaosKind};
-use super::{fail, init_pool, Launch};
+use super::{fail, init_pool, Launch, MASTER_LINE};
+
+/// Set in the environment of supervised nodes.
+pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
 
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -20,6 +23,7 @@ const WIND_DOWN: Duration = Duration::from_secs(10);
 
 enum Event {
     Listening { node: usize, addr: SocketAddr },
+    Master { node: usize },
     Stdout { node: usize, text: String },
     Exited { node: usize, status: ExitStatus },
 }
@@ -37,7 +41,7 @@ impl Cluster {
     fn spawn(&mut self, app: &str, join: Option<SocketAddr>) -> usize {
         let node = self.pids.len();
         let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.base).env("SATIN_POOL", &self.pool);
+        cmd.args(&self.base).env("SATIN_POOL", &self.pool).env(SUPERVISED_ENV, "1");
         match join {
             None => cmd.args(["--listen", "127.0.0.1:0"]),
             Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
@@ -53,6 +57,9 @@ impl Cluster {
                 eprintln!("[node {node}] {line}");
                 if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
                     let _ = tx.send(Event::Listening { node, addr });
+                }
+                if line.ends_with(MASTER_LINE) {
+                    let _ = tx.send(Event::Master { node });
                 }
             }
         });
@@ -135,14 +142,12 @@ fn run_cluster(
         cluster.spawn(app, Some(master_addr));
     }
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
-    pending.sort_by(|a, b| b.0.cmp(&a.0)); // soonest last
-    let mut stdout: Vec<Option<String>> = Vec::new();
-    let mut exited: Vec<Option<ExitStatus>> = Vec::new();
-    let mut answer: Option<String> = None;
+    pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
+    let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
     loop {
         let live = cluster.pids.iter().filter(|p| p.is_some()).count();
-        if live == 0 && stdout.iter().filter(|s| s.is_some()).count() >= cluster.pids.len() {
+        if live == 0 && out.stdout.iter().filter(|s| s.is_some()).count() >= cluster.pids.len() {
             break;
         }
         let next_fault = pending.last().map(|(at, _)| *at);
@@ -153,14 +158,19 @@ fn run_cluster(
         };
         match rx.recv_timeout(wait) {
             Ok(Event::Listening { node, addr }) => cluster.addrs[node] = Some(addr),
+            Ok(Event::Master { node }) => out.master = Some(node),
             Ok(Event::Stdout { node, text }) => {
-                put(&mut stdout, node, text);
-                check_answer(&stdout, &exited, node, &mut answer, &mut answered_at);
+                put(&mut out.stdout, node, text);
+                if answered_at.is_none() && out.any_answer().is_some() {
+                    answered_at = Some(Instant::now());
+                }
             }
             Ok(Event::Exited { node, status }) => {
                 cluster.pids[node] = None;
-                put(&mut exited, node, status);
-                check_answer(&stdout, &exited, node, &mut answer, &mut answered_at);
+                put(&mut out.exited, node, status);
+                if answered_at.is_none() && out.any_answer().is_some() {
+                    answered_at = Some(Instant::now());
+                }
             }
             Err(_) if answered_at.is_some() => {
                 for node in 0..cluster.pids.len() {
@@ -176,9 +186,38 @@ fn run_cluster(
         }
     }
     let elapsed = start.elapsed();
-    match answer {
+    for node in 0..cluster.pids.len() {
+        cluster.signal(node, libc::SIGKILL);
+    }
+    match out.master_answer().or_else(|| out.any_answer()) {
         Some(a) => (a, elapsed),
-        None => fail(app, "no node finished the run as master (see the node logs above)"),
+        None => fail(app, "no node finished the run (see the node logs above)"),
+    }
+}
+
+/// What the nodes printed and how they ended.
+#[derive(Default)]
+struct Outputs {
+    stdout: Vec<Option<String>>,
+    exited: Vec<Option<ExitStatus>>,
+    master: Option<usize>,
+}
+
+impl Outputs {
+    /// Output of `node` if it is complete: printed, then exited with success.
+    fn complete(&self, node: usize) -> Option<String> {
+        match (self.stdout.get(node), self.exited.get(node)) {
+            (Some(Some(text)), Some(Some(status))) if status.success() && !text.is_empty() => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn master_answer(&self) -> Option<String> {
+        self.master.and_then(|m| self.complete(m))
+    }
+
+    fn any_answer(&self) -> Option<String> {
+        (0..self.stdout.len()).find_map(|n| self.complete(n))
     }
 }
 
@@ -187,20 +226,6 @@ fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
         v.resize_with(i + 1, || None);
     }
     v[i] = Some(x);
-}
-
-fn check_answer(
-    stdout: &[Option<String>],
-    exited: &[Option<ExitStatus>],
-    node: usize,
-    answer: &mut Option<String>,
-    at: &mut Option<Instant>,
-) {
-    let (Some(Some(text)), Some(Some(status))) = (stdout.get(node), exited.get(node)) else { return };
-    if status.success() && !text.is_empty() && answer.is_none() {
-        *answer = Some(text.clone());
-        *at = Some(Instant::now());
-    }
 }
 
 fn wait_listening(app: &str, rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> SocketAddr {

@@ -157,6 +157,8 @@ pub struct Node {
     fetching: HashMap<JobKey, NodeId>,
     joined: bool,
     stopped: bool,
+    /// Leaving once the jobs started here are finished (see `begin_leave`).
+    draining: bool,
     actions: VecDeque<Action>,
     stats: NodeStats,
 }
@@ -186,6 +188,7 @@ impl Node {
             fetching: HashMap::new(),
             joined: false,
             stopped: false,
+            draining: false,
             actions: VecDeque::new(),
             stats: NodeStats::default(),
         }
@@ -366,6 +369,10 @@ impl Node {
         if self.stopped || !self.joined || exec.has_work() {
             return;
         }
+        if self.draining {
+            self.leave(now, exec);
+            return;
+        }
         if self.backoff_until.is_some_and(|t| now < t) {
             return;
         }
@@ -524,6 +531,20 @@ impl Node {
                 exec.run_root(JobSpec { redone: true, ..root });
             }
         }
+        self.handle_idle(now, exec);
+    }
+
+    /// Graceful leave without losing work: from now on this node steals no
+    /// more; the jobs it runs finish (thieves still help with them) and their
+    /// results go back as usual; once it has nothing left it
+    /// [`leave`](Self::leave)s.
+    /// A job that never ends here (the root, on the master) keeps it in the
+    /// run: the driver calls `leave` at a deadline of its choosing.
+    pub fn begin_leave(&mut self, now: Time, exec: &mut impl Executor) {
+        if self.stopped {
+            return;
+        }
+        self.draining = true;
         self.handle_idle(now, exec);
     }
 

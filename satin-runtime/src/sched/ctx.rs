@@ -21,19 +21,31 @@ pub struct Ctx<'w> {
     abort_flag: Option<&'w AtomicBool>,
     parent: *const Ctx<'w>,
     seen_abort_epoch: Cell<u64>,
+    /// Inside a job re-executed after a failure: every call looks up the
+    /// result table before it runs (distributed runs only).
+    pub(crate) redone: bool,
 }
 
 impl<'w> Ctx<'w> {
     pub(crate) fn root(worker: &'w WorkerThread) -> Ctx<'w> {
-        Ctx { worker, abort_flag: None, parent: std::ptr::null(), seen_abort_epoch: Cell::new(0) }
+        Ctx { worker, abort_flag: None, parent: std::ptr::null(), seen_abort_epoch: Cell::new(0), redone: false }
     }
 
-    /// A context for a job whose own abort flag is `flag`, spawned from `parent`.
+    /// A context for a job whose own abort flag is `flag`, spawned from `parent`
+    /// (null for a job that arrived from another node). The job is redone if
+    /// `redone` says so or its parent is.
     ///
     /// `parent` must outlive the new context: the spawning frame waits for
     /// its children before it returns, so this holds for every spawned job.
-    pub(crate) fn child(worker: &'w WorkerThread, flag: &'w AtomicBool, parent: *const Ctx<'w>) -> Ctx<'w> {
-        Ctx { worker, abort_flag: Some(flag), parent, seen_abort_epoch: Cell::new(u64::MAX) }
+    pub(crate) fn child(
+        worker: &'w WorkerThread,
+        flag: &'w AtomicBool,
+        parent: *const Ctx<'w>,
+        redone: bool,
+    ) -> Ctx<'w> {
+        // SAFETY: a non-null parent outlives this context (see above).
+        let redone = redone || (!parent.is_null() && unsafe { &*parent }.redone);
+        Ctx { worker, abort_flag: Some(flag), parent, seen_abort_epoch: Cell::new(u64::MAX), redone }
     }
 
     /// True if this job or any job it descends from was aborted.

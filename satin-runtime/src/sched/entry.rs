@@ -25,6 +25,7 @@ pub enum EntryOutcome {
 
 pub(crate) struct EntryJob {
     payload: Vec<u8>,
+    redone: bool,
     abort: Arc<AtomicBool>,
     done: Box<dyn FnOnce(EntryOutcome) + Send>,
 }
@@ -34,10 +35,11 @@ impl Registry {
     pub(crate) fn inject_entry(
         &self,
         payload: Vec<u8>,
+        redone: bool,
         abort: Arc<AtomicBool>,
         done: Box<dyn FnOnce(EntryOutcome) + Send>,
     ) {
-        let job = Box::new(EntryJob { payload, abort, done });
+        let job = Box::new(EntryJob { payload, redone, abort, done });
         // SAFETY: the box is leaked into the reference and reclaimed by its
         // one execution, `execute`, which matches the data.
         let job_ref = unsafe { JobRef::new(Box::into_raw(job) as *const (), execute) };
@@ -54,9 +56,9 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) {
     let Exec::Run(worker, _) = exec else {
         unreachable!("entry jobs sit in the injector, out of remote thieves' reach")
     };
-    let EntryJob { payload, abort, done } = *job;
+    let EntryJob { payload, redone, abort, done } = *job;
     let outcome = {
-        let ctx = Ctx::child(worker, &abort, std::ptr::null());
+        let ctx = Ctx::child(worker, &abort, std::ptr::null(), redone);
         let _current = CurrentGuard::set(&ctx);
         match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
             Ok(Ok(value)) => EntryOutcome::Value(value),

@@ -39,9 +39,6 @@ pub(crate) struct Registry {
     pub(crate) spawn_limit: usize,
     /// Set once a distributed executor drives this pool.
     pub(crate) remote: OnceLock<Remote>,
-    /// After a failure in a distributed run: every job looks up the result
-    /// table before it runs.
-    pub(crate) lookup_mode: AtomicBool,
     pub(crate) table_hits: AtomicU64,
 }
 
@@ -58,7 +55,6 @@ impl Registry {
             counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
             spawn_limit,
             remote: OnceLock::new(),
-            lookup_mode: AtomicBool::new(false),
             table_hits: AtomicU64::new(0),
         };
         (Arc::new(registry), deques)

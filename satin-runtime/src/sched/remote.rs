@@ -24,6 +24,8 @@ use crate::{Job, JobKey};
 /// What a slot hands out when a remote thief takes it.
 pub(crate) struct RemoteTake {
     pub(crate) key: JobKey,
+    /// Part of a job re-executed after a failure.
+    pub(crate) redone: bool,
     pub(crate) payload: Vec<u8>,
     pub(crate) complete: unsafe fn(*const (), Completion<'_>, &Registry),
     /// Runs the job here after all (the thief died).
@@ -63,7 +65,7 @@ impl Remote {
 impl Registry {
     /// Takes the oldest job of some worker's deque for a remote thief, under
     /// steal `stamp`. Returns its key and encoded call.
-    pub(crate) fn take_for_remote(&self, stamp: u64) -> Option<(JobKey, Vec<u8>)> {
+    pub(crate) fn take_for_remote(&self, stamp: u64) -> Option<RemoteTake> {
         let remote = self.remote.get()?;
         for stealer in self.stealers() {
             loop {
@@ -75,7 +77,7 @@ impl Registry {
                         unsafe { job.take_remote(&mut out) };
                         let take = out.expect("a slot fills in its remote take");
                         remote.pending().insert(stamp, Pending { complete: take.complete, job: take.job });
-                        return Some((take.key, take.payload));
+                        return Some(take);
                     }
                     Steal::Retry => continue,
                     Steal::Empty => break,
@@ -124,18 +126,9 @@ impl Registry {
     pub(crate) fn remote_pending(&self) -> usize {
         self.remote.get().map_or(0, |r| r.pending().len())
     }
-
-    #[inline]
-    pub(crate) fn lookup_mode(&self) -> bool {
-        self.lookup_mode.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn enter_lookup_mode(&self) {
-        self.lookup_mode.store(true, Ordering::Relaxed);
-    }
 }
 
-/// `Job::run` in lookup mode: use the result table's value if there is one.
+/// `Job::run` inside a redone job: use the result table's value if there is one.
 #[inline(never)]
 pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     if let Some(remote) = ctx.worker.registry().remote.get() {

@@ -200,6 +200,22 @@ impl<J: Job> Drop for Slot<J> {
 /// # Safety
 /// `data` points to a live, spawned `Slot<J>` and this is its one execution.
 unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) {
+    // SAFETY: forwarded.
+    unsafe { execute_as::<J>(data, exec, false) }
+}
+
+/// Executes a slot whose remote thief died: a redone job.
+///
+/// # Safety
+/// As for [`execute`].
+unsafe fn execute_requeued<J: Job>(data: *const (), exec: Exec<'_>) {
+    // SAFETY: forwarded.
+    unsafe { execute_as::<J>(data, exec, true) }
+}
+
+/// # Safety
+/// As for [`execute`].
+unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) {
     // SAFETY: per the function contract.
     let slot = unsafe { &*(data as *const Slot<J>) };
     let (worker, taken) = match exec {
@@ -218,7 +234,7 @@ unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) {
         }
     }
     let outcome = {
-        let ctx = Ctx::child(worker, &slot.abort, slot.spawner.get() as *const Ctx<'_>);
+        let ctx = Ctx::child(worker, &slot.abort, slot.spawner.get() as *const Ctx<'_>, redone);
         if ctx.is_aborted() {
             Outcome::Aborted
         } else {
@@ -251,13 +267,17 @@ impl<J: Job> Slot<J> {
         // SAFETY: the job is out of the deque; only this taker reads it, and
         // only a later (requeued) execution takes it.
         let job = unsafe { (*self.job.get()).as_ref() }.expect("a queued slot holds its job");
+        // SAFETY: the spawning context outlives the slot's completion, which
+        // has not happened yet.
+        let redone = unsafe { &*(self.spawner.get() as *const Ctx<'_>) }.redone;
         RemoteTake {
             key: job.key(),
+            redone,
             payload: crate::job::registry::encode_call(job),
             complete: complete_remote::<J>,
-            // SAFETY: `execute::<J>` matches the data; the remote-steal map
-            // runs this reference at most once (requeue).
-            job: unsafe { JobRef::new(data, execute::<J>) },
+            // SAFETY: `execute_requeued::<J>` matches the data; the
+            // remote-steal map runs this reference at most once (requeue).
+            job: unsafe { JobRef::new(data, execute_requeued::<J>) },
         }
     }
 }

@@ -1,0 +1,206 @@
+//! Real distributed runs: node processes talking QUIC on loopback, killed
+//! with SIGKILL, leaving on SIGTERM, joining late, and strangers knocking.
+//!
+//! `SATIN_NET_TRIALS` sets the number of random kill trials (default 6);
+//! `SATIN_NET_SEED` replays one sequence of trials.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+
+const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
+/// Generous bound on one run; only a hang gets anywhere near it.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+/// One cluster at a time: they share two cores, and timing-dependent
+/// scenarios (kill at 300 ms) mean more when runs do not compete.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs a command to completion, failing the test (and killing it) if it
+/// does not finish within `RUN_LIMIT`.
+fn run(args: &[&str]) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let child =
+        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(RUN_LIMIT) {
+        Ok(out) => out.expect("output"),
+        Err(_) => {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("nqueens {args:?} did not finish within {RUN_LIMIT:?}");
+        }
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// The statistics line a node prints at the end, as `(field, value)` pairs.
+fn stats_of(log: &str, node: usize) -> Option<Vec<(String, u64)>> {
+    let prefix = format!("[node {node}] nqueens: node ");
+    let line = log.lines().find(|l| l.starts_with(&prefix) && l.contains("jobs stolen"))?;
+    let fields = line.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")).map(|(_, f)| f)?;
+    Some(
+        fields
+            .split(", ")
+            .filter_map(|kv| {
+                let (k, v) = kv.rsplit_once(' ')?;
+                Some((k.to_string(), v.parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
+fn stat(log: &str, node: usize, field: &str) -> u64 {
+    let stats = stats_of(log, node).unwrap_or_else(|| panic!("no statistics from node {node}:\n{log}"));
+    stats.iter().find(|(k, _)| k == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("no {field} in {stats:?}"))
+}
+
+#[test]
+fn kill_minus_nine_of_workers_masters_and_half_the_nodes_at_random_moments() {
+    let trials: usize = std::env::var("SATIN_NET_TRIALS").ok().and_then(|s| s.parse().ok()).unwrap_or(6);
+    let seed: u64 = std::env::var("SATIN_NET_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut recovered = 0;
+    for trial in 0..trials {
+        // Kills land after the joins (a run that loses every node it has
+        // cannot go on) and mostly before the end of the ~1 s run.
+        let mut at = || rng.gen_range(150..900);
+        let spec = match trial % 3 {
+            0 => format!("kill:node={},at={}ms", 1 + trial % 3, at()),
+            1 => format!("kill:node=0,at={}ms", at()),
+            _ => format!("kill:node=0,at={}ms;kill:node=3,at={}ms", at(), at()),
+        };
+        let out = run(&["15", "--local-nodes", "4", "--workers", "1", "--idle-timeout-ms", "400", "--chaos", &spec]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "seed {seed}, trial {trial}, --chaos '{spec}': failed\n{log}");
+        assert_eq!(stdout(&out), "2279184", "seed {seed}, trial {trial}, --chaos '{spec}'\n{log}");
+        if log.contains(" is gone: ") {
+            recovered += 1;
+        }
+    }
+    // The kills must have hit running computations, not finished ones.
+    assert!(recovered > 0, "seed {seed}: no trial had a node die mid-run");
+}
+
+#[test]
+fn the_answer_survives_the_master_killed_half_way() {
+    let out = run(&["14", "--local-nodes", "4", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "500"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "365596");
+}
+
+#[test]
+fn a_node_that_joins_mid_run_steals_work() {
+    let out = run(&["16", "--local-nodes", "2", "--workers", "1", "--chaos", "join:at=300ms"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "14772512");
+    assert!(stat(&log, 2, "jobs stolen") > 0, "the joiner stole nothing:\n{log}");
+}
+
+#[test]
+fn a_graceful_leave_recomputes_no_finished_job() {
+    let out = run(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "leave:node=2,at=1s"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "14772512");
+    assert!(log.contains("[node 2]") && log.contains("SIGTERM: leaving"), "node 2 did not leave:\n{log}");
+    assert!(stat(&log, 2, "jobs stolen") > 0, "the leaver had no work to hand back:\n{log}");
+    for node in 0..4 {
+        assert_eq!(stat(&log, node, "redone"), 0, "node {node} re-executed work:\n{log}");
+    }
+}
+
+/// A long-running master on loopback, for knocking at.
+struct Master {
+    child: Child,
+    addr: String,
+}
+
+impl Master {
+    fn start(pool: &str) -> Master {
+        let mut child = Command::new(NQUEENS)
+            .args(["18", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", pool])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("master starts");
+        let stderr = child.stderr.take().expect("piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let addr = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| l.split("listening on ").nth(1).map(|a| a.trim().to_string()))
+            .expect("the master says where it listens");
+        // Keep draining its log so it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Master { child, addr }
+    }
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn temp_pool(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("satin-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("pool.pem");
+    let out = run(&["1", "--init-pool", file.to_str().expect("utf-8 path")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    file.display().to_string()
+}
+
+#[test]
+fn strangers_cannot_join_and_mismatched_programs_are_refused() {
+    let ours = temp_pool("ours");
+    let theirs = temp_pool("theirs");
+    let master = Master::start(&ours);
+
+    let stranger = run(&["18", "--join", &master.addr, "--pool", &theirs, "--workers", "1"]);
+    assert_eq!(stranger.status.code(), Some(1), "{}", stderr(&stranger));
+    assert!(stderr(&stranger).contains("cannot join"), "{}", stderr(&stranger));
+
+    let no_credential =
+        Command::new(NQUEENS).args(["18", "--join", &master.addr]).env_remove("SATIN_POOL").output().expect("runs");
+    assert_eq!(no_credential.status.code(), Some(1));
+    assert!(stderr(&no_credential).contains("needs the pool credential"), "{}", stderr(&no_credential));
+
+    let other_program = Command::new(env!("CARGO_BIN_EXE_fib"))
+        .args(["45", "--join", &master.addr, "--pool", &ours, "--workers", "1"])
+        .output()
+        .expect("runs");
+    assert_eq!(other_program.status.code(), Some(1), "{}", stderr(&other_program));
+    assert!(stderr(&other_program).contains("handshake"), "{}", stderr(&other_program));
+    drop(master);
+}
+
+#[test]
+fn bad_launch_arguments_get_clear_errors() {
+    let out = run(&["10", "--local-nodes", "2", "--chaos", "explode:node=1,at=1s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown event"), "{}", stderr(&out));
+    let out = run(&["10", "--local-nodes", "2", "--chaos", "kill:node=5,at=1s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("only 2 nodes"), "{}", stderr(&out));
+    let out = run(&["10", "--chaos", "kill:node=1,at=1s"]);
+    assert_eq!(out.status.code(), Some(2), "--chaos without --local-nodes is a usage error");
+}

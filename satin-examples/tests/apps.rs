@@ -150,3 +150,46 @@ fn bad_inputs_are_clear_errors() {
     assert!(sat::parse("p cnf 2 1\n1 x 0\n").unwrap_err().contains("not a literal"));
     assert!(sat::parse("").unwrap_err().contains("no `p cnf"));
 }
+
+mod remote_calls {
+    //! What a node does with a job that arrives as bytes: decode it or say
+    //! why not, and never panic on bytes from a broken or hostile peer.
+
+    use proptest::prelude::*;
+    use satin::{check_call, encode_job, CallError};
+
+    fn real_call(n: u32) -> Vec<u8> {
+        // The annotated function's job (a hidden type the macro generates),
+        // encoded as a remote steal sends it.
+        let call = encode_job(&satin_examples::fib::__SatinJob_fib(n));
+        assert_eq!(check_call(&call), Ok("satin_examples::fib::fib(u32) -> u64"));
+        call
+    }
+
+    #[test]
+    fn unknown_functions_and_bad_parameters_are_named() {
+        let mut unknown = Vec::new();
+        unknown.push(7u8);
+        unknown.extend_from_slice(b"nothing");
+        assert_eq!(check_call(&unknown), Err(CallError::UnknownFunction("nothing".into())));
+        let good = real_call(20);
+        assert!(matches!(check_call(&good[..good.len() - 1]), Err(CallError::BadParams { .. })));
+        assert!(matches!(check_call(&[]), Err(CallError::Malformed(_))));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_and_mutated_calls_never_panic(
+            garbage in proptest::collection::vec(any::<u8>(), 0..200),
+            n in 0u32..40,
+            at in any::<usize>(),
+            flip in 1u8..,
+        ) {
+            let _ = check_call(&garbage);
+            let mut call = real_call(n);
+            let i = at % call.len();
+            call[i] ^= flip;
+            let _ = check_call(&call);
+        }
+    }
+}

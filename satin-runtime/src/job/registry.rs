@@ -15,12 +15,13 @@ use crate::sched::Ctx;
 pub struct JobFn {
     fn_id: &'static str,
     run: fn(&[u8], &Ctx<'_>) -> Result<Vec<u8>, postcard::Error>,
+    check: fn(&[u8]) -> Result<(), postcard::Error>,
 }
 
 impl JobFn {
     /// The entry for job type `J`; used by generated code.
     pub const fn of<J: Job>() -> JobFn {
-        JobFn { fn_id: J::FN_ID, run: run_encoded::<J> }
+        JobFn { fn_id: J::FN_ID, run: run_encoded::<J>, check: check_encoded::<J> }
     }
 }
 
@@ -29,6 +30,10 @@ inventory::collect!(JobFn);
 fn run_encoded<J: Job>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {
     let job: J = postcard::from_bytes(params)?;
     postcard::to_allocvec(&job.run(ctx))
+}
+
+fn check_encoded<J: Job>(params: &[u8]) -> Result<(), postcard::Error> {
+    postcard::from_bytes::<J>(params).map(drop)
 }
 
 fn by_id() -> &'static HashMap<&'static str, &'static JobFn> {
@@ -73,10 +78,32 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// Decodes and runs an encoded call in `ctx`; returns the encoded result.
-pub(crate) fn run_call(payload: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, CallError> {
+fn split_call(payload: &[u8]) -> Result<(&'static JobFn, &[u8]), CallError> {
     let (fn_id, params) =
         postcard::take_from_bytes::<&str>(payload).map_err(|e| CallError::Malformed(e.to_string()))?;
     let f = by_id().get(fn_id).ok_or_else(|| CallError::UnknownFunction(fn_id.to_string()))?;
-    (f.run)(params, ctx).map_err(|e| CallError::BadParams { fn_id: fn_id.to_string(), error: e.to_string() })
+    Ok((f, params))
+}
+
+fn bad_params(f: &JobFn, e: postcard::Error) -> CallError {
+    CallError::BadParams { fn_id: f.fn_id.to_string(), error: e.to_string() }
+}
+
+/// Decodes and runs an encoded call in `ctx`; returns the encoded result.
+pub(crate) fn run_call(payload: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, CallError> {
+    let (f, params) = split_call(payload)?;
+    (f.run)(params, ctx).map_err(|e| bad_params(f, e))
+}
+
+/// Decodes an encoded call as a node would before running it, without
+/// running it: the function id it names, or why it cannot run here.
+pub fn check_call(payload: &[u8]) -> Result<&'static str, CallError> {
+    let (f, params) = split_call(payload)?;
+    (f.check)(params).map_err(|e| bad_params(f, e))?;
+    Ok(f.fn_id)
+}
+
+/// Encodes a call the way a remote steal sends it (see [`check_call`]).
+pub fn encode_job<J: Job>(job: &J) -> Vec<u8> {
+    encode_call(job)
 }

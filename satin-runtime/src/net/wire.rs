@@ -28,3 +28,53 @@ pub(crate) mod close {
     /// A frame did not decode.
     pub(crate) const BAD_FRAME: u32 = 2;
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::Frame;
+    use crate::codec::{decode, encode, Hello};
+    use crate::proto::Msg;
+
+    fn arb_frame() -> impl Strategy<Value = Frame> {
+        let addr = (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| std::net::SocketAddr::from((ip, port)));
+        prop_oneof![
+            (any::<u64>(), any::<u32>(), addr.clone(), "[a-z]{0,12}").prop_map(|(id, cluster, addr, app)| {
+                Frame::Hello { hello: Hello::new(app, &["f"]), id, cluster, addr }
+            }),
+            (any::<u64>(), addr).prop_map(|(id, addr)| Frame::Peer { id, addr }),
+            any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
+            proptest::collection::vec(any::<u8>(), 0..200).prop_map(|value| Frame::Proto(Msg::Terminate { value })),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn frames_round_trip_and_truncations_wait(frame in arb_frame()) {
+            let bytes = encode(&frame, 1 << 16).unwrap();
+            let (back, used) = decode::<Frame>(&bytes, 1 << 16).unwrap().unwrap();
+            prop_assert_eq!(back, frame);
+            prop_assert_eq!(used, bytes.len());
+            for cut in 0..bytes.len() {
+                prop_assert_eq!(decode::<Frame>(&bytes[..cut], 1 << 16).unwrap(), None);
+            }
+        }
+
+        #[test]
+        fn garbage_and_bit_flips_never_panic(
+            frame in arb_frame(),
+            garbage in proptest::collection::vec(any::<u8>(), 0..400),
+            at in any::<usize>(),
+            flip in 1u8..,
+        ) {
+            let _ = decode::<Frame>(&garbage, 1 << 16);
+            let mut bytes = encode(&frame, 1 << 16).unwrap();
+            let i = at % bytes.len();
+            bytes[i] ^= flip;
+            let _ = decode::<Frame>(&bytes, 1 << 16);
+        }
+    }
+}

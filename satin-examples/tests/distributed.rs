@@ -204,3 +204,27 @@ fn bad_launch_arguments_get_clear_errors() {
     let out = run(&["10", "--chaos", "kill:node=1,at=1s"]);
     assert_eq!(out.status.code(), Some(2), "--chaos without --local-nodes is a usage error");
 }
+
+#[test]
+fn a_trace_of_every_node_with_crash_markers_is_written() {
+    let file = std::env::temp_dir().join(format!("satin-trace-{}.json", std::process::id()));
+    let path = file.to_str().expect("utf-8 path");
+    let out = run(&[
+        "16", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "400", "--chaos", "kill:node=2,at=1s", "--trace",
+        path,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "14772512");
+    let events: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&file).expect("trace written"))
+        .expect("the trace is a JSON array of events");
+    let _ = std::fs::remove_file(&file);
+    let spans = events.iter().filter(|e| e["ph"] == "X").count();
+    let pids: std::collections::BTreeSet<u64> = events.iter().filter_map(|e| e["pid"].as_u64()).collect();
+    assert!(spans > 0, "no job spans");
+    // One process per node that lived to the end; a killed node writes none.
+    assert_eq!(pids.into_iter().collect::<Vec<_>>(), vec![0, 1]);
+    assert!(
+        events.iter().any(|e| e["ph"] == "i" && e["name"].as_str().is_some_and(|n| n.contains("gone"))),
+        "no crash marker"
+    );
+}

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedValues};
-use crate::sched::{EntryOutcome, Runtime};
+use crate::sched::{EntryOutcome, Ran, Runtime};
 use crate::JobKey;
 
 /// Runs the distributed root job (key, encoded call) to its encoded result.
@@ -46,9 +46,11 @@ pub(crate) fn take_root_runner() -> Option<RootRunner> {
 #[allow(missing_docs)]
 pub enum ExecEvent {
     /// A job stolen from `victim` by steal `stamp` finished here.
-    StolenDone { victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8> },
+    StolenDone { victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8>, ran: Ran },
     /// The root job finished here.
-    RootDone { value: Vec<u8> },
+    RootDone { value: Vec<u8>, ran: Ran },
+    /// An entry job was aborted (for traces).
+    Aborted { ran: Ran },
     /// No entry job is left here: time to steal.
     Idle,
     /// A job could not run (undecodable bytes, or a panic): the run cannot
@@ -120,15 +122,15 @@ impl LocalExecutor {
         payload: Vec<u8>,
         redone: bool,
         abort: Arc<AtomicBool>,
-        finish: impl FnOnce(Vec<u8>) -> ExecEvent + Send + 'static,
+        finish: impl FnOnce(Vec<u8>, Ran) -> ExecEvent + Send + 'static,
     ) {
         self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
         let active = Arc::clone(&self.active);
-        let done = move |outcome: EntryOutcome| {
+        let done = move |outcome: EntryOutcome, ran: Ran| {
             match outcome {
-                EntryOutcome::Value(v) => events(finish(v)),
-                EntryOutcome::Aborted => {}
+                EntryOutcome::Value(v) => events(finish(v, ran)),
+                EntryOutcome::Aborted => events(ExecEvent::Aborted { ran }),
                 EntryOutcome::Failed(reason) => events(ExecEvent::Failed(reason)),
             }
             if active.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -149,7 +151,13 @@ impl Executor for LocalExecutor {
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
         let (stamp, key) = (job.stamp, job.key);
-        self.start(job.payload, job.redone, abort, move |value| ExecEvent::StolenDone { victim, stamp, key, value });
+        self.start(job.payload, job.redone, abort, move |value, ran| ExecEvent::StolenDone {
+            victim,
+            stamp,
+            key,
+            value,
+            ran,
+        });
     }
 
     fn run_root(&mut self, job: JobSpec) {
@@ -157,7 +165,7 @@ impl Executor for LocalExecutor {
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(job.payload, job.redone, abort, |value| ExecEvent::RootDone { value });
+        self.start(job.payload, job.redone, abort, |value, ran| ExecEvent::RootDone { value, ran });
     }
 
     fn requeue(&mut self, job: JobSpec) {

@@ -46,7 +46,7 @@ pub mod sim;
 
 pub use job::{check_call, encode_job, function_ids, BuildKeyHasher, CallError, Job, JobKey, KeyHasher};
 pub use satin_macros::divide_and_conquer;
-pub use sched::{sequential, BuildError, Builder, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
+pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 
 /// Items used by the code that `#[divide_and_conquer]` generates. Not a public
 /// API: names and signatures here change without notice.

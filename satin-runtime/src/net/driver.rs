@@ -16,7 +16,9 @@ use quinn::{Connection, ConnectionError, Endpoint, Incoming, TransportConfig, Va
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tracing::{info, warn};
 
+use super::progress::Progress;
 use super::tls::{Pool, SERVER_NAME};
+use super::trace::Trace;
 use super::wire::{close, Frame};
 use crate::codec::{self, Hello};
 use crate::dist::{ExecEvent, LocalExecutor};
@@ -43,6 +45,11 @@ pub(crate) struct NodeSpec {
     pub(crate) config: Config,
     pub(crate) max_frame: usize,
     pub(crate) hello: Hello,
+    /// How logs and traces name this node (its number under a supervisor).
+    pub(crate) label: String,
+    pub(crate) trace: Option<std::path::PathBuf>,
+    /// Show a progress bar (on the master, when stderr is a terminal).
+    pub(crate) progress: bool,
 }
 
 /// How a node's run ended.
@@ -447,6 +454,9 @@ async fn drive(
     let mut leave_deadline: Option<Instant> = None;
     let mut joined = spec.contact.is_none();
     let mut end: Option<RunEnd> = None;
+    let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
+    let mut trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
+    let mut progress = (spec.progress && spec.contact.is_none()).then(Progress::new);
 
     node.start(now(), &mut exec);
     if spec.contact.is_none() {
@@ -471,6 +481,9 @@ async fn drive(
                     end.get_or_insert(RunEnd::Left);
                 }
             }
+        }
+        if let Some(p) = &mut progress {
+            p.update(&node, net.frames_sent);
         }
         if end.is_some() {
             break;
@@ -502,16 +515,32 @@ async fn drive(
                             end = Some(RunEnd::Failed(format!("cannot join the run at {}: {reason}", spec.contact.map_or(String::new(), |c| c.to_string()))));
                         } else if !net.dead.contains(&id) {
                             warn!("node {id} is gone: {reason}");
+                            if let Some(t) = &mut trace {
+                                t.marker(&format!("node {id} gone; recovery"));
+                            }
                             net.dead.insert(id);
                             net.drop_peer(id);
                             node.handle_peer_dead(now(), id, &mut exec);
                         }
                     }
-                    Input::Exec(ExecEvent::StolenDone { victim, stamp, key, value }) => {
+                    Input::Exec(ExecEvent::StolenDone { victim, stamp, key, value, ran }) => {
+                        if let Some(t) = &mut trace {
+                            t.span(&format!("job stolen from {victim}"), ran);
+                        }
                         exec.stolen_done(victim, stamp);
                         node.handle_job_finished(now(), victim, stamp, key, value);
                     }
-                    Input::Exec(ExecEvent::RootDone { value }) => node.handle_root_finished(now(), value),
+                    Input::Exec(ExecEvent::RootDone { value, ran }) => {
+                        if let Some(t) = &mut trace {
+                            t.span("root job", ran);
+                        }
+                        node.handle_root_finished(now(), value)
+                    }
+                    Input::Exec(ExecEvent::Aborted { ran }) => {
+                        if let Some(t) = &mut trace {
+                            t.span("aborted job", ran);
+                        }
+                    }
                     Input::Exec(ExecEvent::Idle) => node.handle_idle(now(), &mut exec),
                     Input::Exec(ExecEvent::Failed(reason)) => end = Some(RunEnd::Failed(reason)),
                 }
@@ -523,6 +552,9 @@ async fn drive(
             _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
                 warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", spec.leave_timeout);
                 leave_deadline = Some(Instant::now() + spec.leave_timeout);
+                if let Some(t) = &mut trace {
+                    t.marker(&format!("node {} leaving", spec.label));
+                }
                 node.begin_leave(now(), &mut exec);
             }
             _ = tokio::time::sleep_until(leave_deadline.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)), if leave_deadline.is_some() => {
@@ -531,6 +563,15 @@ async fn drive(
                 terminate = None;
                 node.leave(now(), &mut exec);
             }
+        }
+    }
+    if let Some(p) = progress.take() {
+        p.finish();
+    }
+    if let Some(t) = &mut trace {
+        t.marker(&format!("node {} done", spec.label));
+        if let Err(e) = t.write() {
+            warn!("cannot write the trace: {e}");
         }
     }
     let report = Report {

@@ -9,8 +9,10 @@
 #[allow(missing_docs)] // the module docs describe the spec
 mod chaos;
 mod driver;
+mod progress;
 mod supervise;
 mod tls;
+mod trace;
 mod wire;
 
 pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
@@ -87,6 +89,13 @@ pub struct Launch {
     /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'.
     #[arg(long, value_name = "SPEC", requires = "local_nodes")]
     pub chaos: Option<String>,
+    /// Write a Chrome trace (open it in Perfetto) of this node's jobs,
+    /// crashes and recoveries to FILE; with --local-nodes, of every node.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// No progress bar on the master.
+    #[arg(long)]
+    pub no_progress: bool,
     /// Largest frame this node accepts or sends, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
@@ -206,6 +215,9 @@ fn node_spec(app: &str, args: &Launch) -> NodeSpec {
         config,
         max_frame: args.max_frame,
         hello: Hello::new(app, &crate::function_ids()),
+        label: std::env::var(supervise::NODE_INDEX_ENV).unwrap_or_else(|_| id.to_string()),
+        trace: args.trace.clone(),
+        progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
     }
 }
 

@@ -15,6 +15,8 @@ use super::{fail, init_pool, Launch, MASTER_LINE};
 
 /// Set in the environment of supervised nodes.
 pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
+/// The node's number, for its logs and trace.
+pub(super) const NODE_INDEX_ENV: &str = "SATIN_NODE_INDEX";
 
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,13 +37,26 @@ struct Cluster {
     pids: Vec<Option<u32>>,
     addrs: Vec<Option<SocketAddr>>,
     events: Sender<Event>,
+    trace: Option<std::path::PathBuf>,
+}
+
+fn part_path(trace: &std::path::Path, node: usize) -> std::path::PathBuf {
+    let mut name = trace.as_os_str().to_owned();
+    name.push(format!(".node{node}"));
+    name.into()
 }
 
 impl Cluster {
     fn spawn(&mut self, app: &str, join: Option<SocketAddr>) -> usize {
         let node = self.pids.len();
         let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.base).env("SATIN_POOL", &self.pool).env(SUPERVISED_ENV, "1");
+        cmd.args(&self.base)
+            .env("SATIN_POOL", &self.pool)
+            .env(SUPERVISED_ENV, "1")
+            .env(NODE_INDEX_ENV, node.to_string());
+        if let Some(trace) = &self.trace {
+            cmd.arg("--trace").arg(part_path(trace, node));
+        }
         match join {
             None => cmd.args(["--listen", "127.0.0.1:0"]),
             Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
@@ -102,11 +117,11 @@ fn node_args(n: u32, args: &Launch) -> Vec<String> {
             skip = false;
             continue;
         }
-        if a == "--local-nodes" || a == "--chaos" {
+        if a == "--local-nodes" || a == "--chaos" || a == "--trace" {
             skip = true;
             continue;
         }
-        if a.starts_with("--local-nodes=") || a.starts_with("--chaos=") {
+        if a.starts_with("--local-nodes=") || a.starts_with("--chaos=") || a.starts_with("--trace=") {
             continue;
         }
         out.push(a);
@@ -134,6 +149,7 @@ fn run_cluster(
         pids: Vec::new(),
         addrs: Vec::new(),
         events: tx,
+        trace: args.trace.clone(),
     };
     let start = Instant::now();
     cluster.spawn(app, None);
@@ -188,6 +204,13 @@ fn run_cluster(
     let elapsed = start.elapsed();
     for node in 0..cluster.pids.len() {
         cluster.signal(node, libc::SIGKILL);
+    }
+    if let Some(trace) = &args.trace {
+        let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(trace, n)).collect();
+        match super::trace::merge(&parts, trace) {
+            Ok(n) => eprintln!("{app}: wrote {n} trace events to {}", trace.display()),
+            Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
+        }
     }
     match out.master_answer().or_else(|| out.any_answer()) {
         Some(a) => (a, elapsed),

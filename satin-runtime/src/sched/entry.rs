@@ -5,6 +5,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::ctx::{Aborted, Ctx};
 use super::job_ref::{Exec, JobRef};
@@ -23,22 +24,30 @@ pub enum EntryOutcome {
     Failed(String),
 }
 
+/// Where and when an entry job ran (for traces).
+#[derive(Debug, Clone, Copy)]
+pub struct Ran {
+    /// Index of the worker thread.
+    pub worker: usize,
+    /// When it started.
+    pub start: Instant,
+    /// How long it ran.
+    pub took: Duration,
+}
+
+/// What an entry job calls when it ends.
+pub(crate) type Done = Box<dyn FnOnce(EntryOutcome, Ran) + Send>;
+
 pub(crate) struct EntryJob {
     payload: Vec<u8>,
     redone: bool,
     abort: Arc<AtomicBool>,
-    done: Box<dyn FnOnce(EntryOutcome) + Send>,
+    done: Done,
 }
 
 impl Registry {
     /// Queues an encoded call; `done` gets its outcome, on a worker thread.
-    pub(crate) fn inject_entry(
-        &self,
-        payload: Vec<u8>,
-        redone: bool,
-        abort: Arc<AtomicBool>,
-        done: Box<dyn FnOnce(EntryOutcome) + Send>,
-    ) {
+    pub(crate) fn inject_entry(&self, payload: Vec<u8>, redone: bool, abort: Arc<AtomicBool>, done: Done) {
         let job = Box::new(EntryJob { payload, redone, abort, done });
         // SAFETY: the box is leaked into the reference and reclaimed by its
         // one execution, `execute`, which matches the data.
@@ -57,6 +66,7 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) {
         unreachable!("entry jobs sit in the injector, out of remote thieves' reach")
     };
     let EntryJob { payload, redone, abort, done } = *job;
+    let start = Instant::now();
     let outcome = {
         let ctx = Ctx::child(worker, &abort, std::ptr::null(), redone);
         let _current = CurrentGuard::set(&ctx);
@@ -67,7 +77,7 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) {
             Err(p) => EntryOutcome::Failed(panic_message(&*p)),
         }
     };
-    done(outcome);
+    done(outcome, Ran { worker: worker.index(), start, took: start.elapsed() });
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -13,7 +13,7 @@ mod slot;
 mod tls;
 
 pub use ctx::Ctx;
-pub use entry::EntryOutcome;
+pub use entry::{EntryOutcome, Ran};
 pub(crate) use remote::run_with_lookup;
 
 pub(crate) fn remote_side(values: crate::proto::SharedValues) -> remote::Remote {

@@ -210,7 +210,16 @@ fn a_trace_of_every_node_with_crash_markers_is_written() {
     let file = std::env::temp_dir().join(format!("satin-trace-{}.json", std::process::id()));
     let path = file.to_str().expect("utf-8 path");
     let out = run(&[
-        "16", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "400", "--chaos", "kill:node=2,at=1s", "--trace",
+        "16",
+        "--local-nodes",
+        "3",
+        "--workers",
+        "1",
+        "--idle-timeout-ms",
+        "400",
+        "--chaos",
+        "kill:node=2,at=1s",
+        "--trace",
         path,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -227,4 +236,147 @@ fn a_trace_of_every_node_with_crash_markers_is_written() {
         events.iter().any(|e| e["ph"] == "i" && e["name"].as_str().is_some_and(|n| n.contains("gone"))),
         "no crash marker"
     );
+}
+
+/// Two network namespaces joined by a veth pair with netem delay: two
+/// "clusters" with a wide-area link between them.
+struct TwoSites {
+    a: String,
+    b: String,
+    ip_a: String,
+    ip_b: String,
+}
+
+fn sh(args: &[&str]) -> Result<(), String> {
+    let out = Command::new(args[0]).args(&args[1..]).output().map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+impl TwoSites {
+    fn create(delay_ms: u32) -> Result<TwoSites, String> {
+        let tag = std::process::id() % 100_000;
+        let sites = TwoSites {
+            a: format!("satin-a-{tag}"),
+            b: format!("satin-b-{tag}"),
+            ip_a: format!("10.199.{}.1", tag % 250),
+            ip_b: format!("10.199.{}.2", tag % 250),
+        };
+        let (va, vb) = (format!("sa{tag}"), format!("sb{tag}"));
+        let delay = format!("{delay_ms}ms");
+        sh(&["ip", "netns", "add", &sites.a])?;
+        sh(&["ip", "netns", "add", &sites.b])?;
+        sh(&["ip", "link", "add", &va, "netns", &sites.a, "type", "veth", "peer", "name", &vb, "netns", &sites.b])?;
+        for (ns, dev, ip) in [(&sites.a, &va, &sites.ip_a), (&sites.b, &vb, &sites.ip_b)] {
+            sh(&["ip", "-n", ns, "addr", "add", &format!("{ip}/24"), "dev", dev])?;
+            sh(&["ip", "-n", ns, "link", "set", dev, "up"])?;
+            sh(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+            if let Err(e) =
+                sh(&["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "netem", "delay", &delay])
+            {
+                // Kernels without sch_netem: the sites still are two
+                // clusters on two networks, just without the added latency.
+                eprintln!("NOTE: no netem delay between the sites (the kernel lacks sch_netem?): {e}");
+            }
+        }
+        Ok(sites)
+    }
+
+    fn spawn(&self, ns: &str, args: &[&str]) -> Child {
+        Command::new("ip")
+            .args(["netns", "exec", ns, NQUEENS])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ip netns exec starts")
+    }
+}
+
+impl Drop for TwoSites {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes its end of the veth pair too.
+        let _ = sh(&["ip", "netns", "del", &self.a]);
+        let _ = sh(&["ip", "netns", "del", &self.b]);
+    }
+}
+
+/// Waits for a child, killing it (and failing) after `RUN_LIMIT`.
+fn finish(child: Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    rx.recv_timeout(RUN_LIMIT)
+        .unwrap_or_else(|_| {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("a node did not finish within {RUN_LIMIT:?}")
+        })
+        .expect("output")
+}
+
+#[test]
+fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
+    let sites = match TwoSites::create(20) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("SKIPPED: this test needs root and iproute2 (ip netns, veth, tc netem): {e}");
+            return;
+        }
+    };
+    let pool = temp_pool("sites");
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let listen_a = format!("{}:0", sites.ip_a);
+    let listen_b = format!("{}:0", sites.ip_b);
+    let common = ["--workers", "1", "--pool", pool.as_str(), "--idle-timeout-ms", "3000"];
+    let mut master =
+        sites.spawn(&sites.a, &[&["16", "--listen", &listen_a, "--cluster", "a"][..], &common[..]].concat());
+    let mut master_log = BufReader::new(master.stderr.take().expect("piped")).lines();
+    let addr = master_log
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.split("listening on ").nth(1).map(|a| a.trim().to_string()))
+        .expect("the master says where it listens");
+    let master_log = std::thread::spawn(move || master_log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    let others = [
+        sites.spawn(
+            &sites.a,
+            &[&["16", "--join", &addr, "--listen", &listen_a, "--cluster", "a"][..], &common[..]].concat(),
+        ),
+        sites.spawn(
+            &sites.b,
+            &[&["16", "--join", &addr, "--listen", &listen_b, "--cluster", "b"][..], &common[..]].concat(),
+        ),
+        sites.spawn(
+            &sites.b,
+            &[&["16", "--join", &addr, "--listen", &listen_b, "--cluster", "b"][..], &common[..]].concat(),
+        ),
+    ];
+    let answer = finish(master);
+    let log = master_log.join().expect("log reader");
+    assert!(answer.status.success(), "{log}");
+    assert_eq!(stdout(&answer), "14772512", "{log}");
+    let stolen: Vec<u64> = others
+        .into_iter()
+        .map(|c| {
+            let out = finish(c);
+            let log = stderr(&out);
+            assert!(out.status.success(), "{log}");
+            let line =
+                log.lines().find(|l| l.contains("jobs stolen")).unwrap_or_else(|| panic!("no statistics:\n{log}"));
+            line.split("jobs stolen ")
+                .nth(1)
+                .and_then(|r| r.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .expect("count")
+        })
+        .collect();
+    // Site b has no work of its own: whatever it did, it stole across the link.
+    assert!(stolen[1] + stolen[2] > 0, "no wide-area steals: {stolen:?}");
+    assert!(stolen[0] > 0, "the master's cluster peer stole nothing: {stolen:?}");
 }

@@ -69,6 +69,8 @@ pub struct LocalExecutor {
     root: Option<Arc<AtomicBool>>,
     /// Entry jobs queued or running.
     active: Arc<AtomicUsize>,
+    /// Let orphans run to the end instead of aborting them.
+    keep_orphans: bool,
 }
 
 /// Why a [`LocalExecutor`] cannot attach to a runtime.
@@ -98,7 +100,16 @@ impl LocalExecutor {
             running: HashMap::new(),
             root: None,
             active: Arc::new(AtomicUsize::new(0)),
+            keep_orphans: false,
         })
+    }
+
+    /// Orphans (jobs run for a node that died) run to the end and their
+    /// results go into the result table, instead of being aborted: with
+    /// coarse stolen jobs, most of the work finished inside an orphan is
+    /// otherwise lost. Only worth it with the result table.
+    pub fn keep_orphans(&mut self, on: bool) {
+        self.keep_orphans = on;
     }
 
     /// The job stolen from `victim` by steal `stamp` finished (the driver saw
@@ -110,6 +121,11 @@ impl LocalExecutor {
     /// Remotely stolen jobs whose results this node waits for.
     pub fn awaited_results(&self) -> usize {
         self.runtime.registry().remote_pending()
+    }
+
+    /// Lookups of redone calls in the result table.
+    pub fn table_lookups(&self) -> u64 {
+        self.runtime.registry().table_lookups.load(Ordering::Relaxed)
     }
 
     /// Results this node took from the result table instead of computing.
@@ -178,6 +194,11 @@ impl Executor for LocalExecutor {
     }
 
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
+        if self.keep_orphans {
+            // Its partial results live in stack frames that an abort would
+            // throw away; finished, the whole result goes into the table.
+            return Abandoned::default();
+        }
         if let Some(flag) = self.running.remove(&(victim, stamp)) {
             flag.store(true, Ordering::Release);
             self.runtime.registry().bump_abort_epoch();

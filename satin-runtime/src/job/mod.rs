@@ -29,7 +29,7 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
     /// the result up in the result table first.
     #[inline]
     fn run(self, ctx: &Ctx<'_>) -> Self::Output {
-        if ctx.redone {
+        if ctx.redone.get() {
             return crate::sched::run_with_lookup(self, ctx);
         }
         self.run_parallel(ctx)

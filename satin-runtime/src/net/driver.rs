@@ -64,6 +64,8 @@ pub(crate) struct Report {
     pub(crate) id: NodeId,
     pub(crate) stats: NodeStats,
     pub(crate) table_hits: u64,
+    pub(crate) table_lookups: u64,
+    pub(crate) table_len: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
 }
@@ -428,6 +430,7 @@ async fn drive(
         Ok(x) => x,
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
+    exec.keep_orphans(spec.config.ft == crate::proto::FtMode::Table);
     let hello_frame = codec::encode(
         &Frame::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
         spec.max_frame,
@@ -578,6 +581,8 @@ async fn drive(
         id: spec.id,
         stats: node.stats().clone(),
         table_hits: exec.table_hits(),
+        table_lookups: exec.table_lookups(),
+        table_len: node.table_len(),
         bytes_sent: net.bytes_sent,
         frames_sent: net.frames_sent,
     };

@@ -166,9 +166,9 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
         let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
         if let Some(r) = report {
             eprintln!(
-                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table hits {}, orphans saved {}, frames sent {}, bytes sent {}",
+                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, table lookups {}, table hits {}, orphans saved {}, frames sent {}, bytes sent {}",
                 r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
-                r.table_hits, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
+                r.table_len, r.table_lookups, r.table_hits, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
             );
         }
         match end {

@@ -27,7 +27,7 @@ enum Event {
     Listening { node: usize, addr: SocketAddr },
     Master { node: usize },
     Stdout { node: usize, text: String },
-    Exited { node: usize, status: ExitStatus },
+    Exited { node: usize, status: ExitStatus, cpu: Duration },
 }
 
 struct Cluster {
@@ -86,9 +86,8 @@ impl Cluster {
         });
         let tx = self.events.clone();
         std::thread::spawn(move || {
-            if let Ok(status) = child.wait() {
-                let _ = tx.send(Event::Exited { node, status });
-            }
+            let (status, cpu) = wait_with_cpu(child);
+            let _ = tx.send(Event::Exited { node, status, cpu });
         });
         node
     }
@@ -140,7 +139,7 @@ fn run_cluster(
     n: u32,
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
-) -> (String, Duration) {
+) -> (String, Duration, Duration) {
     let (tx, rx) = channel();
     let mut cluster = Cluster {
         exe: std::env::current_exe().unwrap_or_else(|e| fail(app, format!("cannot find this program: {e}"))),
@@ -181,8 +180,9 @@ fn run_cluster(
                     answered_at = Some(Instant::now());
                 }
             }
-            Ok(Event::Exited { node, status }) => {
+            Ok(Event::Exited { node, status, cpu }) => {
                 cluster.pids[node] = None;
+                out.cpu += cpu;
                 put(&mut out.exited, node, status);
                 if answered_at.is_none() && out.any_answer().is_some() {
                     answered_at = Some(Instant::now());
@@ -213,7 +213,7 @@ fn run_cluster(
         }
     }
     match out.master_answer().or_else(|| out.any_answer()) {
-        Some(a) => (a, elapsed),
+        Some(a) => (a, elapsed, out.cpu),
         None => fail(app, "no node finished the run (see the node logs above)"),
     }
 }
@@ -224,6 +224,8 @@ struct Outputs {
     stdout: Vec<Option<String>>,
     exited: Vec<Option<ExitStatus>>,
     master: Option<usize>,
+    /// CPU time of every node process, killed ones included.
+    cpu: Duration,
 }
 
 impl Outputs {
@@ -244,6 +246,31 @@ impl Outputs {
     }
 }
 
+/// Waits for `child` and reads the CPU time it used (user + system), which
+/// the kernel reports even for a killed process.
+fn wait_with_cpu(child: Child) -> (ExitStatus, Duration) {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid for writes; `pid` is our
+        // child, reaped only here.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        if r == -1 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return (ExitStatus::from_raw(status), Duration::ZERO);
+        }
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    // `child` is reaped: dropping it must not wait again (it does not).
+    drop(child);
+    (ExitStatus::from_raw(status), tv(usage.ru_utime) + tv(usage.ru_stime))
+}
+
 fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
     if v.len() <= i {
         v.resize_with(i + 1, || None);
@@ -261,7 +288,7 @@ fn wait_listening(app: &str, rx: &Receiver<Event>, cluster: &mut Cluster, node: 
                     return addr;
                 }
             }
-            Ok(Event::Exited { node: n, status }) if n == node => {
+            Ok(Event::Exited { node: n, status, .. }) if n == node => {
                 fail(app, format!("node {node} exited before it listened ({status})"))
             }
             Ok(_) => {}
@@ -324,7 +351,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took) = run_cluster(app, args, n, &pool, &[]);
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[]);
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -341,8 +368,12 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         })
         .collect();
     let start = Instant::now();
-    let (answer, _) = run_cluster(app, args, n, &pool, &chaos);
-    eprintln!("{app}: {n} local nodes, {:.3} s", start.elapsed().as_secs_f64());
+    let (answer, _, cpu) = run_cluster(app, args, n, &pool, &chaos);
+    eprintln!(
+        "{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s",
+        start.elapsed().as_secs_f64(),
+        cpu.as_secs_f64()
+    );
     print!("{answer}");
     use std::io::Write;
     let _ = std::io::stdout().flush();

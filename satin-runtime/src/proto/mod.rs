@@ -61,8 +61,10 @@ pub trait Executor {
     /// The result of the job lost by steal `stamp` came back. `false` if
     /// nothing here waits for it any more.
     fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool;
-    /// Aborts the job stolen from `victim` by steal `stamp` and everything
-    /// below it.
+    /// The job stolen from `victim` by steal `stamp` is an orphan: abort it
+    /// and everything below it, returning what finished inside — or let it
+    /// run to the end, in which case the driver still reports it finished
+    /// and the node puts its result into the table.
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned;
     /// Aborts everything (graceful leave).
     fn abandon_all(&mut self) -> Abandoned;

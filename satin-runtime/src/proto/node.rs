@@ -413,8 +413,14 @@ impl Node {
     }
 
     /// The job stolen from `victim` by steal `stamp` finished here.
+    /// If the victim died meanwhile and the executor let the orphan run on
+    /// (see [`Executor::abandon`]), its result goes into the table.
     pub fn handle_job_finished(&mut self, _now: Time, victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8>) {
         if !self.running_for.remove(&(victim, stamp)) {
+            if !self.stopped {
+                self.stats.orphans_saved += 1;
+                self.publish(key, value);
+            }
             return;
         }
         if self.is_alive(victim) {

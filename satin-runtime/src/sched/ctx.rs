@@ -21,14 +21,24 @@ pub struct Ctx<'w> {
     abort_flag: Option<&'w AtomicBool>,
     parent: *const Ctx<'w>,
     seen_abort_epoch: Cell<u64>,
-    /// Inside a job re-executed after a failure: every call looks up the
-    /// result table before it runs (distributed runs only).
-    pub(crate) redone: bool,
+    /// Inside a job re-executed after a failure: calls look up the result
+    /// table before they run (distributed runs only). Cleared for the
+    /// subtrees below the lookup depth (see `sched::remote`).
+    pub(crate) redone: Cell<bool>,
+    /// Nesting of looked-up calls below the redone job, in this context.
+    pub(crate) lookup_depth: Cell<u32>,
 }
 
 impl<'w> Ctx<'w> {
     pub(crate) fn root(worker: &'w WorkerThread) -> Ctx<'w> {
-        Ctx { worker, abort_flag: None, parent: std::ptr::null(), seen_abort_epoch: Cell::new(0), redone: false }
+        Ctx {
+            worker,
+            abort_flag: None,
+            parent: std::ptr::null(),
+            seen_abort_epoch: Cell::new(0),
+            redone: Cell::new(false),
+            lookup_depth: Cell::new(0),
+        }
     }
 
     /// A context for a job whose own abort flag is `flag`, spawned from `parent`
@@ -44,8 +54,18 @@ impl<'w> Ctx<'w> {
         redone: bool,
     ) -> Ctx<'w> {
         // SAFETY: a non-null parent outlives this context (see above).
-        let redone = redone || (!parent.is_null() && unsafe { &*parent }.redone);
-        Ctx { worker, abort_flag: Some(flag), parent, seen_abort_epoch: Cell::new(u64::MAX), redone }
+        let (inherited, depth) = match unsafe { parent.as_ref() } {
+            Some(p) => (p.redone.get(), p.lookup_depth.get()),
+            None => (false, 0),
+        };
+        Ctx {
+            worker,
+            abort_flag: Some(flag),
+            parent,
+            seen_abort_epoch: Cell::new(u64::MAX),
+            redone: Cell::new(redone || inherited),
+            lookup_depth: Cell::new(if redone { 0 } else { depth }),
+        }
     }
 
     /// True if this job or any job it descends from was aborted.

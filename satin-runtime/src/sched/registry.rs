@@ -40,6 +40,7 @@ pub(crate) struct Registry {
     /// Set once a distributed executor drives this pool.
     pub(crate) remote: OnceLock<Remote>,
     pub(crate) table_hits: AtomicU64,
+    pub(crate) table_lookups: AtomicU64,
 }
 
 impl Registry {
@@ -56,6 +57,7 @@ impl Registry {
             spawn_limit,
             remote: OnceLock::new(),
             table_hits: AtomicU64::new(0),
+            table_lookups: AtomicU64::new(0),
         };
         (Arc::new(registry), deques)
     }

@@ -128,18 +128,48 @@ impl Registry {
     }
 }
 
+/// How many nested calls below a redone job look up the result table.
+///
+/// The table holds results of jobs that were stolen across nodes, which
+/// thieves take from the old end of deques: near the top of the tree.
+/// Looking up every call of a fine-grained recursion would cost more than
+/// recomputing (a key is a hash of the parameters); below this depth the
+/// recursion runs at full speed. Override with `SATIN_LOOKUP_DEPTH`.
+pub(crate) fn lookup_depth_limit() -> u32 {
+    static LIMIT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("SATIN_LOOKUP_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_LOOKUP_DEPTH)
+    })
+}
+
+pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
+
 /// `Job::run` inside a redone job: use the result table's value if there is one.
 #[inline(never)]
 pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
-    if let Some(remote) = ctx.worker.registry().remote.get() {
+    let depth = ctx.lookup_depth.get();
+    if depth >= lookup_depth_limit() {
+        // Deep enough: this subtree runs without lookups.
+        ctx.redone.set(false);
+        let out = job.run_parallel(ctx);
+        ctx.redone.set(true);
+        return out;
+    }
+    let registry = ctx.worker.registry();
+    if let Some(remote) = registry.remote.get() {
+        registry.table_lookups.fetch_add(1, Ordering::Relaxed);
         if !remote.values.is_empty() {
-            if let Some(bytes) = remote.values.get(&job.key()) {
+            let key = job.key();
+            if let Some(bytes) = remote.values.get(&key) {
                 if let Ok(value) = postcard::from_bytes::<J::Output>(&bytes) {
-                    ctx.worker.registry().table_hits.fetch_add(1, Ordering::Relaxed);
+                    registry.table_hits.fetch_add(1, Ordering::Relaxed);
                     return value;
                 }
             }
         }
     }
-    job.run_parallel(ctx)
+    ctx.lookup_depth.set(depth + 1);
+    let out = job.run_parallel(ctx);
+    ctx.lookup_depth.set(depth);
+    out
 }

@@ -269,7 +269,7 @@ impl<J: Job> Slot<J> {
         let job = unsafe { (*self.job.get()).as_ref() }.expect("a queued slot holds its job");
         // SAFETY: the spawning context outlives the slot's completion, which
         // has not happened yet.
-        let redone = unsafe { &*(self.spawner.get() as *const Ctx<'_>) }.redone;
+        let redone = unsafe { &*(self.spawner.get() as *const Ctx<'_>) }.redone.get();
         RemoteTake {
             key: job.key(),
             redone,

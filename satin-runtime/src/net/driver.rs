@@ -100,12 +100,16 @@ fn transport(idle: Duration) -> Arc<TransportConfig> {
 }
 
 /// The address others reach this node at: the bound one, with an
-/// unspecified IP replaced by the one that routes towards `towards`.
+/// unspecified IP replaced by the one that routes towards `towards` (the
+/// contact), or towards the default route for the first node. Choosing a
+/// route sends nothing: it is a `connect` on an unbound UDP socket.
 fn advertised(bound: SocketAddr, towards: Option<SocketAddr>) -> SocketAddr {
     if !bound.ip().is_unspecified() {
         return bound;
     }
-    let ip = towards
+    // TEST-NET-1 (RFC 5737): stands for "anywhere beyond this host".
+    let anywhere = SocketAddr::from(([192, 0, 2, 1], 9));
+    let ip = Some(towards.unwrap_or(anywhere))
         .and_then(|t| {
             let s =
                 UdpSocket::bind((if t.is_ipv4() { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([0u16; 8]) }, 0))

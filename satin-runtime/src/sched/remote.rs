@@ -145,6 +145,7 @@ pub(crate) fn lookup_depth_limit() -> u32 {
 pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
 
 /// `Job::run` inside a redone job: use the result table's value if there is one.
+#[cold]
 #[inline(never)]
 pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let depth = ctx.lookup_depth.get();

@@ -25,19 +25,7 @@ fn run(args: &[&str]) -> Output {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let child =
         Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(RUN_LIMIT) {
-        Ok(out) => out.expect("output"),
-        Err(_) => {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("nqueens {args:?} did not finish within {RUN_LIMIT:?}");
-        }
-    }
+    finish(child)
 }
 
 fn stdout(o: &Output) -> String {
@@ -304,7 +292,8 @@ impl Drop for TwoSites {
     }
 }
 
-/// Waits for a child, killing it (and failing) after `RUN_LIMIT`.
+/// Waits for a child, killing it (and failing the test) if it does not
+/// finish within `RUN_LIMIT`.
 fn finish(child: Child) -> Output {
     let pid = child.id();
     let (tx, rx) = mpsc::channel();

@@ -27,6 +27,8 @@ enum Event {
     Listening { node: usize, addr: SocketAddr },
     Master { node: usize },
     Stdout { node: usize, text: String },
+    /// The node's log ended (everything it wrote is forwarded).
+    LogClosed,
     Exited { node: usize, status: ExitStatus, cpu: Duration },
 }
 
@@ -77,6 +79,7 @@ impl Cluster {
                     let _ = tx.send(Event::Master { node });
                 }
             }
+            let _ = tx.send(Event::LogClosed);
         });
         let tx = self.events.clone();
         std::thread::spawn(move || {
@@ -162,7 +165,8 @@ fn run_cluster(
     let mut answered_at: Option<Instant> = None;
     loop {
         let live = cluster.pids.iter().filter(|p| p.is_some()).count();
-        if live == 0 && out.stdout.iter().filter(|s| s.is_some()).count() >= cluster.pids.len() {
+        let all = cluster.pids.len();
+        if live == 0 && out.stdout.iter().filter(|s| s.is_some()).count() >= all && out.logs_closed >= all {
             break;
         }
         let next_fault = pending.last().map(|(at, _)| *at);
@@ -174,6 +178,7 @@ fn run_cluster(
         match rx.recv_timeout(wait) {
             Ok(Event::Listening { node, addr }) => cluster.addrs[node] = Some(addr),
             Ok(Event::Master { node }) => out.master = Some(node),
+            Ok(Event::LogClosed) => out.logs_closed += 1,
             Ok(Event::Stdout { node, text }) => {
                 put(&mut out.stdout, node, text);
                 if answered_at.is_none() && out.any_answer().is_some() {
@@ -226,6 +231,7 @@ struct Outputs {
     master: Option<usize>,
     /// CPU time of every node process, killed ones included.
     cpu: Duration,
+    logs_closed: usize,
 }
 
 impl Outputs {

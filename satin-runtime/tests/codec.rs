@@ -19,7 +19,8 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         (key.clone(), bytes.clone()).prop_map(|(key, v)| Msg::TablePut { key, entry: Entry::Value(v.into()) }),
         (key, any::<u64>()).prop_map(|(key, h)| Msg::TablePut { key, entry: Entry::Pointer(h) }),
         Just(Msg::Leave),
-        Just(Msg::Terminate { value: vec![7; 3] }),
+        Just(Msg::Terminate { value: Some(vec![7; 3]) }),
+        Just(Msg::Terminate { value: None }),
     ]
 }
 

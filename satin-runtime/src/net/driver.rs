@@ -54,7 +54,12 @@ pub(crate) struct NodeSpec {
 
 /// How a node's run ended.
 pub(crate) enum RunEnd {
-    Answer { value: Vec<u8>, master: bool },
+    /// The run is over; the answer, unless this node is not the master and
+    /// the answer was too large to be sent around.
+    Answer {
+        value: Option<Vec<u8>>,
+        master: bool,
+    },
     Left,
     Failed(String),
 }
@@ -481,7 +486,7 @@ async fn drive(
                     }
                 }
                 Action::SetTimer { at } => timer = Some(timer.map_or(at, |t| t.min(at))),
-                Action::Done { value } => end = Some(RunEnd::Answer { value, master: true }),
+                Action::Done { value } => end = Some(RunEnd::Answer { value: Some(value), master: true }),
                 Action::Finished { value } => end = Some(RunEnd::Answer { value, master: false }),
                 Action::Failed { reason } => end = Some(RunEnd::Failed(reason)),
                 Action::Stop => {

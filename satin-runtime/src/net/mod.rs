@@ -172,15 +172,16 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             );
         }
         match end {
-            RunEnd::Answer { value, master: true } => {
+            RunEnd::Answer { value: Some(value), master: true } => {
                 eprintln!("{app_name}: {MASTER_LINE}");
                 value
             }
             // Under a supervisor every node that saw the end prints the
-            // answer: the master may be killed between its answer and its
-            // output, and the supervisor prefers the master's anyway.
-            RunEnd::Answer { value, master: false } if supervised => value,
-            RunEnd::Answer { master: false, .. } | RunEnd::Left => std::process::exit(0),
+            // answer (when it came along): the master may be killed between
+            // its answer and its output, and the supervisor prefers the
+            // master's anyway.
+            RunEnd::Answer { value: Some(value), master: false } if supervised => value,
+            RunEnd::Answer { .. } | RunEnd::Left => std::process::exit(0),
             RunEnd::Failed(reason) => fail(&app_name, reason),
         }
     });

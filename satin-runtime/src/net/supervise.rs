@@ -24,12 +24,24 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 const WIND_DOWN: Duration = Duration::from_secs(10);
 
 enum Event {
-    Listening { node: usize, addr: SocketAddr },
-    Master { node: usize },
-    Stdout { node: usize, text: String },
+    Listening {
+        node: usize,
+        addr: SocketAddr,
+    },
+    Master {
+        node: usize,
+    },
+    Stdout {
+        node: usize,
+        text: String,
+    },
     /// The node's log ended (everything it wrote is forwarded).
     LogClosed,
-    Exited { node: usize, status: ExitStatus, cpu: Duration },
+    Exited {
+        node: usize,
+        status: ExitStatus,
+        cpu: Duration,
+    },
 }
 
 struct Cluster {

@@ -45,7 +45,8 @@ mod tests {
             }),
             (any::<u64>(), addr).prop_map(|(id, addr)| Frame::Peer { id, addr }),
             any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
-            proptest::collection::vec(any::<u8>(), 0..200).prop_map(|value| Frame::Proto(Msg::Terminate { value })),
+            proptest::collection::vec(any::<u8>(), 0..200)
+                .prop_map(|value| Frame::Proto(Msg::Terminate { value: Some(value) })),
         ]
     }
 

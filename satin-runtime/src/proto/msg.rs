@@ -83,8 +83,9 @@ pub enum Msg {
         key: JobKey,
         value: Option<Vec<u8>>,
     },
-    /// The run is over (sent by the master), with the root job's result.
+    /// The run is over (sent by the master), with the root job's result
+    /// if it is small (at most `Config::pointer_threshold` bytes).
     Terminate {
-        value: Vec<u8>,
+        value: Option<Vec<u8>>,
     },
 }

@@ -82,9 +82,10 @@ pub enum Action {
     Done {
         value: Vec<u8>,
     },
-    /// The master ended the run; `value` is the root job's result.
+    /// The master ended the run; `value` is the root job's result if it
+    /// was small enough to travel with the news.
     Finished {
-        value: Vec<u8>,
+        value: Option<Vec<u8>>,
     },
     /// The run cannot go on (a crash with `FtMode::None`).
     Failed {
@@ -442,7 +443,8 @@ impl Node {
     /// The root job finished here.
     pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
         if self.is_master() && !self.stopped {
-            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: value.clone() } });
+            let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
+            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: small } });
             self.actions.push_back(Action::Done { value });
             self.stop();
         }

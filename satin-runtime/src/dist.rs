@@ -217,13 +217,21 @@ impl Executor for LocalExecutor {
         Abandoned::default()
     }
 
+    fn runs_anything(&self) -> bool {
+        self.active.load(Ordering::Acquire) > 0
+    }
+
     fn lookup_done(&mut self, _key: &JobKey, _value: Option<Vec<u8>>) {
         // Worker threads read the table's values directly and never wait
         // for a fetch, so no lookup is ever pending here.
     }
 
+    /// Busy while an entry job runs and no worker is out of work: a worker
+    /// parked (with nothing queued from outside) means the pool could take
+    /// more, also when it waits for a result from another node.
     fn has_work(&self) -> bool {
-        self.active.load(Ordering::Acquire) > 0
+        let registry = self.runtime.registry();
+        self.active.load(Ordering::Acquire) > 0 && (registry.sleep.sleepers() == 0 || !registry.injector.is_empty())
     }
 
     fn recovery_started(&mut self) {

@@ -30,6 +30,8 @@ pub(crate) const CONTACT: NodeId = u64::MAX;
 /// How long a finishing node waits for its last frames to be read.
 const FLUSH: Duration = Duration::from_secs(2);
 const CLOSE_GRACE: Duration = Duration::from_millis(50);
+/// How often the driver checks for idle workers while jobs run.
+const IDLE_CHECK: Duration = Duration::from_millis(2);
 
 /// Who this node is and how it connects.
 pub(crate) struct NodeSpec {
@@ -464,6 +466,8 @@ async fn drive(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut timer: Option<u64> = None;
     let mut leave_deadline: Option<Instant> = None;
+    let mut idle_check = tokio::time::interval(IDLE_CHECK);
+    idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut joined = spec.contact.is_none();
     let mut end: Option<RunEnd> = None;
     let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
@@ -509,6 +513,10 @@ async fn drive(
         }
         let sleep_for = timer.map(|t| Duration::from_nanos(t.saturating_sub(now())));
         tokio::select! {
+            // Workers that run out of work while entry jobs still run (a
+            // sync waiting for another node, a subtree with little
+            // parallelism left) make the node steal: look every few ms.
+            _ = idle_check.tick() => node.handle_idle(now(), &mut exec),
             got = input.recv() => {
                 let Some(got) = got else { break };
                 match got {

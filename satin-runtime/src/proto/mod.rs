@@ -70,8 +70,13 @@ pub trait Executor {
     fn abandon_all(&mut self) -> Abandoned;
     /// Answer to a [`Lookup::Pending`] table lookup.
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>);
-    /// Whether any job is queued or running here.
+    /// Whether this node is busy enough not to steal.
     fn has_work(&self) -> bool;
+    /// Whether any job is queued or running here at all (a draining node
+    /// leaves when not). Defaults to [`has_work`](Self::has_work).
+    fn runs_anything(&self) -> bool {
+        self.has_work()
+    }
     /// A peer failed. From now on every job that starts here may duplicate
     /// work finished elsewhere: treat all queued, running and future jobs as
     /// redone (look up the table first). Fault-free runs never pay for this.

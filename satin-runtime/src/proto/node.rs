@@ -367,11 +367,16 @@ impl Node {
 
     /// Local queue empty: steal if no request is outstanding.
     pub fn handle_idle(&mut self, now: Time, exec: &mut impl Executor) {
-        if self.stopped || !self.joined || exec.has_work() {
+        if self.stopped || !self.joined {
             return;
         }
         if self.draining {
-            self.leave(now, exec);
+            if !exec.runs_anything() {
+                self.leave(now, exec);
+            }
+            return;
+        }
+        if exec.has_work() {
             return;
         }
         if self.backoff_until.is_some_and(|t| now < t) {

@@ -30,6 +30,11 @@ impl Sleep {
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// Workers parked right now: they found no work anywhere in the pool.
+    pub(crate) fn sleepers(&self) -> usize {
+        self.sleepers.load(Ordering::Relaxed)
+    }
+
     /// Called after new work appears: wakes one sleeper, if any.
     #[inline]
     pub(crate) fn new_work(&self) {

@@ -36,10 +36,10 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-/// The statistics line a node prints at the end, as `(field, value)` pairs.
-fn stats_of(log: &str, node: usize) -> Option<Vec<(String, u64)>> {
-    let prefix = format!("[node {node}] nqueens: node ");
-    let line = log.lines().find(|l| l.starts_with(&prefix) && l.contains("jobs stolen"))?;
+/// The statistics line a node prints at the end (the first line of `log`
+/// starting with `prefix`), as `(field, value)` pairs.
+fn stats_of(log: &str, prefix: &str) -> Option<Vec<(String, u64)>> {
+    let line = log.lines().find(|l| l.starts_with(prefix) && l.contains("jobs stolen"))?;
     let fields = line.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")).map(|(_, f)| f)?;
     Some(
         fields
@@ -52,8 +52,13 @@ fn stats_of(log: &str, node: usize) -> Option<Vec<(String, u64)>> {
     )
 }
 
+/// One statistic of supervised node `node`, from the supervisor's log.
 fn stat(log: &str, node: usize, field: &str) -> u64 {
-    let stats = stats_of(log, node).unwrap_or_else(|| panic!("no statistics from node {node}:\n{log}"));
+    stat_after(log, &format!("[node {node}] nqueens: node "), field)
+}
+
+fn stat_after(log: &str, prefix: &str, field: &str) -> u64 {
+    let stats = stats_of(log, prefix).unwrap_or_else(|| panic!("no statistics after {prefix:?}:\n{log}"));
     stats.iter().find(|(k, _)| k == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("no {field} in {stats:?}"))
 }
 
@@ -113,6 +118,14 @@ fn a_graceful_leave_recomputes_no_finished_job() {
     }
 }
 
+/// Reads a node's log up to the line that says where it listens.
+fn listening_addr(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
+    lines
+        .map_while(Result::ok)
+        .find_map(|l| l.split("listening on ").nth(1).map(|a| a.trim().to_string()))
+        .expect("the node says where it listens")
+}
+
 /// A long-running master on loopback, for knocking at.
 struct Master {
     child: Child,
@@ -129,11 +142,7 @@ impl Master {
             .expect("master starts");
         let stderr = child.stderr.take().expect("piped");
         let mut lines = BufReader::new(stderr).lines();
-        let addr = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.split("listening on ").nth(1).map(|a| a.trim().to_string()))
-            .expect("the master says where it listens");
+        let addr = listening_addr(&mut lines);
         // Keep draining its log so it never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
         Master { child, addr }
@@ -326,26 +335,12 @@ fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
     let mut master =
         sites.spawn(&sites.a, &[&["16", "--listen", &listen_a, "--cluster", "a"][..], &common[..]].concat());
     let mut master_log = BufReader::new(master.stderr.take().expect("piped")).lines();
-    let addr = master_log
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split("listening on ").nth(1).map(|a| a.trim().to_string()))
-        .expect("the master says where it listens");
+    let addr = listening_addr(&mut master_log);
     let master_log = std::thread::spawn(move || master_log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-    let others = [
-        sites.spawn(
-            &sites.a,
-            &[&["16", "--join", &addr, "--listen", &listen_a, "--cluster", "a"][..], &common[..]].concat(),
-        ),
-        sites.spawn(
-            &sites.b,
-            &[&["16", "--join", &addr, "--listen", &listen_b, "--cluster", "b"][..], &common[..]].concat(),
-        ),
-        sites.spawn(
-            &sites.b,
-            &[&["16", "--join", &addr, "--listen", &listen_b, "--cluster", "b"][..], &common[..]].concat(),
-        ),
-    ];
+    let join = |ns: &str, listen: &str, cluster: &str| {
+        sites.spawn(ns, &[&["16", "--join", &addr, "--listen", listen, "--cluster", cluster][..], &common[..]].concat())
+    };
+    let others = [join(&sites.a, &listen_a, "a"), join(&sites.b, &listen_b, "b"), join(&sites.b, &listen_b, "b")];
     let answer = finish(master);
     let log = master_log.join().expect("log reader");
     assert!(answer.status.success(), "{log}");
@@ -356,13 +351,7 @@ fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
             let out = finish(c);
             let log = stderr(&out);
             assert!(out.status.success(), "{log}");
-            let line =
-                log.lines().find(|l| l.contains("jobs stolen")).unwrap_or_else(|| panic!("no statistics:\n{log}"));
-            line.split("jobs stolen ")
-                .nth(1)
-                .and_then(|r| r.split(',').next())
-                .and_then(|n| n.parse().ok())
-                .expect("count")
+            stat_after(&log, "nqueens: node ", "jobs stolen")
         })
         .collect();
     // Site b has no work of its own: whatever it did, it stole across the link.

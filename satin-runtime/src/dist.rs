@@ -93,7 +93,9 @@ impl LocalExecutor {
         values: SharedValues,
         events: impl Fn(ExecEvent) + Send + Sync + 'static,
     ) -> Result<LocalExecutor, AlreadyAttached> {
-        runtime.registry().remote.set(crate::sched::remote_side(values)).map_err(|_| AlreadyAttached)?;
+        if !runtime.registry().attach_remote(values) {
+            return Err(AlreadyAttached);
+        }
         Ok(LocalExecutor {
             runtime,
             events: Arc::new(events),
@@ -116,11 +118,6 @@ impl LocalExecutor {
     /// its `StolenDone`): forget its abort flag.
     pub fn stolen_done(&mut self, victim: NodeId, stamp: u64) {
         self.running.remove(&(victim, stamp));
-    }
-
-    /// Remotely stolen jobs whose results this node waits for.
-    pub fn awaited_results(&self) -> usize {
-        self.runtime.registry().remote_pending()
     }
 
     /// Lookups of redone calls in the result table.

@@ -8,6 +8,7 @@
 
 #[allow(missing_docs)] // the module docs describe the spec
 mod chaos;
+mod conn;
 mod driver;
 mod progress;
 mod supervise;

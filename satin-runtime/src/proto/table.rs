@@ -23,14 +23,6 @@ impl SharedValues {
         self.0.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
-    pub fn len(&self) -> usize {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Values> {
         self.0.write().unwrap_or_else(|e| e.into_inner())
     }

@@ -15,10 +15,6 @@ mod tls;
 pub use ctx::Ctx;
 pub use entry::{EntryOutcome, Ran};
 pub(crate) use remote::run_with_lookup;
-
-pub(crate) fn remote_side(values: crate::proto::SharedValues) -> remote::Remote {
-    remote::Remote::new(values)
-}
 pub use slot::{Slot, SpawnList};
 pub(crate) use tls::current_ctx;
 pub use tls::sequential;

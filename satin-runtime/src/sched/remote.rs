@@ -46,7 +46,6 @@ struct Pending {
 }
 
 /// The remote side of a registry: set once a distributed executor attaches.
-#[derive(Default)]
 pub(crate) struct Remote {
     pending: Mutex<HashMap<u64, Pending>>,
     pub(crate) values: SharedValues,
@@ -63,6 +62,12 @@ impl Remote {
 }
 
 impl Registry {
+    /// Attaches the remote side (a distributed executor); `false` if one is
+    /// attached already.
+    pub(crate) fn attach_remote(&self, values: SharedValues) -> bool {
+        self.remote.set(Remote::new(values)).is_ok()
+    }
+
     /// Takes the oldest job of some worker's deque for a remote thief, under
     /// steal `stamp`. Returns its key and encoded call.
     pub(crate) fn take_for_remote(&self, stamp: u64) -> Option<RemoteTake> {
@@ -121,11 +126,6 @@ impl Registry {
         unsafe { (p.complete)(data, Completion::Aborted, self) };
         true
     }
-
-    /// Number of remotely stolen jobs whose results are awaited here.
-    pub(crate) fn remote_pending(&self) -> usize {
-        self.remote.get().map_or(0, |r| r.pending().len())
-    }
 }
 
 /// How many nested calls below a redone job look up the result table.
@@ -159,13 +159,10 @@ pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let registry = ctx.worker.registry();
     if let Some(remote) = registry.remote.get() {
         registry.table_lookups.fetch_add(1, Ordering::Relaxed);
-        if !remote.values.is_empty() {
-            let key = job.key();
-            if let Some(bytes) = remote.values.get(&key) {
-                if let Ok(value) = postcard::from_bytes::<J::Output>(&bytes) {
-                    registry.table_hits.fetch_add(1, Ordering::Relaxed);
-                    return value;
-                }
+        if let Some(bytes) = remote.values.get(&job.key()) {
+            if let Ok(value) = postcard::from_bytes::<J::Output>(&bytes) {
+                registry.table_hits.fetch_add(1, Ordering::Relaxed);
+                return value;
             }
         }
     }

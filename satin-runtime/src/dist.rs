@@ -41,7 +41,8 @@ pub(crate) fn take_root_runner() -> Option<RootRunner> {
     ROOT_RUNNER.with(|r| r.borrow_mut().take())
 }
 
-/// What the executor tells its driver.
+/// What the executor tells its driver: each event ends one entry job, and
+/// the driver calls [`LocalExecutor::entry_ended`] once it has handled it.
 #[derive(Debug)]
 #[allow(missing_docs)]
 pub enum ExecEvent {
@@ -51,8 +52,6 @@ pub enum ExecEvent {
     RootDone { value: Vec<u8>, ran: Ran },
     /// An entry job was aborted (for traces).
     Aborted { ran: Ran },
-    /// No entry job is left here: time to steal.
-    Idle,
     /// A job could not run (undecodable bytes, or a panic): the run cannot
     /// give a right answer.
     Failed(String),
@@ -67,7 +66,8 @@ pub struct LocalExecutor {
     /// Abort flags of the jobs run for other nodes, by (victim, stamp).
     running: HashMap<(NodeId, u64), Arc<AtomicBool>>,
     root: Option<Arc<AtomicBool>>,
-    /// Entry jobs queued or running.
+    /// Entry jobs queued or running, or ended with their event not yet
+    /// handled by the driver.
     active: Arc<AtomicUsize>,
     /// Let orphans run to the end instead of aborting them.
     keep_orphans: bool,
@@ -120,6 +120,16 @@ impl LocalExecutor {
         self.running.remove(&(victim, stamp));
     }
 
+    /// The driver has handled an [`ExecEvent`]; true when no entry job is
+    /// left here (time to steal, or for a draining node to leave).
+    ///
+    /// Counting an entry job as ended only now, not when its worker
+    /// finishes, keeps a draining node from leaving between the two with
+    /// the job's result still unsent.
+    pub fn entry_ended(&mut self) -> bool {
+        self.active.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
     /// Lookups of redone calls in the result table.
     pub fn table_lookups(&self) -> u64 {
         self.runtime.registry().table_lookups.load(Ordering::Relaxed)
@@ -139,16 +149,10 @@ impl LocalExecutor {
     ) {
         self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
-        let active = Arc::clone(&self.active);
-        let done = move |outcome: EntryOutcome, ran: Ran| {
-            match outcome {
-                EntryOutcome::Value(v) => events(finish(v, ran)),
-                EntryOutcome::Aborted => events(ExecEvent::Aborted { ran }),
-                EntryOutcome::Failed(reason) => events(ExecEvent::Failed(reason)),
-            }
-            if active.fetch_sub(1, Ordering::AcqRel) == 1 {
-                events(ExecEvent::Idle);
-            }
+        let done = move |outcome: EntryOutcome, ran: Ran| match outcome {
+            EntryOutcome::Value(v) => events(finish(v, ran)),
+            EntryOutcome::Aborted => events(ExecEvent::Aborted { ran }),
+            EntryOutcome::Failed(reason) => events(ExecEvent::Failed(reason)),
         };
         self.runtime.registry().inject_entry(payload, redone, abort, Box::new(done));
     }

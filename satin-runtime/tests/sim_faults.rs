@@ -45,7 +45,11 @@ fn random_config(seed: u64) -> SimConfig {
         }
         let v = victims.swap_remove(r.below(victims.len() as u64) as usize);
         let when = if r.below(2) == 0 { Trigger::Progress(r.unit() * 0.95) } else { Trigger::At(r.below(300) * MS) };
-        let kind = if r.below(4) == 0 { FaultKind::Leave(v) } else { FaultKind::Crash(v) };
+        let kind = match r.below(6) {
+            0 => FaultKind::Leave(v),
+            1 => FaultKind::Drain(v),
+            _ => FaultKind::Crash(v),
+        };
         faults.push(Fault { when, kind });
     }
     for _ in 0..r.below(3) {
@@ -65,7 +69,9 @@ fn random_config(seed: u64) -> SimConfig {
         local_bandwidth: 100e6,
         wide_bandwidth: 10e6,
         jitter: r.below(5 * MS),
+        fifo_links: r.below(2) == 0,
         detect_delay: 5 * MS + r.below(200 * MS),
+        leave_timeout: r.below(500 * MS),
         protocol,
         result_bytes: if big_results { 2000 } else { 8 },
         faults,
@@ -100,6 +106,41 @@ fn random_fault_schedules_terminate_with_the_fault_free_answer() {
     let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
     let failures: Vec<String> = (0..seeds).filter_map(|s| check(s).err()).collect();
     assert!(failures.is_empty(), "{} of {seeds} seeds failed; first:\n{}", failures.len(), failures[0]);
+}
+
+/// A draining leave (SIGTERM) hands everything back: with links that keep
+/// their order, as the real transport's do, no job is redone and no leaf
+/// runs twice, however many nodes drain away and whenever they do.
+#[test]
+fn draining_nodes_leave_without_any_job_redone() {
+    let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000) / 4;
+    let mut drained = 0;
+    for seed in 0..seeds {
+        let mut cfg = random_config(seed);
+        let n = (cfg.clusters * cfg.nodes_per_cluster) as u64;
+        let mut r = SplitMix64::new(seed ^ 0xd4a1);
+        // Never the master (node 0): its root job would only end at the
+        // deadline, aborting work.
+        cfg.faults.clear();
+        for v in 1..n {
+            if r.below(2) == 0 {
+                continue;
+            }
+            let when =
+                if r.below(2) == 0 { Trigger::Progress(r.unit() * 0.95) } else { Trigger::At(r.below(300) * MS) };
+            cfg.faults.push(Fault { when, kind: FaultKind::Drain(v) });
+        }
+        cfg.fifo_links = true;
+        cfg.leave_timeout = 1_000_000 * MS;
+        drained += cfg.faults.len();
+        let report = sim::run(&cfg);
+        assert!(
+            report.result_ok && report.redone == 0 && report.leaves_executed == report.leaves_needed,
+            "seed {seed}: {}\nconfig: {cfg:?}",
+            report.to_json()
+        );
+    }
+    assert!(drained > 0);
 }
 
 #[test]

@@ -83,7 +83,7 @@ struct Args {
     ft: Ft,
     #[arg(long, value_enum, default_value_t = Steal::Crs)]
     steal: Steal,
-    /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;join:cluster=0,at=3s'.
+    /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;drain:node=4,at=2s;join:cluster=0,at=3s'.
     #[arg(long, default_value = "")]
     faults: String,
     /// Size of every job result in bytes; results above --pointer-threshold travel as pointers.

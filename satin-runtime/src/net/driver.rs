@@ -237,26 +237,32 @@ async fn drive(
                             node.handle_peer_dead(now(), id, &mut exec);
                         }
                     }
-                    Input::Exec(ExecEvent::StolenDone { victim, stamp, key, value, ran }) => {
-                        if let Some(t) = &mut trace {
-                            t.span(&format!("job stolen from {victim}"), ran);
+                    Input::Exec(event) => {
+                        match event {
+                            ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
+                                if let Some(t) = &mut trace {
+                                    t.span(&format!("job stolen from {victim}"), ran);
+                                }
+                                exec.stolen_done(victim, stamp);
+                                node.handle_job_finished(now(), victim, stamp, key, value);
+                            }
+                            ExecEvent::RootDone { value, ran } => {
+                                if let Some(t) = &mut trace {
+                                    t.span("root job", ran);
+                                }
+                                node.handle_root_finished(now(), value)
+                            }
+                            ExecEvent::Aborted { ran } => {
+                                if let Some(t) = &mut trace {
+                                    t.span("aborted job", ran);
+                                }
+                            }
+                            ExecEvent::Failed(reason) => end = Some(RunEnd::Failed(reason)),
                         }
-                        exec.stolen_done(victim, stamp);
-                        node.handle_job_finished(now(), victim, stamp, key, value);
-                    }
-                    Input::Exec(ExecEvent::RootDone { value, ran }) => {
-                        if let Some(t) = &mut trace {
-                            t.span("root job", ran);
-                        }
-                        node.handle_root_finished(now(), value)
-                    }
-                    Input::Exec(ExecEvent::Aborted { ran }) => {
-                        if let Some(t) = &mut trace {
-                            t.span("aborted job", ran);
+                        if exec.entry_ended() {
+                            node.handle_idle(now(), &mut exec);
                         }
                     }
-                    Input::Exec(ExecEvent::Idle) => node.handle_idle(now(), &mut exec),
-                    Input::Exec(ExecEvent::Failed(reason)) => end = Some(RunEnd::Failed(reason)),
                 }
             }
             _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {

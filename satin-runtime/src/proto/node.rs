@@ -371,7 +371,10 @@ impl Node {
             return;
         }
         if self.draining {
-            if !exec.runs_anything() {
+            // A steal reply still on its way may carry a job: leaving before
+            // it arrives would lose that job and make its victim redo it.
+            let awaiting_steal = self.local_steal.is_some() || self.wide_steal.is_some();
+            if !exec.runs_anything() && !awaiting_steal {
                 self.leave(now, exec);
             }
             return;

@@ -382,6 +382,10 @@ impl Executor for ModelExecutor<'_> {
         self.busy.is_some() || !self.deque.is_empty()
     }
 
+    fn runs_anything(&self) -> bool {
+        !self.instances.is_empty()
+    }
+
     fn recovery_started(&mut self) {
         self.lookup_mode = true;
         for inst in self.instances.values_mut() {

@@ -20,8 +20,12 @@ pub enum FaultKind {
     CrashCluster(u32),
     /// Crash whichever node is master at that moment.
     CrashMaster,
-    /// Graceful leave of one node.
+    /// Immediate graceful leave of one node: it hands its finished results
+    /// over and aborts what still runs.
     Leave(u64),
+    /// Draining leave (SIGTERM in real runs): the node steals no more,
+    /// finishes what it runs, returns the results, then leaves.
+    Drain(u64),
     /// A new node joins the given cluster.
     Join(u32),
 }
@@ -59,8 +63,13 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
             "crash-cluster" => FaultKind::CrashCluster(need_cluster()?),
             "crash-master" => FaultKind::CrashMaster,
             "leave" => FaultKind::Leave(need_node()?),
+            "drain" => FaultKind::Drain(need_node()?),
             "join" => FaultKind::Join(need_cluster()?),
-            k => return Err(format!("unknown fault `{k}` (expected crash, crash-cluster, crash-master, leave, join)")),
+            k => {
+                return Err(format!(
+                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, leave, drain, join)"
+                ))
+            }
         };
         out.push(Fault { when, kind });
     }

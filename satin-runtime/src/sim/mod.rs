@@ -37,8 +37,14 @@ pub struct SimConfig {
     pub wide_bandwidth: f64,
     /// Extra random delay per message, up to this much: messages reorder.
     pub jitter: Nanos,
+    /// Keep each link's messages in sending order, as the real transport
+    /// does (one QUIC stream per direction per peer), whatever the jitter.
+    pub fifo_links: bool,
     /// Time from a crash until each live node declares the peer dead.
     pub detect_delay: Nanos,
+    /// A draining node still in the run this long after its `drain` fault
+    /// leaves anyway, aborting what it runs (`--leave-timeout-ms`).
+    pub leave_timeout: Nanos,
     pub protocol: Config,
     /// Encoded size of every job result.
     pub result_bytes: usize,
@@ -61,7 +67,9 @@ impl Default for SimConfig {
             local_bandwidth: 100e6,
             wide_bandwidth: 10e6,
             jitter: 0,
+            fifo_links: false,
             detect_delay: 1_000_000_000,
+            leave_timeout: 30_000_000_000,
             protocol: Config::default(),
             result_bytes: 8,
             faults: Vec::new(),
@@ -93,6 +101,10 @@ enum Ev {
     PeerDead {
         node: usize,
         peer: usize,
+    },
+    /// A draining node's time is up.
+    LeaveDeadline {
+        node: usize,
     },
     Fault(usize),
 }
@@ -143,6 +155,8 @@ struct World<'t> {
     published: HashMap<u32, (Nanos, usize)>,
     initial_nodes: usize,
     progress_faults: Vec<usize>,
+    /// Latest delivery time per link (`fifo_links`).
+    link_clock: HashMap<(usize, usize), Nanos>,
     report: Report,
     finished: bool,
 }
@@ -167,6 +181,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         published: HashMap::new(),
         initial_nodes: (cfg.clusters * cfg.nodes_per_cluster) as usize,
         progress_faults: Vec::new(),
+        link_clock: HashMap::new(),
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
         finished: false,
     };
@@ -287,6 +302,14 @@ impl World<'_> {
                 core.handle_peer_dead(now, peer as u64, exec);
                 self.pump(node);
             }
+            Ev::LeaveDeadline { node } => {
+                if self.nodes[node].gone {
+                    return;
+                }
+                let SimNode { core, exec, .. } = &mut self.nodes[node];
+                core.leave(now, exec);
+                self.pump(node);
+            }
             Ev::Fault(i) => self.fault(i),
         }
     }
@@ -316,6 +339,16 @@ impl World<'_> {
                     core.leave(now, exec);
                     self.pump(n);
                     self.nodes[n].gone = true;
+                }
+            }
+            FaultKind::Drain(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.begin_leave(now, exec);
+                    self.schedule(now + self.cfg.leave_timeout, Ev::LeaveDeadline { node: n });
+                    self.pump(n);
                 }
             }
             FaultKind::Join(cluster) => {
@@ -372,8 +405,22 @@ impl World<'_> {
         self.report.messages += 1;
         self.report.bytes += bytes as u64;
         let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
-        let at = self.now + self.delay(from, to, bytes) + jitter;
+        let at = self.in_order(from, &[to], self.now + self.delay(from, to, bytes) + jitter);
         self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
+    }
+
+    /// With `fifo_links`, delays a delivery from `from` so that it does not
+    /// overtake an earlier one on any of its links (equal times keep their
+    /// scheduling order).
+    fn in_order(&mut self, from: usize, to: &[usize], at: Nanos) -> Nanos {
+        if !self.cfg.fifo_links {
+            return at;
+        }
+        let at = to.iter().map(|&t| self.link_clock.get(&(from, t)).copied().unwrap_or(0)).fold(at, Nanos::max);
+        for &t in to {
+            self.link_clock.insert((from, t), at);
+        }
+        at
     }
 
     /// Runs node `i` until it has nothing more to do at this instant.
@@ -450,7 +497,7 @@ impl World<'_> {
                     self.report.messages += group.len() as u64;
                     self.report.bytes += (bytes * group.len()) as u64;
                     let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
-                    let at = self.now + self.delay(i, first, bytes) + jitter;
+                    let at = self.in_order(i, &group, self.now + self.delay(i, first, bytes) + jitter);
                     self.schedule(at, Ev::Fanout { to: group, from: i, msg: Box::new(msg.clone()) });
                 }
             }

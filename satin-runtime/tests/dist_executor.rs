@@ -1,0 +1,43 @@
+//! The local scheduler as a distributed node's executor.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use satin::dist::{ExecEvent, LocalExecutor};
+use satin::proto::{Executor, JobSpec, SharedValues};
+use satin::{divide_and_conquer, encode_job, Job, Runtime};
+
+#[divide_and_conquer]
+fn fib(n: u32) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    fib(n - 1) + fib(n - 2)
+}
+
+/// A draining node leaves once nothing runs: a job whose result the driver
+/// has not sent yet must still count, or the result is lost with the node.
+#[test]
+fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
+    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    assert!(!exec.runs_anything());
+
+    let job = __SatinJob_fib(20);
+    exec.run_stolen(JobSpec { key: job.key(), stamp: 7, payload: encode_job(&job), redone: false }, 3);
+    match rx.recv().expect("an event") {
+        ExecEvent::StolenDone { victim, stamp, value, .. } => {
+            assert_eq!((victim, stamp), (3, 7));
+            assert_eq!(postcard::from_bytes::<u64>(&value).expect("a u64"), 6765);
+        }
+        other => panic!("expected StolenDone, got {other:?}"),
+    }
+    assert!(exec.runs_anything(), "the job's result is not handled yet");
+    assert!(exec.entry_ended(), "it was the only job");
+    assert!(!exec.runs_anything());
+}

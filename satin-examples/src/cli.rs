@@ -33,8 +33,7 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     }
     let limit = if args.spawn_limit == 0 { usize::MAX } else { args.spawn_limit };
     let builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
-    let l = &args.launch;
-    if l.listen.is_some() || l.join.is_some() || l.local_nodes.is_some() || l.init_pool.is_some() {
+    if args.launch.goes_beyond_this_process() {
         let r = satin::net::run(name, &args.launch, builder, app);
         eprintln!("{name}: distributed run, {:.3} s", start.elapsed().as_secs_f64());
         return r;

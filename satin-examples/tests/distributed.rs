@@ -203,6 +203,71 @@ fn bad_launch_arguments_get_clear_errors() {
 }
 
 #[test]
+fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
+    let pool = temp_pool("slurm");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
+    let port = port.to_string();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let task = |rank: u32| {
+        Command::new(NQUEENS)
+            .args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
+            .env("SLURM_PROCID", rank.to_string())
+            .env("SLURM_STEP_NODELIST", "localhost")
+            .env("SLURM_CPUS_PER_TASK", "1")
+            .env("RUST_LOG", "satin::net=info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("a task starts")
+    };
+    // Tasks 1 and 2 first: nobody listens at the master's port yet, and
+    // the master starts only once both have knocked in vain.
+    let others: Vec<Child> = (1..3).map(task).collect();
+    let others: Vec<(Child, std::thread::JoinHandle<String>)> = (1..)
+        .zip(others)
+        .map(|(rank, mut child)| {
+            let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+            listening_addr(&mut lines);
+            let knocked = lines.by_ref().map_while(Result::ok).any(|l| l.contains("no answer from the contact yet"));
+            assert!(knocked, "task {rank} gave up or ended without saying it knocks again");
+            let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+            (child, log)
+        })
+        .collect();
+    let master = finish(task(0));
+    assert!(master.status.success(), "{}", stderr(&master));
+    assert_eq!(stdout(&master), "14772512");
+    for (rank, (child, log)) in (1..).zip(others) {
+        let out = finish(child);
+        let log = log.join().expect("log reader");
+        assert!(out.status.success(), "task {rank}:\n{log}");
+        assert_eq!(stdout(&out), "", "only the master prints the answer");
+        assert!(stat_after(&log, "nqueens: node ", "jobs stolen") > 0, "task {rank} stole nothing:\n{log}");
+    }
+}
+
+#[test]
+fn slurm_launches_outside_srun_say_what_is_missing() {
+    let out = Command::new(NQUEENS)
+        .args(["10", "--slurm", "--pool", "/nonexistent"])
+        .env_remove("SLURM_PROCID")
+        .output()
+        .expect("nqueens runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("SLURM_PROCID is not set; start the command with srun"), "{}", stderr(&out));
+    let out = Command::new(NQUEENS)
+        .args(["10", "--slurm", "--pool", "/nonexistent"])
+        .env("SLURM_PROCID", "1")
+        .env("SLURM_STEP_NODELIST", "cn[3-")
+        .output()
+        .expect("nqueens runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("SLURM_STEP_NODELIST"), "{}", stderr(&out));
+    let out = run(&["10", "--slurm", "--join", "127.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(2), "--slurm with --join is a usage error");
+}
+
+#[test]
 fn a_trace_of_every_node_with_crash_markers_is_written() {
     let file = std::env::temp_dir().join(format!("satin-trace-{}.json", std::process::id()));
     let path = file.to_str().expect("utf-8 path");

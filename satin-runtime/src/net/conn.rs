@@ -160,17 +160,27 @@ async fn outgoing(
     frames: UnboundedReceiver<Vec<u8>>,
     input: UnboundedSender<Input>,
 ) {
-    if let Err(Lost(reason)) = send_frames(endpoint, addr, hello, frames).await {
-        let _ = input.send(Input::PeerDown { id: to, reason });
+    if let Err(Lost { reason, unanswered }) = send_frames(endpoint, addr, hello, frames).await {
+        let _ = input.send(Input::PeerDown { id: to, reason, unanswered });
     }
 }
 
 /// A connection that failed other than by an orderly close.
-struct Lost(String);
+struct Lost {
+    reason: String,
+    /// It never got an answer: nobody listens at the address (yet).
+    unanswered: bool,
+}
+
+impl Lost {
+    fn new(reason: impl ToString) -> Lost {
+        Lost { reason: reason.to_string(), unanswered: false }
+    }
+}
 
 impl From<ConnectionError> for Lost {
     fn from(e: ConnectionError) -> Lost {
-        Lost(describe(&e))
+        Lost::new(describe(&e))
     }
 }
 
@@ -178,7 +188,7 @@ fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
     match e {
         quinn::WriteError::ConnectionLost(c) if orderly(&c) => Ok(()),
         quinn::WriteError::ConnectionLost(c) => Err(c.into()),
-        other => Err(Lost(other.to_string())),
+        other => Err(Lost::new(other)),
     }
 }
 
@@ -188,10 +198,11 @@ async fn send_frames(
     hello: Vec<u8>,
     mut frames: UnboundedReceiver<Vec<u8>>,
 ) -> Result<(), Lost> {
-    let connecting = endpoint.connect(addr, SERVER_NAME).map_err(|e| Lost(e.to_string()))?;
+    let connecting = endpoint.connect(addr, SERVER_NAME).map_err(Lost::new)?;
     let conn = match connecting.await {
         Ok(c) => c,
         Err(e) if orderly(&e) => return Ok(()),
+        Err(e @ ConnectionError::TimedOut) => return Err(Lost { reason: describe(&e), unanswered: true }),
         Err(e) => return Err(e.into()),
     };
     let mut send = match conn.open_uni().await {
@@ -250,7 +261,7 @@ async fn incoming_conn(incoming: Incoming, ours: Hello, max_frame: usize, input:
     let mut peer: Option<NodeId> = None;
     let result = read_frames(&conn, &ours, max_frame, &input, &mut peer).await;
     if let (Err(reason), Some(id)) = (result, peer) {
-        let _ = input.send(Input::PeerDown { id, reason });
+        let _ = input.send(Input::PeerDown { id, reason, unanswered: false });
     }
 }
 

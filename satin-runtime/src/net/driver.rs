@@ -42,6 +42,8 @@ pub(crate) struct NodeSpec {
     /// After SIGTERM, how long the jobs running here may take to finish
     /// before they are aborted and the node leaves anyway.
     pub(crate) leave_timeout: Duration,
+    /// How long a joiner keeps trying while its contact does not answer.
+    pub(crate) join_wait: Duration,
     pub(crate) config: Config,
     pub(crate) max_frame: usize,
     pub(crate) hello: Hello,
@@ -76,10 +78,25 @@ pub(crate) struct Report {
 }
 
 pub(super) enum Input {
-    Hello { id: NodeId, addr: SocketAddr },
-    Addr { id: NodeId, addr: SocketAddr },
-    Message { from: NodeId, msg: Msg },
-    PeerDown { id: NodeId, reason: String },
+    Hello {
+        id: NodeId,
+        addr: SocketAddr,
+    },
+    Addr {
+        id: NodeId,
+        addr: SocketAddr,
+    },
+    Message {
+        from: NodeId,
+        msg: Msg,
+    },
+    /// A connection to or from `id` failed; `unanswered`: an outgoing one
+    /// that never got an answer (nobody listening there, yet or at all).
+    PeerDown {
+        id: NodeId,
+        reason: String,
+        unanswered: bool,
+    },
     Exec(ExecEvent),
 }
 
@@ -163,6 +180,8 @@ async fn drive(
     let mut idle_check = tokio::time::interval(IDLE_CHECK);
     idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut joined = spec.contact.is_none();
+    let join_until = Instant::now() + spec.join_wait;
+    let mut join_request: Option<Msg> = None;
     let mut end: Option<RunEnd> = None;
     let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
     let mut trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
@@ -176,7 +195,12 @@ async fn drive(
         // Carry out what the core asked for.
         while let Some(action) = node.poll_action() {
             match action {
-                Action::Send { to, msg } => net.send(to, msg),
+                Action::Send { to, msg } => {
+                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
+                        join_request = Some(msg.clone());
+                    }
+                    net.send(to, msg)
+                }
                 Action::Broadcast { msg } => {
                     let peers: Vec<NodeId> = node.live_members().filter(|m| *m != spec.id).collect();
                     for p in peers {
@@ -224,8 +248,16 @@ async fn drive(
                         }
                         node.handle_message(now(), from, msg, &mut exec);
                     }
-                    Input::PeerDown { id, reason } => {
-                        if id == CONTACT && !joined {
+                    Input::PeerDown { id, reason, unanswered } => {
+                        if id == CONTACT && !joined && unanswered && Instant::now() < join_until {
+                            // The contact may not be listening yet (tasks of
+                            // a batch job start in any order): knock again.
+                            info!("no answer from the contact yet; trying again");
+                            net.drop_peer(CONTACT);
+                            if let Some(join) = &join_request {
+                                net.send(CONTACT, join.clone());
+                            }
+                        } else if id == CONTACT && !joined {
                             end = Some(RunEnd::Failed(format!("cannot join the run at {}: {reason}", spec.contact.map_or(String::new(), |c| c.to_string()))));
                         } else if !net.dead.contains(&id) {
                             warn!("node {id} is gone: {reason}");

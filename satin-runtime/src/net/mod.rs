@@ -11,6 +11,7 @@ mod chaos;
 mod conn;
 mod driver;
 mod progress;
+mod slurm;
 mod supervise;
 mod tls;
 mod trace;
@@ -63,6 +64,19 @@ pub struct Launch {
     /// master.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with_all = ["listen", "join"])]
     pub local_nodes: Option<u32>,
+    /// Launched by srun: every task runs the same command; task 0 (on the
+    /// step's first host) is the master and listens on --slurm-port, the
+    /// others join it. --workers defaults to SLURM_CPUS_PER_TASK.
+    #[arg(long, conflicts_with_all = ["listen", "join", "local_nodes"])]
+    pub slurm: bool,
+    /// The port task 0 listens on under --slurm.
+    #[arg(long, value_name = "PORT", default_value_t = 7411, requires = "slurm")]
+    pub slurm_port: u16,
+    /// How long a joining node keeps trying while its contact does not
+    /// answer yet, in milliseconds (default 0; 60000 with --slurm, whose
+    /// tasks start in no particular order).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub join_wait_ms: Option<u64>,
     /// Name of this node's cluster: nodes steal inside their own cluster
     /// first and keep one wide-area steal outstanding.
     #[arg(long, value_name = "NAME", default_value = "default")]
@@ -106,6 +120,12 @@ impl Launch {
     fn is_distributed(&self) -> bool {
         self.listen.is_some() || self.join.is_some()
     }
+
+    /// Does [`run`] do more than run on this machine's cores: a node, a
+    /// supervisor, a launch under srun, or making a pool credential?
+    pub fn goes_beyond_this_process(&self) -> bool {
+        self.is_distributed() || self.local_nodes.is_some() || self.init_pool.is_some() || self.slurm
+    }
 }
 
 fn fail(app: &str, what: impl std::fmt::Display) -> ! {
@@ -142,6 +162,14 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     if let Some(n) = args.local_nodes {
         supervise::run(app, args, n)
     }
+    let under_slurm;
+    let (args, label) = if args.slurm {
+        let (launch, rank) = slurm_launch(args).unwrap_or_else(|e| fail(app, e));
+        under_slurm = launch;
+        (&under_slurm, Some(rank.to_string()))
+    } else {
+        (args, None)
+    };
     let mut builder = builder;
     if let Some(w) = args.workers {
         builder = builder.workers(w as usize);
@@ -159,7 +187,7 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
         )
     });
     let pool = Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e));
-    let spec = node_spec(app, args);
+    let spec = node_spec(app, args, label);
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
@@ -192,7 +220,31 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
 /// What the node that ends the run as master says on stderr.
 const MASTER_LINE: &str = "the run is over; this node is its master";
 
-fn node_spec(app: &str, args: &Launch) -> NodeSpec {
+/// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
+/// elsewhere; and the task's number.
+fn slurm_launch(args: &Launch) -> Result<(Launch, u32), String> {
+    let task = slurm::SlurmTask::from_env(|k| std::env::var(k).ok())?;
+    let master = task.master_addr(args.slurm_port)?;
+    let mut launch = args.clone();
+    launch.slurm = false;
+    launch.workers = args.workers.or(task.cpus_per_task);
+    if task.rank == 0 {
+        // Listen on every interface, unless the master's host is this
+        // machine's loopback (a one-machine test of the launch).
+        let any = if master.is_ipv4() {
+            SocketAddr::from(([0, 0, 0, 0], master.port()))
+        } else {
+            SocketAddr::from(([0u16; 8], master.port()))
+        };
+        launch.listen = Some(if master.ip().is_loopback() { master } else { any });
+    } else {
+        launch.join = Some(master);
+        launch.join_wait_ms = Some(args.join_wait_ms.unwrap_or(60_000));
+    }
+    Ok((launch, task.rank))
+}
+
+fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
     let master = args.join.is_none();
     let listen = args.listen.unwrap_or_else(|| {
         let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
@@ -217,7 +269,8 @@ fn node_spec(app: &str, args: &Launch) -> NodeSpec {
         config,
         max_frame: args.max_frame,
         hello: Hello::new(app, &crate::function_ids()),
-        label: std::env::var(supervise::NODE_INDEX_ENV).unwrap_or_else(|_| id.to_string()),
+        join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(0)),
+        label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
         trace: args.trace.clone(),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
     }

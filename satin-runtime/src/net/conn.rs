@@ -60,6 +60,8 @@ pub(super) struct Net {
     /// Outgoing connections: the frame queue and the task that sends it.
     pub(super) peers: HashMap<NodeId, (UnboundedSender<Vec<u8>>, tokio::task::JoinHandle<()>)>,
     pub(super) dead: HashSet<NodeId>,
+    /// Every established connection with a peer, both ways, for cutting.
+    pub(super) links: HashMap<NodeId, Vec<Connection>>,
     pub(super) input: UnboundedSender<Input>,
     pub(super) bytes_sent: u64,
     pub(super) frames_sent: u64,
@@ -122,9 +124,32 @@ impl Net {
         true
     }
 
-    /// Stops sending to `id` (dead, or the contact placeholder once the
-    /// contact's real id is known).
+    /// Stops sending to `id` (the contact placeholder once the contact's
+    /// real id is known, or a contact that does not answer yet).
     pub(super) fn drop_peer(&mut self, id: NodeId) {
+        self.links.remove(&id);
+        if let Some((_, task)) = self.peers.remove(&id) {
+            task.abort();
+        }
+    }
+
+    /// A connection with `id` is up: keep it for [`cut`](Self::cut), or
+    /// close it at once if `id` is dead here.
+    pub(super) fn linked(&mut self, id: NodeId, conn: Connection) {
+        if self.dead.contains(&id) {
+            conn.close(VarInt::from_u32(close::DEAD), b"declared dead");
+        } else {
+            self.links.entry(id).or_default().push(conn);
+        }
+    }
+
+    /// `id` is dead here: close every connection with it, so that it sees
+    /// this too (see [`close::DEAD`]), and send it nothing more.
+    pub(super) fn cut(&mut self, id: NodeId) {
+        self.dead.insert(id);
+        for conn in self.links.remove(&id).unwrap_or_default() {
+            conn.close(VarInt::from_u32(close::DEAD), b"declared dead");
+        }
         if let Some((_, task)) = self.peers.remove(&id) {
             task.abort();
         }
@@ -160,7 +185,7 @@ async fn outgoing(
     frames: UnboundedReceiver<Vec<u8>>,
     input: UnboundedSender<Input>,
 ) {
-    if let Err(Lost { reason, unanswered }) = send_frames(endpoint, addr, hello, frames).await {
+    if let Err(Lost { reason, unanswered }) = send_frames(endpoint, to, addr, hello, frames, &input).await {
         let _ = input.send(Input::PeerDown { id: to, reason, unanswered });
     }
 }
@@ -194,9 +219,11 @@ fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
 
 async fn send_frames(
     endpoint: Endpoint,
+    to: NodeId,
     addr: SocketAddr,
     hello: Vec<u8>,
     mut frames: UnboundedReceiver<Vec<u8>>,
+    input: &UnboundedSender<Input>,
 ) -> Result<(), Lost> {
     let connecting = endpoint.connect(addr, SERVER_NAME).map_err(Lost::new)?;
     let conn = match connecting.await {
@@ -205,6 +232,7 @@ async fn send_frames(
         Err(e @ ConnectionError::TimedOut) => return Err(Lost { reason: describe(&e), unanswered: true }),
         Err(e) => return Err(e.into()),
     };
+    let _ = input.send(Input::Linked { id: to, conn: conn.clone() });
     let mut send = match conn.open_uni().await {
         Ok(s) => s,
         Err(e) if orderly(&e) => return Ok(()),
@@ -320,7 +348,7 @@ fn handle_frame(
                 return Ok(());
             }
             *peer = Some(id);
-            let _ = input.send(Input::Hello { id, addr });
+            let _ = input.send(Input::Hello { id, addr, conn: conn.clone() });
         }
         (Frame::Peer { id, addr }, Some(_)) => {
             let _ = input.send(Input::Addr { id, addr });
@@ -335,4 +363,79 @@ fn handle_frame(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::tls::{init_pool, Pool};
+
+    const MAX: usize = 1 << 20;
+
+    fn endpoint(pool: &Pool) -> Endpoint {
+        let (mut server, mut client) = pool.quic_configs().expect("configs");
+        server.transport_config(transport(Duration::from_secs(30)));
+        client.transport_config(transport(Duration::from_secs(30)));
+        let mut e = Endpoint::server(server, SocketAddr::from(([127, 0, 0, 1], 0))).expect("an endpoint");
+        e.set_default_client_config(client);
+        e
+    }
+
+    fn net(endpoint: Endpoint, me: NodeId, hello: &Hello, input: UnboundedSender<Input>) -> Net {
+        let addr = endpoint.local_addr().expect("bound");
+        let hello_frame =
+            codec::encode(&Frame::Hello { hello: hello.clone(), id: me, cluster: 0, addr }, MAX).expect("small");
+        Net {
+            endpoint,
+            me,
+            hello_frame,
+            max_frame: MAX,
+            addrs: HashMap::new(),
+            peers: HashMap::new(),
+            dead: HashSet::new(),
+            links: HashMap::new(),
+            input,
+            bytes_sent: 0,
+            frames_sent: 0,
+        }
+    }
+
+    /// After a short outage one connection may time out and the other
+    /// survive: the node that gives its peer up must make the peer see it,
+    /// or the peer may wait forever for a result that will not come.
+    #[tokio::test]
+    async fn a_node_declared_dead_hears_of_it_on_its_own_connection() {
+        let dir = std::env::temp_dir().join(format!("satin-conn-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let file = init_pool(&dir.join("pool.pem")).expect("a pool");
+        let pool = Pool::load(&file).expect("the pool loads");
+        let _ = std::fs::remove_dir_all(&dir);
+        let hello = Hello::new("test", &[]);
+        let (a_in, mut a_rx) = unbounded_channel();
+        let (b_in, mut b_rx) = unbounded_channel();
+        let mut a = net(endpoint(&pool), 1, &hello, a_in);
+        let mut b = net(endpoint(&pool), 2, &hello, b_in.clone());
+        tokio::spawn(accept_loop(b.endpoint.clone(), hello.clone(), MAX, b_in));
+        a.addrs.insert(2, b.endpoint.local_addr().expect("bound"));
+
+        let outcome = tokio::time::timeout(Duration::from_secs(20), async move {
+            a.send(2, Msg::Leave);
+            let Some(Input::Hello { id: 1, conn, .. }) = b_rx.recv().await else { panic!("expected A's hello") };
+            assert!(matches!(b_rx.recv().await, Some(Input::Message { from: 1, msg: Msg::Leave })));
+            b.linked(1, conn);
+            b.cut(1);
+            assert!(b.dead.contains(&1) && b.links.is_empty());
+            loop {
+                match a_rx.recv().await {
+                    Some(Input::Linked { id: 2, .. }) => continue,
+                    Some(Input::PeerDown { id: 2, reason, unanswered }) => return (reason, unanswered),
+                    _ => panic!("expected B to be reported down"),
+                }
+            }
+        })
+        .await;
+        let (reason, unanswered) = outcome.expect("A hears of it long before its idle timeout");
+        assert!(reason.contains("declared dead"), "{reason}");
+        assert!(!unanswered);
+    }
 }

@@ -78,9 +78,16 @@ pub(crate) struct Report {
 }
 
 pub(super) enum Input {
+    /// A peer opened a connection and passed the handshake.
     Hello {
         id: NodeId,
         addr: SocketAddr,
+        conn: quinn::Connection,
+    },
+    /// A connection this node opened to `id` is up.
+    Linked {
+        id: NodeId,
+        conn: quinn::Connection,
     },
     Addr {
         id: NodeId,
@@ -167,6 +174,7 @@ async fn drive(
         addrs: HashMap::new(),
         peers: HashMap::new(),
         dead: HashSet::new(),
+        links: HashMap::new(),
         input: input_tx,
         bytes_sent: 0,
         frames_sent: 0,
@@ -238,7 +246,12 @@ async fn drive(
             got = input.recv() => {
                 let Some(got) = got else { break };
                 match got {
-                    Input::Hello { id, addr } | Input::Addr { id, addr } => {
+                    Input::Hello { id, addr, conn } => {
+                        net.addrs.entry(id).or_insert(addr);
+                        net.linked(id, conn);
+                    }
+                    Input::Linked { id, conn } => net.linked(id, conn),
+                    Input::Addr { id, addr } => {
                         net.addrs.entry(id).or_insert(addr);
                     }
                     Input::Message { from, msg } => {
@@ -264,8 +277,7 @@ async fn drive(
                             if let Some(t) = &mut trace {
                                 t.marker(&format!("node {id} gone; recovery"));
                             }
-                            net.dead.insert(id);
-                            net.drop_peer(id);
+                            net.cut(id);
                             node.handle_peer_dead(now(), id, &mut exec);
                         }
                     }

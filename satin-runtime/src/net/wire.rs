@@ -27,6 +27,11 @@ pub(crate) mod close {
     pub(crate) const HANDSHAKE: u32 = 1;
     /// A frame did not decode.
     pub(crate) const BAD_FRAME: u32 = 2;
+    /// The closing node has declared the peer dead. A crash is noticed on
+    /// each connection on its own; after a short outage one may time out
+    /// and another survive. This code makes the peer see it too, so that no
+    /// node waits for a result from one that has given it up.
+    pub(crate) const DEAD: u32 = 3;
 }
 
 #[cfg(test)]

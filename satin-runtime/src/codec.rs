@@ -12,7 +12,7 @@ use std::fmt;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// Version of the messages in [`crate::proto::Msg`] and of this framing.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;

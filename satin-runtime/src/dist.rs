@@ -52,9 +52,17 @@ pub enum ExecEvent {
     RootDone { value: Vec<u8>, ran: Ran },
     /// An entry job was aborted (for traces).
     Aborted { ran: Ran },
-    /// A job could not run (undecodable bytes, or a panic): the run cannot
-    /// give a right answer.
-    Failed(String),
+    /// A job stolen from `victim` could not run (undecodable bytes) or
+    /// panicked; `reason` says which.
+    StolenFailed { victim: NodeId, stamp: u64, reason: String, ran: Ran },
+    /// The root job failed: the run cannot give an answer.
+    RootFailed { reason: String, ran: Ran },
+}
+
+/// Where an entry job came from, which decides the event its end makes.
+enum Origin {
+    Stolen { victim: NodeId, stamp: u64, key: JobKey },
+    Root,
 }
 
 type Sink = Arc<dyn Fn(ExecEvent) + Send + Sync>;
@@ -140,19 +148,21 @@ impl LocalExecutor {
         self.runtime.registry().table_hits.load(Ordering::Relaxed)
     }
 
-    fn start(
-        &self,
-        payload: Vec<u8>,
-        redone: bool,
-        abort: Arc<AtomicBool>,
-        finish: impl FnOnce(Vec<u8>, Ran) -> ExecEvent + Send + 'static,
-    ) {
+    fn start(&self, payload: Vec<u8>, redone: bool, abort: Arc<AtomicBool>, origin: Origin) {
         self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
-        let done = move |outcome: EntryOutcome, ran: Ran| match outcome {
-            EntryOutcome::Value(v) => events(finish(v, ran)),
-            EntryOutcome::Aborted => events(ExecEvent::Aborted { ran }),
-            EntryOutcome::Failed(reason) => events(ExecEvent::Failed(reason)),
+        let done = move |outcome: EntryOutcome, ran: Ran| {
+            events(match (outcome, origin) {
+                (EntryOutcome::Value(value), Origin::Stolen { victim, stamp, key }) => {
+                    ExecEvent::StolenDone { victim, stamp, key, value, ran }
+                }
+                (EntryOutcome::Value(value), Origin::Root) => ExecEvent::RootDone { value, ran },
+                (EntryOutcome::Aborted, _) => ExecEvent::Aborted { ran },
+                (EntryOutcome::Failed(reason), Origin::Stolen { victim, stamp, .. }) => {
+                    ExecEvent::StolenFailed { victim, stamp, reason, ran }
+                }
+                (EntryOutcome::Failed(reason), Origin::Root) => ExecEvent::RootFailed { reason, ran },
+            })
         };
         self.runtime.registry().inject_entry(payload, redone, abort, Box::new(done));
     }
@@ -167,14 +177,8 @@ impl Executor for LocalExecutor {
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
-        let (stamp, key) = (job.stamp, job.key);
-        self.start(job.payload, job.redone, abort, move |value, ran| ExecEvent::StolenDone {
-            victim,
-            stamp,
-            key,
-            value,
-            ran,
-        });
+        let origin = Origin::Stolen { victim, stamp: job.stamp, key: job.key };
+        self.start(job.payload, job.redone, abort, origin);
     }
 
     fn run_root(&mut self, job: JobSpec) {
@@ -182,7 +186,7 @@ impl Executor for LocalExecutor {
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(job.payload, job.redone, abort, |value, ran| ExecEvent::RootDone { value, ran });
+        self.start(job.payload, job.redone, abort, Origin::Root);
     }
 
     fn requeue(&mut self, job: JobSpec) {
@@ -192,6 +196,10 @@ impl Executor for LocalExecutor {
 
     fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
         self.runtime.registry().deliver_remote(stamp, &value)
+    }
+
+    fn fail(&mut self, stamp: u64, reason: &str) -> bool {
+        self.runtime.registry().fail_remote(stamp, reason)
     }
 
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
@@ -214,7 +222,10 @@ impl Executor for LocalExecutor {
         if let Some(root) = self.root.take() {
             root.store(true, Ordering::Release);
         }
-        self.runtime.registry().bump_abort_epoch();
+        let registry = self.runtime.registry();
+        registry.bump_abort_epoch();
+        // Jobs waiting at a sync for another node's result would wait forever.
+        registry.abort_all_remote();
         Abandoned::default()
     }
 

@@ -41,3 +41,34 @@ fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
     assert!(exec.entry_ended(), "it was the only job");
     assert!(!exec.runs_anything());
 }
+
+/// When a node leaves or the run ends, nothing comes back from other nodes:
+/// a job waiting at a sync for a remotely stolen child must end (aborted)
+/// instead of holding its worker, and the process, forever.
+#[test]
+fn abandoning_everything_ends_jobs_that_wait_for_other_nodes() {
+    let runtime = Arc::new(Runtime::builder().workers(1).build().expect("a pool"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    let job = __SatinJob_fib(40);
+    exec.run_stolen(JobSpec { key: job.key(), stamp: 1, payload: encode_job(&job), redone: false }, 9);
+    // A remote thief takes a child: the job will wait for it at its sync.
+    let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp));
+    assert!(taken.is_some());
+    // Everything else done, the worker parks at that sync.
+    while exec.has_work() {
+        std::thread::yield_now();
+    }
+    exec.abandon_all();
+    let Ok(event) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+        // Dropping the pool would wait for the stuck worker: fail instead.
+        std::mem::forget(exec);
+        panic!("the job still waits for the other node");
+    };
+    assert!(matches!(event, ExecEvent::Aborted { .. }), "expected Aborted, got {event:?}");
+    assert!(exec.entry_ended());
+}

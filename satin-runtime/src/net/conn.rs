@@ -185,9 +185,10 @@ async fn outgoing(
     frames: UnboundedReceiver<Vec<u8>>,
     input: UnboundedSender<Input>,
 ) {
-    if let Err(Lost { reason, unanswered }) = send_frames(endpoint, to, addr, hello, frames, &input).await {
-        let _ = input.send(Input::PeerDown { id: to, reason, unanswered });
-    }
+    let _ = match send_frames(endpoint, to, addr, hello, frames, &input).await {
+        Err(Lost { reason, unanswered }) => input.send(Input::PeerDown { id: to, reason, unanswered }),
+        Ok(()) => input.send(Input::Closed { id: to }),
+    };
 }
 
 /// A connection that failed other than by an orderly close.

@@ -89,6 +89,11 @@ pub(super) enum Input {
         id: NodeId,
         conn: quinn::Connection,
     },
+    /// The connection this node opened to `id` ended in order: `id` is
+    /// through with the run (it ended, or `id` left).
+    Closed {
+        id: NodeId,
+    },
     Addr {
         id: NodeId,
         addr: SocketAddr,
@@ -251,6 +256,14 @@ async fn drive(
                         net.linked(id, conn);
                     }
                     Input::Linked { id, conn } => net.linked(id, conn),
+                    Input::Closed { id } => {
+                        if id == CONTACT && !joined {
+                            let at = spec.contact.map_or(String::new(), |c| c.to_string());
+                            end = Some(RunEnd::Failed(format!(
+                                "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
+                            )));
+                        }
+                    }
                     Input::Addr { id, addr } => {
                         net.addrs.entry(id).or_insert(addr);
                     }
@@ -301,7 +314,20 @@ async fn drive(
                                     t.span("aborted job", ran);
                                 }
                             }
-                            ExecEvent::Failed(reason) => end = Some(RunEnd::Failed(reason)),
+                            ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
+                                if let Some(t) = &mut trace {
+                                    t.span(&format!("job stolen from {victim} (failed)"), ran);
+                                }
+                                warn!("a job stolen from node {victim} failed: {reason}");
+                                exec.stolen_done(victim, stamp);
+                                node.handle_job_failed(now(), victim, stamp, reason);
+                            }
+                            ExecEvent::RootFailed { reason, ran } => {
+                                if let Some(t) = &mut trace {
+                                    t.span("root job (failed)", ran);
+                                }
+                                node.handle_root_failed(now(), reason);
+                            }
                         }
                         if exec.entry_ended() {
                             node.handle_idle(now(), &mut exec);

@@ -61,6 +61,12 @@ pub trait Executor {
     /// The result of the job lost by steal `stamp` came back. `false` if
     /// nothing here waits for it any more.
     fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool;
+    /// The job lost by steal `stamp` failed on its thief (it panicked, see
+    /// [`Node::handle_job_failed`]): complete it with that failure, which
+    /// goes on in its owner as the job's own panic would. `false` if nothing
+    /// here waits for it any more. Executors whose jobs cannot fail (the
+    /// simulator's) never see this.
+    fn fail(&mut self, stamp: u64, reason: &str) -> bool;
     /// The job stolen from `victim` by steal `stamp` is an orphan: abort it
     /// and everything below it, returning what finished inside — or let it
     /// run to the end, in which case the driver still reports it finished

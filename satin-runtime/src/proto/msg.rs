@@ -88,4 +88,16 @@ pub enum Msg {
     Terminate {
         value: Option<Vec<u8>>,
     },
+    /// The job the receiver lost to the sender by steal `stamp` failed (it
+    /// panicked): the failure goes on in the receiver's waiting frame, as a
+    /// panic goes to the caller in a local run.
+    JobFailed {
+        stamp: u64,
+        reason: String,
+    },
+    /// The root job failed: the run is over without an answer (sent by
+    /// the master).
+    RunFailed {
+        reason: String,
+    },
 }

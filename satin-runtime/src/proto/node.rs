@@ -362,6 +362,15 @@ impl Node {
                 self.actions.push_back(Action::Finished { value });
                 self.stop();
             }
+            Msg::JobFailed { stamp, reason } => {
+                if self.stolen.remove(&stamp).is_some() {
+                    exec.fail(stamp, &reason);
+                }
+            }
+            Msg::RunFailed { reason } => {
+                self.actions.push_back(Action::Failed { reason });
+                self.stop();
+            }
         }
     }
 
@@ -438,6 +447,27 @@ impl Node {
         }
         // Every result returned to a victim also goes into the table.
         self.publish(key, value);
+    }
+
+    /// The job stolen from `victim` by steal `stamp` failed here (it
+    /// panicked): the failure goes back to the victim, whose waiting frame
+    /// fails in turn, up to the root — as a panic goes to the caller in a
+    /// local run. This node stays in the run. An orphan's failure goes
+    /// nowhere: its re-executed copy meets the same failure.
+    pub fn handle_job_failed(&mut self, _now: Time, victim: NodeId, stamp: u64, reason: String) {
+        if self.running_for.remove(&(victim, stamp)) && self.is_alive(victim) && !self.stopped {
+            self.actions.push_back(Action::Send { to: victim, msg: Msg::JobFailed { stamp, reason } });
+        }
+    }
+
+    /// The root job failed here (it panicked): on the master, the run ends
+    /// without an answer, on every node.
+    pub fn handle_root_failed(&mut self, _now: Time, reason: String) {
+        if self.is_master() && !self.stopped {
+            self.actions.push_back(Action::Broadcast { msg: Msg::RunFailed { reason: reason.clone() } });
+            self.actions.push_back(Action::Failed { reason });
+            self.stop();
+        }
     }
 
     /// A local job that ran for `ran` (the executor measures it) finished.

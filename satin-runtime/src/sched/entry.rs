@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::ctx::{Aborted, Ctx};
 use super::job_ref::{Exec, JobRef};
 use super::registry::Registry;
+use super::remote::RemotePanic;
 use super::tls::CurrentGuard;
 use crate::job::registry::run_call;
 
@@ -81,7 +82,9 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) {
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
+    if let Some(RemotePanic(s)) = p.downcast_ref::<RemotePanic>() {
+        s.clone()
+    } else if let Some(s) = p.downcast_ref::<&str>() {
         format!("a job panicked: {s}")
     } else if let Some(s) = p.downcast_ref::<String>() {
         format!("a job panicked: {s}")

@@ -38,7 +38,13 @@ pub(crate) enum Completion<'a> {
     Value(&'a [u8]),
     /// Nobody reads the result any more.
     Aborted,
+    /// The job failed on the thief's node; the message says how.
+    Failed(&'a str),
 }
+
+/// The panic payload of a job that failed on another node: its message,
+/// already saying that a job panicked and why.
+pub(crate) struct RemotePanic(pub(crate) String);
 
 struct Pending {
     complete: unsafe fn(*const (), Completion<'_>, &Registry),
@@ -103,6 +109,17 @@ impl Registry {
         true
     }
 
+    /// The job of steal `stamp` failed on its thief: it fails here too.
+    /// `false` if nothing waits for it.
+    pub(crate) fn fail_remote(&self, stamp: u64, reason: &str) -> bool {
+        let Some(remote) = self.remote.get() else { return false };
+        let mut pending = remote.pending();
+        let Some(p) = pending.remove(&stamp) else { return false };
+        // SAFETY: as in `deliver_remote`.
+        unsafe { (p.complete)(p.job.data(), Completion::Failed(reason), self) };
+        true
+    }
+
     /// The thief of steal `stamp` died: run the job here after all.
     pub(crate) fn requeue_remote(&self, stamp: u64) -> bool {
         let Some(remote) = self.remote.get() else { return false };
@@ -110,6 +127,18 @@ impl Registry {
         self.injector.push(p.job);
         self.sleep.wake_all();
         true
+    }
+
+    /// Nothing will come back from other nodes any more (this node leaves
+    /// or the run is over): every remotely stolen slot completes as
+    /// aborted, so that no worker waits for it forever.
+    pub(crate) fn abort_all_remote(&self) {
+        let Some(remote) = self.remote.get() else { return };
+        let mut pending = remote.pending();
+        for (_, p) in pending.drain() {
+            // SAFETY: as in `deliver_remote`.
+            unsafe { (p.complete)(p.job.data(), Completion::Aborted, self) };
+        }
     }
 
     /// The owner drops the remotely stolen slot at `data` unread. `true` if

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use super::ctx::{Aborted, Ctx};
 use super::job_ref::{Exec, JobRef, Taken};
 use super::registry::{Registry, WorkerCounters, WorkerThread};
-use super::remote::{Completion, RemoteTake};
+use super::remote::{Completion, RemotePanic, RemoteTake};
 use super::tls::CurrentGuard;
 use crate::Job;
 
@@ -295,6 +295,7 @@ unsafe fn complete_remote<J: Job>(data: *const (), completion: Completion<'_>, r
             Err(e) => Outcome::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
         },
         Completion::Aborted => Outcome::Aborted,
+        Completion::Failed(reason) => Outcome::Panic(Box::new(RemotePanic(reason.to_string()))),
     };
     // SAFETY: the owner reads `outcome` only after it acquires DONE below.
     unsafe { *slot.outcome.get() = Some(outcome) };

@@ -348,6 +348,11 @@ impl Executor for ModelExecutor<'_> {
         }
     }
 
+    fn fail(&mut self, _stamp: u64, _reason: &str) -> bool {
+        // Model jobs do not fail, so no thief reports a failure.
+        false
+    }
+
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
         match self.running_stolen.get(&(victim, stamp)) {
             Some(&top) => {

@@ -15,17 +15,23 @@ fn fib(n: u32) -> u64 {
     fib(n - 1) + fib(n - 2)
 }
 
+/// An executor on a fresh pool of `workers`, and the events it reports.
+fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {
+    let runtime = Arc::new(Runtime::builder().workers(workers).build().expect("a pool"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    (exec, rx)
+}
+
 /// A draining node leaves once nothing runs: a job whose result the driver
 /// has not sent yet must still count, or the result is lost with the node.
 #[test]
 fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
-    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
-    let (tx, rx) = mpsc::channel();
-    let tx = Mutex::new(tx);
-    let mut exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
-        let _ = tx.lock().expect("sender").send(e);
-    })
-    .expect("a fresh runtime");
+    let (mut exec, rx) = executor(2);
     assert!(!exec.runs_anything());
 
     let job = __SatinJob_fib(20);
@@ -47,13 +53,7 @@ fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
 /// instead of holding its worker, and the process, forever.
 #[test]
 fn abandoning_everything_ends_jobs_that_wait_for_other_nodes() {
-    let runtime = Arc::new(Runtime::builder().workers(1).build().expect("a pool"));
-    let (tx, rx) = mpsc::channel();
-    let tx = Mutex::new(tx);
-    let mut exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
-        let _ = tx.lock().expect("sender").send(e);
-    })
-    .expect("a fresh runtime");
+    let (mut exec, rx) = executor(1);
     let job = __SatinJob_fib(40);
     exec.run_stolen(JobSpec { key: job.key(), stamp: 1, payload: encode_job(&job), redone: false }, 9);
     // A remote thief takes a child: the job will wait for it at its sync.

@@ -1,0 +1,19 @@
+//! Checkpoints: finished results written to a file while a run goes on, so
+//! that a run started again with the same command after losing every node
+//! (or after a suspend) computes only what is missing.
+//!
+//! - [`record`]: what is saved (content key, value, where in the tree) and
+//!   which computation a file belongs to; compaction.
+//! - [`format`]: the bytes, and reading them without trusting them.
+//! - [`file`]: the file on disk — atomic creation and rewrites, synced
+//!   appends, inspection and repair on open.
+//!
+//! Who writes what and when (the coordinator) is part of the protocol core,
+//! `proto::checkpoint`; the driver gives the file to a thread of its own.
+
+pub mod file;
+pub mod format;
+pub mod record;
+
+pub use file::{CheckpointError, OpenReport, Store};
+pub use record::{compact, Identity, Record, ResultMeta, DEPTH_UNKNOWN};

@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedValues};
-use crate::sched::{EntryOutcome, Ran, Runtime};
+use crate::checkpoint::ResultMeta;
+use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedTable};
+use crate::sched::{EntryOutcome, EntrySpec, Place, Ran, RemoteEvent, Runtime};
 use crate::JobKey;
 
 /// Runs the distributed root job (key, encoded call) to its encoded result.
@@ -41,22 +42,37 @@ pub(crate) fn take_root_runner() -> Option<RootRunner> {
     ROOT_RUNNER.with(|r| r.borrow_mut().take())
 }
 
-/// What the executor tells its driver: each event ends one entry job, and
-/// the driver calls [`LocalExecutor::entry_ended`] once it has handled it.
+/// What the executor tells its driver. Each of the events that end an entry
+/// job ([`ExecEvent::ends_entry`]) is followed, once the driver has handled
+/// it, by a call of [`LocalExecutor::entry_ended`].
 #[derive(Debug)]
 #[allow(missing_docs)]
 pub enum ExecEvent {
+    /// A redone call waits for a result held elsewhere or still being
+    /// computed by an older job: ask the node (`Node::lookup`) and answer
+    /// with `lookup_done`.
+    Lookup { key: JobKey, epoch: u32 },
+    /// A call ran long enough to be published (`Node::handle_local_job_finished`).
+    Published { key: JobKey, value: Vec<u8>, meta: ResultMeta, ran: std::time::Duration },
     /// A job stolen from `victim` by steal `stamp` finished here.
     StolenDone { victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8>, ran: Ran },
     /// The root job finished here.
     RootDone { value: Vec<u8>, ran: Ran },
-    /// An entry job was aborted (for traces).
-    Aborted { ran: Ran },
+    /// An entry job was aborted: the job stolen from `victim` by steal
+    /// `stamp` (`None`: the root) gives no result.
+    Aborted { stolen: Option<(NodeId, u64)>, ran: Ran },
     /// A job stolen from `victim` could not run (undecodable bytes) or
     /// panicked; `reason` says which.
     StolenFailed { victim: NodeId, stamp: u64, reason: String, ran: Ran },
     /// The root job failed: the run cannot give an answer.
     RootFailed { reason: String, ran: Ran },
+}
+
+impl ExecEvent {
+    /// Whether this event ends an entry job.
+    pub fn ends_entry(&self) -> bool {
+        !matches!(self, ExecEvent::Lookup { .. } | ExecEvent::Published { .. })
+    }
 }
 
 /// Where an entry job came from, which decides the event its end makes.
@@ -94,19 +110,30 @@ impl std::fmt::Display for AlreadyAttached {
 impl std::error::Error for AlreadyAttached {}
 
 impl LocalExecutor {
-    /// Attaches to `runtime`; `values` is the node's result table (see
-    /// [`crate::proto::Node::shared_values`]); `events` receives outcomes.
+    /// Attaches to `runtime`; `table` is the node's result table (see
+    /// [`crate::proto::Node::shared_table`]); calls near the top of the
+    /// tree that run at least `publish_after` are published (`None`:
+    /// nothing is tracked); `events` receives outcomes and requests.
     pub fn new(
         runtime: Arc<Runtime>,
-        values: SharedValues,
+        table: SharedTable,
+        publish_after: Option<std::time::Duration>,
         events: impl Fn(ExecEvent) + Send + Sync + 'static,
     ) -> Result<LocalExecutor, AlreadyAttached> {
-        if !runtime.registry().attach_remote(values) {
+        let events: Sink = Arc::new(events);
+        let to_driver = Arc::clone(&events);
+        let remote_events = Box::new(move |e: RemoteEvent| {
+            to_driver(match e {
+                RemoteEvent::Lookup { key, epoch } => ExecEvent::Lookup { key, epoch },
+                RemoteEvent::Published { key, value, meta, ran } => ExecEvent::Published { key, value, meta, ran },
+            })
+        });
+        if !runtime.registry().attach_remote(table, publish_after, remote_events) {
             return Err(AlreadyAttached);
         }
         Ok(LocalExecutor {
             runtime,
-            events: Arc::new(events),
+            events,
             running: HashMap::new(),
             root: None,
             active: Arc::new(AtomicUsize::new(0)),
@@ -138,6 +165,11 @@ impl LocalExecutor {
         self.active.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
+    /// Raises the publication threshold (see `LocalExecutor::new`).
+    pub fn set_publish_after(&self, after: std::time::Duration) {
+        self.runtime.registry().set_publish_after(after);
+    }
+
     /// Lookups of redone calls in the result table.
     pub fn table_lookups(&self) -> u64 {
         self.runtime.registry().table_lookups.load(Ordering::Relaxed)
@@ -148,7 +180,7 @@ impl LocalExecutor {
         self.runtime.registry().table_hits.load(Ordering::Relaxed)
     }
 
-    fn start(&self, payload: Vec<u8>, redone: bool, abort: Arc<AtomicBool>, origin: Origin) {
+    fn start(&self, job: &JobSpec, abort: Arc<AtomicBool>, origin: Origin) {
         self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
         let done = move |outcome: EntryOutcome, ran: Ran| {
@@ -157,28 +189,45 @@ impl LocalExecutor {
                     ExecEvent::StolenDone { victim, stamp, key, value, ran }
                 }
                 (EntryOutcome::Value(value), Origin::Root) => ExecEvent::RootDone { value, ran },
-                (EntryOutcome::Aborted, _) => ExecEvent::Aborted { ran },
+                (EntryOutcome::Aborted, Origin::Stolen { victim, stamp, .. }) => {
+                    ExecEvent::Aborted { stolen: Some((victim, stamp)), ran }
+                }
+                (EntryOutcome::Aborted, Origin::Root) => ExecEvent::Aborted { stolen: None, ran },
                 (EntryOutcome::Failed(reason), Origin::Stolen { victim, stamp, .. }) => {
                     ExecEvent::StolenFailed { victim, stamp, reason, ran }
                 }
                 (EntryOutcome::Failed(reason), Origin::Root) => ExecEvent::RootFailed { reason, ran },
             })
         };
-        self.runtime.registry().inject_entry(payload, redone, abort, Box::new(done));
+        let spec = EntrySpec {
+            payload: job.payload.clone(),
+            redone: job.redone,
+            epoch: job.epoch,
+            place: Place { depth: job.depth, frame: job.parent },
+        };
+        self.runtime.registry().inject_entry(spec, abort, Box::new(done));
     }
 }
 
 impl Executor for LocalExecutor {
     fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
         let take = self.runtime.registry().take_for_remote(stamp)?;
-        Some(JobSpec { key: take.key, stamp, payload: take.payload, redone: take.redone })
+        Some(JobSpec {
+            key: take.key,
+            stamp,
+            payload: take.payload,
+            redone: take.redone,
+            epoch: take.epoch,
+            depth: take.place.depth,
+            parent: take.place.frame,
+        })
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
         let origin = Origin::Stolen { victim, stamp: job.stamp, key: job.key };
-        self.start(job.payload, job.redone, abort, origin);
+        self.start(&job, abort, origin);
     }
 
     fn run_root(&mut self, job: JobSpec) {
@@ -186,7 +235,7 @@ impl Executor for LocalExecutor {
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(job.payload, job.redone, abort, Origin::Root);
+        self.start(&job, abort, Origin::Root);
     }
 
     fn requeue(&mut self, job: JobSpec) {
@@ -206,7 +255,7 @@ impl Executor for LocalExecutor {
         if self.keep_orphans {
             // Its partial results live in stack frames that an abort would
             // throw away; finished, the whole result goes into the table.
-            return Abandoned::default();
+            return Abandoned { runs_on: self.running.contains_key(&(victim, stamp)), ..Abandoned::default() };
         }
         if let Some(flag) = self.running.remove(&(victim, stamp)) {
             flag.store(true, Ordering::Release);
@@ -224,8 +273,10 @@ impl Executor for LocalExecutor {
         }
         let registry = self.runtime.registry();
         registry.bump_abort_epoch();
-        // Jobs waiting at a sync for another node's result would wait forever.
+        // Jobs waiting at a sync for another node's result, or for a
+        // lookup, would wait forever.
         registry.abort_all_remote();
+        registry.resolve_all_lookups();
         Abandoned::default()
     }
 
@@ -233,9 +284,8 @@ impl Executor for LocalExecutor {
         self.active.load(Ordering::Acquire) > 0
     }
 
-    fn lookup_done(&mut self, _key: &JobKey, _value: Option<Vec<u8>>) {
-        // Worker threads read the table's values directly and never wait
-        // for a fetch, so no lookup is ever pending here.
+    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
+        self.runtime.registry().resolve_lookup(key, value);
     }
 
     /// Busy while an entry job runs and no worker is out of work: a worker

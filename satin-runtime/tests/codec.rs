@@ -1,6 +1,7 @@
 //! The wire codec: round trips, truncation, caps, and arbitrary bytes.
 
 use proptest::prelude::*;
+use satin::checkpoint::ResultMeta;
 use satin::codec::{decode, encode, FrameError, HandshakeError, Hello, PROTOCOL_VERSION};
 use satin::proto::{Entry, JobSpec, Msg};
 use satin::JobKey;
@@ -10,14 +11,26 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
     let bytes = proptest::collection::vec(any::<u8>(), 0..300);
     prop_oneof![
         any::<u64>().prop_map(|id| Msg::StealRequest { id }),
-        (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<bool>()).prop_map(
-            |(id, key, stamp, payload, redone)| {
-                Msg::StealReply { id, job: Some(JobSpec { key, stamp, payload, redone }) }
+        (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<bool>(), any::<(u32, u32, u64)>()).prop_map(
+            |(id, key, stamp, payload, redone, (epoch, depth, parent))| {
+                Msg::StealReply { id, job: Some(JobSpec { key, stamp, payload, redone, epoch, depth, parent }) }
             }
         ),
         (any::<u64>(), key.clone(), bytes.clone()).prop_map(|(stamp, key, value)| Msg::JobResult { stamp, key, value }),
-        (key.clone(), bytes.clone()).prop_map(|(key, v)| Msg::TablePut { key, entry: Entry::Value(v.into()) }),
-        (key, any::<u64>()).prop_map(|(key, h)| Msg::TablePut { key, entry: Entry::Pointer(h) }),
+        (key.clone(), bytes.clone(), any::<(u32, u64, u64)>()).prop_map(|(key, v, (depth, id, parent))| {
+            Msg::TablePut { key, entry: Entry::Value(v.into()), meta: ResultMeta { depth, id, parent } }
+        }),
+        (key.clone(), any::<u64>()).prop_map(|(key, h)| Msg::TablePut {
+            key,
+            entry: Entry::Pointer(h),
+            meta: ResultMeta::UNKNOWN
+        }),
+        (key.clone(), any::<(u64, u32)>()).prop_map(|(key, (holder, epoch))| Msg::TablePut {
+            key,
+            entry: Entry::Running { holder, epoch },
+            meta: ResultMeta::UNKNOWN
+        }),
+        (key, any::<u32>()).prop_map(|(key, epoch)| Msg::NotRunning { key, epoch }),
         Just(Msg::Leave),
         Just(Msg::Terminate { value: Some(vec![7; 3]) }),
         Just(Msg::Terminate { value: None }),

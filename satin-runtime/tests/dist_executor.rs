@@ -4,7 +4,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use satin::dist::{ExecEvent, LocalExecutor};
-use satin::proto::{Executor, JobSpec, SharedValues};
+use satin::proto::{Executor, JobSpec, SharedTable};
 use satin::{divide_and_conquer, encode_job, Job, Runtime};
 
 #[divide_and_conquer]
@@ -20,7 +20,7 @@ fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {
     let runtime = Arc::new(Runtime::builder().workers(workers).build().expect("a pool"));
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let exec = LocalExecutor::new(runtime, SharedValues::default(), move |e| {
+    let exec = LocalExecutor::new(runtime, SharedTable::default(), None, move |e| {
         let _ = tx.lock().expect("sender").send(e);
     })
     .expect("a fresh runtime");
@@ -35,7 +35,7 @@ fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
     assert!(!exec.runs_anything());
 
     let job = __SatinJob_fib(20);
-    exec.run_stolen(JobSpec { key: job.key(), stamp: 7, payload: encode_job(&job), redone: false }, 3);
+    exec.run_stolen(JobSpec::new(job.key(), 7, encode_job(&job)), 3);
     match rx.recv().expect("an event") {
         ExecEvent::StolenDone { victim, stamp, value, .. } => {
             assert_eq!((victim, stamp), (3, 7));
@@ -55,7 +55,7 @@ fn a_finished_job_runs_on_until_the_driver_has_handled_its_result() {
 fn abandoning_everything_ends_jobs_that_wait_for_other_nodes() {
     let (mut exec, rx) = executor(1);
     let job = __SatinJob_fib(40);
-    exec.run_stolen(JobSpec { key: job.key(), stamp: 1, payload: encode_job(&job), redone: false }, 9);
+    exec.run_stolen(JobSpec::new(job.key(), 1, encode_job(&job)), 9);
     // A remote thief takes a child: the job will wait for it at its sync.
     let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp));
     assert!(taken.is_some());
@@ -71,4 +71,121 @@ fn abandoning_everything_ends_jobs_that_wait_for_other_nodes() {
     };
     assert!(matches!(event, ExecEvent::Aborted { .. }), "expected Aborted, got {event:?}");
     assert!(exec.entry_ended());
+}
+
+/// A redone call of a newer epoch whose result a job of an older epoch is
+/// still computing elsewhere waits for that result (adopts it) instead of
+/// computing it again.
+#[test]
+fn a_newer_epoch_waits_for_a_result_an_older_job_still_computes() {
+    use satin::checkpoint::ResultMeta;
+    use satin::proto::{Config, Entry, Lookup, Msg, Node};
+
+    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
+    let mut node =
+        Node::member(1, 0, &[(2, 0)], 1, JobSpec::new(satin::JobKey([0; 32]), 0, vec![]), Config::default(), 1);
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut exec = LocalExecutor::new(runtime, node.shared_table(), None, move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    // Node 2 runs fib(20) for an older incarnation of the root.
+    let adopted = __SatinJob_fib(20).key();
+    let mark = Msg::TablePut { key: adopted, entry: Entry::Running { holder: 2, epoch: 0 }, meta: ResultMeta::UNKNOWN };
+    node.handle_message(0, 2, mark, &mut exec);
+
+    // The restarted root (epoch 1) reaches fib(20) within its lookup depth.
+    let root = __SatinJob_fib(22);
+    exec.run_root(JobSpec { redone: true, epoch: 1, depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
+    let marked = 1_000_000u64; // not fib(20): shows the value was taken, not computed
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the root ends") {
+            ExecEvent::Lookup { key, epoch } => {
+                assert_eq!((key, epoch), (adopted, 1), "only the running job is waited for");
+                assert_eq!(node.lookup(&key, epoch), Lookup::Pending);
+                let reply = Msg::FetchReply { key, value: Some(postcard::to_allocvec(&marked).unwrap()) };
+                node.handle_message(0, 2, reply, &mut exec);
+            }
+            ExecEvent::RootDone { value, .. } => {
+                let got: u64 = postcard::from_bytes(&value).unwrap();
+                // fib(22) = fib(21) + fib(20) = 2 fib(20) + fib(19): both
+                // fib(20) calls took the adopted value.
+                assert_eq!(got, 2 * marked + 4181);
+                assert_eq!(node.stats().adopted, 1);
+                return;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// A worker waiting at a sync inside a job of an older epoch runs no newer
+/// work nested above it: the newer job may be waiting for the older one,
+/// which could then never finish.
+#[test]
+fn a_frame_of_an_older_epoch_never_has_newer_work_nested_above_it() {
+    let (mut exec, rx) = executor(1);
+    let old = __SatinJob_fib(30);
+    exec.run_stolen(JobSpec::new(old.key(), 1, encode_job(&old)), 9);
+    // A remote thief takes a child: the old job waits for it at its sync.
+    let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp).map(|t| (100 + stamp, t))).expect("a child");
+    while exec.has_work() {
+        std::thread::yield_now();
+    }
+    let new = __SatinJob_fib(5);
+    exec.run_root(JobSpec { epoch: 1, depth: 0, ..JobSpec::new(new.key(), 0, encode_job(&new)) });
+    // The only worker waits in the old frame: the new root must not run.
+    if let Ok(e) = rx.recv_timeout(std::time::Duration::from_millis(300)) {
+        panic!("the newer root ran nested above the older frame: {e:?}");
+    }
+    // The stolen child's result comes back: the old job ends, then the new one runs.
+    let child: __SatinJob_fib = postcard::from_bytes(&take_params(&taken.1.payload)).expect("a fib call");
+    exec.deliver(taken.0, postcard::to_allocvec(&satin::sequential(|| fib(child.0))).unwrap());
+    assert!(matches!(rx.recv().expect("an event"), ExecEvent::StolenDone { .. }));
+    match rx.recv().expect("an event") {
+        ExecEvent::RootDone { value, .. } => assert_eq!(postcard::from_bytes::<u64>(&value).unwrap(), 5),
+        other => panic!("expected RootDone, got {other:?}"),
+    }
+}
+
+/// The parameters of an encoded call (its function id stripped).
+fn take_params(payload: &[u8]) -> Vec<u8> {
+    let (_, params) = postcard::take_from_bytes::<&str>(payload).expect("a function id");
+    params.to_vec()
+}
+
+/// Calls near the top of the tree that ran long enough are published with
+/// their content key, value and place in the tree.
+#[test]
+fn tracked_calls_publish_their_results() {
+    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut exec = LocalExecutor::new(runtime, SharedTable::default(), Some(std::time::Duration::ZERO), move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    let root = __SatinJob_fib(18);
+    exec.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
+    let keys: std::collections::HashMap<satin::JobKey, u32> = (0..=18).map(|n| (__SatinJob_fib(n).key(), n)).collect();
+    let mut published = 0;
+    loop {
+        match rx.recv().expect("an event") {
+            ExecEvent::Published { key, value, meta, .. } => {
+                let n = *keys.get(&key).expect("the key of a fib call");
+                assert_eq!(postcard::from_bytes::<u64>(&value).unwrap(), satin::sequential(|| fib(n)));
+                // fib(n) sits between depth (18 - n) / 2 (rightmost path) and 18 - n (leftmost).
+                assert!((18 - n).div_ceil(2) <= meta.depth && meta.depth <= 18 - n, "fib({n}) at depth {}", meta.depth);
+                assert_ne!(meta.id, 0);
+                published += 1;
+            }
+            ExecEvent::RootDone { value, .. } => {
+                assert_eq!(postcard::from_bytes::<u64>(&value).unwrap(), 2584);
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(published > 0);
 }

@@ -32,6 +32,7 @@ fn random_config(seed: u64) -> SimConfig {
         pointer_threshold: 1024,
         table_capacity: (r.below(3) == 0).then(|| 5 + r.below(50) as usize),
         steal_backoff: (1 + r.below(5)) * MS,
+        steal_timeout: None,
         publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
     };
     // One original node survives; the others may crash or leave.
@@ -58,7 +59,7 @@ fn random_config(seed: u64) -> SimConfig {
             kind: FaultKind::Join(r.below(clusters as u64) as u32),
         });
     }
-    SimConfig {
+    let mut cfg = SimConfig {
         clusters,
         nodes_per_cluster: per,
         shape,
@@ -74,18 +75,21 @@ fn random_config(seed: u64) -> SimConfig {
         leave_timeout: r.below(500 * MS),
         protocol,
         result_bytes: if big_results { 2000 } else { 8 },
+        keep_orphans: r.below(4) != 0,
         faults,
         seed,
         time_limit: std::env::var("SATIN_SIM_LIMIT_S").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000)
             * 1_000
             * MS,
-    }
+    };
+    cfg.protocol.steal_timeout = (r.below(3) == 0).then(|| (1 + r.below(100)) * MS);
+    cfg
 }
 
 fn check(seed: u64) -> Result<(), String> {
     let cfg = random_config(seed);
     let report = sim::run(&cfg);
-    if !report.result_ok || report.violations > 0 {
+    if !report.result_ok || report.violations > 0 || report.running_recomputed > 0 {
         return Err(format!(
             "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_faults\nconfig: {cfg:?}\nreport: {}",
             report.to_json()

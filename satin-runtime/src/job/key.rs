@@ -12,11 +12,16 @@ pub struct JobKey(pub [u8; 32]);
 impl JobKey {
     /// Computes the key of `job`.
     pub fn of<J: Job>(job: &J) -> JobKey {
+        let params = postcard::to_stdvec(job).expect("postcard encoding into a Vec cannot fail");
+        JobKey::of_params::<J>(&params)
+    }
+
+    /// The key of a call of `J` whose parameters encode (postcard) as `params`.
+    pub fn of_params<J: Job>(params: &[u8]) -> JobKey {
         let mut hasher = blake3::Hasher::new();
         hasher.update(J::FN_ID.as_bytes());
         hasher.update(&[0]);
-        let params = postcard::to_stdvec(job).expect("postcard encoding into a Vec cannot fail");
-        hasher.update(&params);
+        hasher.update(params);
         JobKey(*hasher.finalize().as_bytes())
     }
 }

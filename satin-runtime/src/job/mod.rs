@@ -25,12 +25,12 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
     const FN_ID: &'static str;
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
-    /// Inside a job re-executed after a failure in a distributed run, looks
-    /// the result up in the result table first.
+    /// In distributed runs, calls near the top of the tree are tracked, and
+    /// inside a job re-executed after a failure looked up first.
     #[inline]
     fn run(self, ctx: &Ctx<'_>) -> Self::Output {
-        if ctx.redone.get() {
-            return crate::sched::run_with_lookup(self, ctx);
+        if ctx.slow.get() {
+            return crate::sched::run_slow(self, ctx);
         }
         self.run_parallel(ctx)
     }

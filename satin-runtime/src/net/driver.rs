@@ -23,13 +23,17 @@ use super::trace::Trace;
 use super::wire::Frame;
 use crate::codec::{self, Hello};
 use crate::dist::{ExecEvent, LocalExecutor};
-use crate::proto::{Action, ClusterId, Config, JobSpec, Msg, Node, NodeId, NodeStats};
+use crate::proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, NodeStats};
 use crate::{JobKey, Runtime};
 
 /// Stands for the contact node until its real id is known.
 pub(crate) const CONTACT: NodeId = u64::MAX;
 /// How often the driver checks for idle workers while jobs run.
 const IDLE_CHECK: Duration = Duration::from_millis(2);
+/// Calls that ran at least this fraction of the run so far are published
+/// (and never less than `Config::publish_after`): at most a few hundred
+/// results per worker and level of the tree, however long the run.
+const PUBLISH_FRACTION: u32 = 500;
 
 /// Who this node is and how it connects.
 pub(crate) struct NodeSpec {
@@ -126,14 +130,29 @@ pub(crate) fn run_node(
     rt.block_on(drive(spec, pool, runtime, root))
 }
 
+/// Everything one node's event loop owns.
+struct Driver {
+    spec: NodeSpec,
+    start: Instant,
+    node: Node,
+    exec: LocalExecutor,
+    net: Net,
+    /// The latest instant the core asked to be woken at.
+    timer: Option<u64>,
+    joined: bool,
+    join_until: Instant,
+    join_request: Option<Msg>,
+    end: Option<RunEnd>,
+    trace: Option<Trace>,
+    progress: Option<Progress>,
+}
+
 async fn drive(
     spec: NodeSpec,
     pool: &Pool,
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
 ) -> (RunEnd, Option<Report>) {
-    let start = Instant::now();
-    let now = || start.elapsed().as_nanos() as u64;
     let (mut server, mut client) = match pool.quic_configs() {
         Ok(c) => c,
         Err(e) => return (RunEnd::Failed(format!("pool credential: {e}")), None),
@@ -152,19 +171,20 @@ async fn drive(
     let (input_tx, mut input) = unbounded_channel::<Input>();
     let mut node = match spec.contact {
         None => {
-            let root = JobSpec { key: root.0, stamp: 0, payload: root.1, redone: false };
+            let root = JobSpec { depth: 0, ..JobSpec::new(root.0, 0, root.1) };
             Node::member(spec.id, spec.cluster, &[], spec.id, root, spec.config.clone(), spec.id)
         }
         Some(_) => Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id),
     };
     let exec_tx = input_tx.clone();
-    let mut exec = match LocalExecutor::new(runtime, node.shared_values(), move |e| {
+    let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
+    let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
         let _ = exec_tx.send(Input::Exec(e));
     }) {
         Ok(x) => x,
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
-    exec.keep_orphans(spec.config.ft == crate::proto::FtMode::Table);
+    exec.keep_orphans(spec.config.ft == FtMode::Table);
     let hello_frame = codec::encode(
         &Frame::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
         spec.max_frame,
@@ -187,199 +207,268 @@ async fn drive(
     if let Some(contact) = spec.contact {
         net.addrs.insert(CONTACT, contact);
     }
+    let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
+    let trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
+    let progress = (spec.progress && spec.contact.is_none()).then(Progress::new);
+    let mut d = Driver {
+        joined: spec.contact.is_none(),
+        join_until: Instant::now() + spec.join_wait,
+        spec,
+        start: Instant::now(),
+        node,
+        exec,
+        net,
+        timer: None,
+        join_request: None,
+        end: None,
+        trace,
+        progress,
+    };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut timer: Option<u64> = None;
     let mut leave_deadline: Option<Instant> = None;
     let mut idle_check = tokio::time::interval(IDLE_CHECK);
     idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut joined = spec.contact.is_none();
-    let join_until = Instant::now() + spec.join_wait;
-    let mut join_request: Option<Msg> = None;
-    let mut end: Option<RunEnd> = None;
-    let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
-    let mut trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
-    let mut progress = (spec.progress && spec.contact.is_none()).then(Progress::new);
 
-    node.start(now(), &mut exec);
-    if spec.contact.is_none() {
-        node.handle_idle(now(), &mut exec);
+    let now = d.now();
+    d.node.start(now, &mut d.exec);
+    if d.spec.contact.is_none() {
+        d.node.handle_idle(now, &mut d.exec);
     }
     loop {
-        // Carry out what the core asked for.
-        while let Some(action) = node.poll_action() {
-            match action {
-                Action::Send { to, msg } => {
-                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
-                        join_request = Some(msg.clone());
-                    }
-                    net.send(to, msg)
-                }
-                Action::Broadcast { msg } => {
-                    let peers: Vec<NodeId> = node.live_members().filter(|m| *m != spec.id).collect();
-                    for p in peers {
-                        net.send(p, msg.clone());
-                    }
-                }
-                Action::SetTimer { at } => timer = Some(timer.map_or(at, |t| t.min(at))),
-                Action::Done { value } => end = Some(RunEnd::Answer { value: Some(value), master: true }),
-                Action::Finished { value } => end = Some(RunEnd::Answer { value, master: false }),
-                Action::Failed { reason } => end = Some(RunEnd::Failed(reason)),
-                Action::Stop => {
-                    end.get_or_insert(RunEnd::Left);
-                }
-            }
-        }
-        if let Some(p) = &mut progress {
-            p.update(&node, net.frames_sent);
-        }
-        if end.is_some() {
+        d.carry_out_actions();
+        if d.end.is_some() {
             break;
         }
-        // Connect to every member early, so keep-alives watch them all.
-        let members: Vec<NodeId> = node.live_members().filter(|m| *m != spec.id).collect();
-        for m in members {
-            if !net.peers.contains_key(&m) && !net.dead.contains(&m) && net.addrs.contains_key(&m) {
-                net.connect(m);
-            }
-        }
-        let sleep_for = timer.map(|t| Duration::from_nanos(t.saturating_sub(now())));
+        d.connect_to_members();
+        let sleep_for = d.timer.map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
         tokio::select! {
             // Workers that run out of work while entry jobs still run (a
             // sync waiting for another node, a subtree with little
             // parallelism left) make the node steal: look every few ms.
-            _ = idle_check.tick() => node.handle_idle(now(), &mut exec),
+            _ = idle_check.tick() => d.tick(),
             got = input.recv() => {
                 let Some(got) = got else { break };
-                match got {
-                    Input::Hello { id, addr, conn } => {
-                        net.addrs.entry(id).or_insert(addr);
-                        net.linked(id, conn);
-                    }
-                    Input::Linked { id, conn } => net.linked(id, conn),
-                    Input::Closed { id } => {
-                        if id == CONTACT && !joined {
-                            let at = spec.contact.map_or(String::new(), |c| c.to_string());
-                            end = Some(RunEnd::Failed(format!(
-                                "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
-                            )));
-                        }
-                    }
-                    Input::Addr { id, addr } => {
-                        net.addrs.entry(id).or_insert(addr);
-                    }
-                    Input::Message { from, msg } => {
-                        if matches!(msg, Msg::Welcome { .. }) {
-                            joined = true;
-                            net.drop_peer(CONTACT);
-                        }
-                        node.handle_message(now(), from, msg, &mut exec);
-                    }
-                    Input::PeerDown { id, reason, unanswered } => {
-                        if id == CONTACT && !joined && unanswered && Instant::now() < join_until {
-                            // The contact may not be listening yet (tasks of
-                            // a batch job start in any order): knock again.
-                            info!("no answer from the contact yet; trying again");
-                            net.drop_peer(CONTACT);
-                            if let Some(join) = &join_request {
-                                net.send(CONTACT, join.clone());
-                            }
-                        } else if id == CONTACT && !joined {
-                            end = Some(RunEnd::Failed(format!("cannot join the run at {}: {reason}", spec.contact.map_or(String::new(), |c| c.to_string()))));
-                        } else if !net.dead.contains(&id) {
-                            warn!("node {id} is gone: {reason}");
-                            if let Some(t) = &mut trace {
-                                t.marker(&format!("node {id} gone; recovery"));
-                            }
-                            net.cut(id);
-                            node.handle_peer_dead(now(), id, &mut exec);
-                        }
-                    }
-                    Input::Exec(event) => {
-                        match event {
-                            ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
-                                if let Some(t) = &mut trace {
-                                    t.span(&format!("job stolen from {victim}"), ran);
-                                }
-                                exec.stolen_done(victim, stamp);
-                                node.handle_job_finished(now(), victim, stamp, key, value);
-                            }
-                            ExecEvent::RootDone { value, ran } => {
-                                if let Some(t) = &mut trace {
-                                    t.span("root job", ran);
-                                }
-                                node.handle_root_finished(now(), value)
-                            }
-                            ExecEvent::Aborted { ran } => {
-                                if let Some(t) = &mut trace {
-                                    t.span("aborted job", ran);
-                                }
-                            }
-                            ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
-                                if let Some(t) = &mut trace {
-                                    t.span(&format!("job stolen from {victim} (failed)"), ran);
-                                }
-                                warn!("a job stolen from node {victim} failed: {reason}");
-                                exec.stolen_done(victim, stamp);
-                                node.handle_job_failed(now(), victim, stamp, reason);
-                            }
-                            ExecEvent::RootFailed { reason, ran } => {
-                                if let Some(t) = &mut trace {
-                                    t.span("root job (failed)", ran);
-                                }
-                                node.handle_root_failed(now(), reason);
-                            }
-                        }
-                        if exec.entry_ended() {
-                            node.handle_idle(now(), &mut exec);
-                        }
-                    }
-                }
+                d.on_input(got);
             }
             _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {
-                timer = None;
-                node.handle_timeout(now(), &mut exec);
+                d.timer = None;
+                let now = d.now();
+                d.node.handle_timeout(now, &mut d.exec);
             }
             _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
-                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", spec.leave_timeout);
-                leave_deadline = Some(Instant::now() + spec.leave_timeout);
-                if let Some(t) = &mut trace {
-                    t.marker(&format!("node {} leaving", spec.label));
-                }
-                node.begin_leave(now(), &mut exec);
+                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", d.spec.leave_timeout);
+                leave_deadline = Some(Instant::now() + d.spec.leave_timeout);
+                d.marker(&format!("node {} leaving", d.spec.label));
+                let now = d.now();
+                d.node.begin_leave(now, &mut d.exec);
             }
             _ = tokio::time::sleep_until(leave_deadline.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)), if leave_deadline.is_some() => {
                 warn!("leave deadline reached: aborting the jobs still running here");
                 leave_deadline = None;
                 terminate = None;
-                node.leave(now(), &mut exec);
+                let now = d.now();
+                d.node.leave(now, &mut d.exec);
             }
         }
     }
-    if let Some(p) = progress.take() {
-        p.finish();
+    accept.abort();
+    d.finish().await
+}
+
+impl Driver {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
     }
-    if let Some(t) = &mut trace {
-        t.marker(&format!("node {} done", spec.label));
-        if let Err(e) = t.write() {
-            warn!("cannot write the trace: {e}");
+
+    fn marker(&mut self, text: &str) {
+        if let Some(t) = &mut self.trace {
+            t.marker(text);
         }
     }
-    let report = Report {
-        id: spec.id,
-        stats: node.stats().clone(),
-        table_hits: exec.table_hits(),
-        table_lookups: exec.table_lookups(),
-        table_len: node.table_len(),
-        bytes_sent: net.bytes_sent,
-        frames_sent: net.frames_sent,
-    };
-    // Whatever still runs here is not needed any more: abort it, so the
-    // pool winds down at once.
-    let _ = crate::proto::Executor::abandon_all(&mut exec);
-    drop(exec);
-    accept.abort();
-    let flushing = Instant::now();
-    net.flush().await;
-    info!("flushed in {:?}", flushing.elapsed());
-    (end.unwrap_or(RunEnd::Left), Some(report))
+
+    /// Carries out what the core asked for.
+    fn carry_out_actions(&mut self) {
+        while let Some(action) = self.node.poll_action() {
+            match action {
+                Action::Send { to, msg } => {
+                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
+                        self.join_request = Some(msg.clone());
+                    }
+                    self.net.send(to, msg)
+                }
+                Action::Broadcast { msg } => {
+                    let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+                    for p in peers {
+                        self.net.send(p, msg.clone());
+                    }
+                }
+                Action::SetTimer { at } => self.timer = Some(self.timer.map_or(at, |t| t.min(at))),
+                Action::Done { value } => self.end = Some(RunEnd::Answer { value: Some(value), master: true }),
+                Action::Finished { value } => self.end = Some(RunEnd::Answer { value, master: false }),
+                Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
+                Action::Stop => {
+                    self.end.get_or_insert(RunEnd::Left);
+                }
+            }
+        }
+        if let Some(p) = &mut self.progress {
+            p.update(&self.node, self.net.frames_sent);
+        }
+    }
+
+    /// Connect to every member early, so keep-alives watch them all.
+    fn connect_to_members(&mut self) {
+        let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        for m in members {
+            if !self.net.peers.contains_key(&m) && !self.net.dead.contains(&m) && self.net.addrs.contains_key(&m) {
+                self.net.connect(m);
+            }
+        }
+    }
+
+    /// The periodic check: idle workers steal, and the publication
+    /// threshold grows with the run (a long run publishes only its longer
+    /// jobs, so their number stays bounded).
+    fn tick(&mut self) {
+        let now = self.now();
+        self.node.handle_idle(now, &mut self.exec);
+        if let Some(min) = self.spec.config.publish_after {
+            let grown = Duration::from_nanos(min).max(self.start.elapsed() / PUBLISH_FRACTION);
+            self.exec.set_publish_after(grown);
+        }
+    }
+
+    fn on_input(&mut self, got: Input) {
+        let now = self.now();
+        match got {
+            Input::Hello { id, addr, conn } => {
+                self.net.addrs.entry(id).or_insert(addr);
+                self.net.linked(id, conn);
+            }
+            Input::Linked { id, conn } => self.net.linked(id, conn),
+            Input::Closed { id } => {
+                if id == CONTACT && !self.joined {
+                    let at = self.spec.contact.map_or(String::new(), |c| c.to_string());
+                    self.end = Some(RunEnd::Failed(format!(
+                        "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
+                    )));
+                }
+            }
+            Input::Addr { id, addr } => {
+                self.net.addrs.entry(id).or_insert(addr);
+            }
+            Input::Message { from, msg } => {
+                if matches!(msg, Msg::Welcome { .. }) {
+                    self.joined = true;
+                    self.net.drop_peer(CONTACT);
+                }
+                self.node.handle_message(now, from, msg, &mut self.exec);
+            }
+            Input::PeerDown { id, reason, unanswered } => self.on_peer_down(id, reason, unanswered),
+            Input::Exec(event) => self.on_exec(event),
+        }
+    }
+
+    fn on_peer_down(&mut self, id: NodeId, reason: String, unanswered: bool) {
+        let contact = self.spec.contact.map_or(String::new(), |c| c.to_string());
+        if id == CONTACT && !self.joined && unanswered && Instant::now() < self.join_until {
+            // The contact may not be listening yet (tasks of a batch job
+            // start in any order): knock again.
+            info!("no answer from the contact yet; trying again");
+            self.net.drop_peer(CONTACT);
+            if let Some(join) = &self.join_request {
+                self.net.send(CONTACT, join.clone());
+            }
+        } else if id == CONTACT && !self.joined {
+            self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
+        } else if !self.net.dead.contains(&id) {
+            warn!("node {id} is gone: {reason}");
+            self.marker(&format!("node {id} gone; recovery"));
+            self.net.cut(id);
+            let now = self.now();
+            self.node.handle_peer_dead(now, id, &mut self.exec);
+        }
+    }
+
+    fn on_exec(&mut self, event: ExecEvent) {
+        let now = self.now();
+        let ends_entry = event.ends_entry();
+        match event {
+            ExecEvent::Lookup { key, epoch } => match self.node.lookup(&key, epoch) {
+                Lookup::Hit(v) => self.exec.lookup_done(&key, Some(v)),
+                Lookup::Miss => self.exec.lookup_done(&key, None),
+                Lookup::Pending => {}
+            },
+            ExecEvent::Published { key, value, meta, ran } => {
+                self.node.handle_local_job_finished(now, ran.as_nanos() as u64, key, value, meta, &mut self.exec)
+            }
+            ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
+                self.span(&format!("job stolen from {victim}"), ran);
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_finished(now, victim, stamp, key, value, &mut self.exec);
+            }
+            ExecEvent::RootDone { value, ran } => {
+                self.span("root job", ran);
+                self.node.handle_root_finished(now, value)
+            }
+            ExecEvent::Aborted { stolen, ran } => {
+                self.span("aborted job", ran);
+                if let Some((victim, stamp)) = stolen {
+                    self.exec.stolen_done(victim, stamp);
+                    self.node.handle_job_aborted(now, victim, stamp, &mut self.exec);
+                }
+            }
+            ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
+                self.span(&format!("job stolen from {victim} (failed)"), ran);
+                warn!("a job stolen from node {victim} failed: {reason}");
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_failed(now, victim, stamp, reason, &mut self.exec);
+            }
+            ExecEvent::RootFailed { reason, ran } => {
+                self.span("root job (failed)", ran);
+                self.node.handle_root_failed(now, reason);
+            }
+        }
+        if ends_entry && self.exec.entry_ended() {
+            self.node.handle_idle(now, &mut self.exec);
+        }
+    }
+
+    fn span(&mut self, name: &str, ran: crate::Ran) {
+        if let Some(t) = &mut self.trace {
+            t.span(name, ran);
+        }
+    }
+
+    /// Ends the node: trace, figures, and the last frames out.
+    async fn finish(mut self) -> (RunEnd, Option<Report>) {
+        if let Some(p) = self.progress.take() {
+            p.finish();
+        }
+        let label = self.spec.label.clone();
+        self.marker(&format!("node {label} done"));
+        if let Some(t) = &mut self.trace {
+            if let Err(e) = t.write() {
+                warn!("cannot write the trace: {e}");
+            }
+        }
+        let report = Report {
+            id: self.spec.id,
+            stats: self.node.stats().clone(),
+            table_hits: self.exec.table_hits(),
+            table_lookups: self.exec.table_lookups(),
+            table_len: self.node.table_len(),
+            bytes_sent: self.net.bytes_sent,
+            frames_sent: self.net.frames_sent,
+        };
+        // Whatever still runs here is not needed any more: abort it, so the
+        // pool winds down at once.
+        let _ = crate::proto::Executor::abandon_all(&mut self.exec);
+        let Driver { exec, net, end, .. } = self;
+        drop(exec);
+        let flushing = Instant::now();
+        net.flush().await;
+        info!("flushed in {:?}", flushing.elapsed());
+        (end.unwrap_or(RunEnd::Left), Some(report))
+    }
 }

@@ -195,9 +195,9 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
         let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
         if let Some(r) = report {
             eprintln!(
-                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, table lookups {}, table hits {}, orphans saved {}, frames sent {}, bytes sent {}",
+                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, frames sent {}, bytes sent {}",
                 r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
-                r.table_len, r.table_lookups, r.table_hits, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
+                r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
             );
         }
         match end {
@@ -256,7 +256,19 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         FtArg::Naive => FtMode::Naive,
         FtArg::Table => FtMode::Table,
     };
-    let config = Config { ft, pointer_threshold: 64 << 10, ..Config::default() };
+    // Calls that ran 10 ms or more are published (the threshold then grows
+    // with the run, see `driver::PUBLISH_FRACTION`): a crash loses little
+    // finished work, the master's own included.
+    // A steal request unanswered for an eighth of the idle timeout goes to
+    // another victim: a dead victim does not starve its thieves until it
+    // is declared dead.
+    let config = Config {
+        ft,
+        pointer_threshold: 64 << 10,
+        publish_after: Some(10_000_000),
+        steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
+        ..Config::default()
+    };
     let cluster =
         u32::from_le_bytes(blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"));
     NodeSpec {

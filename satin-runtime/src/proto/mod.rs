@@ -20,6 +20,10 @@
 //! the table before running), (3) a new master restarts the replicated root
 //! job. Orphans are handled before re-queuing, so a re-queued job never
 //! belongs to a subtree that was just aborted.
+//!
+//! Jobs still running when the root restarts (orphans among them) are
+//! announced as `Running` entries of the table: a lookup of the restarted
+//! root's newer *epoch* waits for them instead of computing them again.
 
 mod msg;
 mod node;
@@ -29,7 +33,7 @@ mod table;
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
 pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time};
 pub use rng::SplitMix64;
-pub use table::SharedValues;
+pub use table::{SharedEntry, SharedTable};
 
 use crate::JobKey;
 
@@ -42,6 +46,9 @@ pub struct Abandoned {
     /// Stamps of jobs inside the subtree that other nodes stole: nobody
     /// waits for their results any more (they become orphan results).
     pub stolen_out: Vec<u64>,
+    /// The job was not aborted: it runs to the end, and its result is
+    /// reported as finished then.
+    pub runs_on: bool,
 }
 
 /// The local job store of a node, as the protocol sees it.
@@ -74,7 +81,8 @@ pub trait Executor {
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned;
     /// Aborts everything (graceful leave).
     fn abandon_all(&mut self) -> Abandoned;
-    /// Answer to a [`Lookup::Pending`] table lookup.
+    /// Answer to a [`Lookup::Pending`] table lookup: the value, or `None`
+    /// (compute it after all).
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>);
     /// Whether this node is busy enough not to steal.
     fn has_work(&self) -> bool;

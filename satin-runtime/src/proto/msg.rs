@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::ResultMeta;
 use crate::JobKey;
 
 /// A node's identity for one lifetime: a restarted process is a new node.
@@ -24,14 +25,38 @@ pub struct JobSpec {
     /// Re-executed after a crash: look up the result table before running,
     /// and so do all descendants.
     pub redone: bool,
+    /// Which incarnation of the root job this job descends from: 0 for the
+    /// first, one more at every restart of the root. A job waits for
+    /// (adopts) a running job only of an older epoch, and a frame of an
+    /// older epoch never runs newer work nested above it: that keeps
+    /// adoption free of deadlocks (see `docs/architecture.md`).
+    pub epoch: u32,
+    /// Calls between the root and this job (`DEPTH_UNKNOWN` if not tracked).
+    pub depth: u32,
+    /// Id of the nearest enclosing tracked call on the victim (0: none).
+    pub parent: u64,
 }
 
-/// A result table entry: the value itself, or where to fetch it.
+impl JobSpec {
+    /// A job with nothing known about where it sits in the tree.
+    pub fn new(key: JobKey, stamp: u64, payload: Vec<u8>) -> JobSpec {
+        JobSpec { key, stamp, payload, redone: false, epoch: 0, depth: crate::checkpoint::DEPTH_UNKNOWN, parent: 0 }
+    }
+}
+
+/// A result table entry: the value itself, where to fetch it, or who is
+/// computing it right now.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
     /// Shared: a replica holds the same bytes as the message that carried them.
     Value(Arc<[u8]>),
     Pointer(NodeId),
+    /// `holder` runs the job (of root epoch `epoch`) and will publish its
+    /// result: a newer-epoch job that needs it waits instead of recomputing.
+    Running {
+        holder: NodeId,
+        epoch: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,14 +95,31 @@ pub enum Msg {
     TablePut {
         key: JobKey,
         entry: Entry,
+        meta: ResultMeta,
+    },
+    /// The sender no longer computes `key` (its `Running` entry is void);
+    /// a waiting `Fetch` gets its answer separately.
+    NotRunning {
+        key: JobKey,
+        epoch: u32,
+    },
+    /// The sender's table, for a node that just joined (values up to the
+    /// pointer threshold, pointers otherwise).
+    TableSync {
+        entries: Vec<(JobKey, Entry, ResultMeta)>,
     },
     /// Hand finished results to the receiver (graceful leave).
     HandOver {
         results: Vec<(JobKey, Vec<u8>)>,
     },
-    /// Ask a pointer's holder for the value.
+    /// Ask a pointer's holder for the value — or the node that runs the
+    /// job, which answers when the job has finished (or ended without a
+    /// result: `None`).
     Fetch {
         key: JobKey,
+        /// For a running job: the epoch of the copy waited for (the
+        /// holder waits only with a copy that old, or older).
+        running: Option<u32>,
     },
     FetchReply {
         key: JobKey,

@@ -5,70 +5,149 @@
 //! entries evicts the oldest first.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use super::msg::Entry;
+use super::msg::{Entry, NodeId};
+use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
 use crate::{BuildKeyHasher, JobKey};
 
-type Values = HashMap<JobKey, Arc<[u8]>, BuildKeyHasher>;
+/// A table entry as worker threads see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SharedEntry {
+    Value(Arc<[u8]>),
+    /// Held by another node: fetching it takes a message.
+    Pointer,
+    /// Being computed by a job of root epoch `epoch` somewhere.
+    Running {
+        epoch: u32,
+    },
+}
 
-/// The values of a replica, readable from other threads. Real runs hand this
-/// to worker threads, which look results up without going through the
-/// protocol driver. Pointers are not in it: fetching one takes a message.
+type Shared = HashMap<JobKey, SharedEntry, BuildKeyHasher>;
+
+/// The entries of a replica, readable from other threads. Real runs hand
+/// this to worker threads, which look results up without going through the
+/// protocol driver; only pointers and running jobs need the driver.
 #[derive(Clone, Default)]
-pub struct SharedValues(Arc<RwLock<Values>>);
+pub struct SharedTable {
+    entries: Arc<RwLock<Shared>>,
+    /// Depths (below 64) at which results of tracked calls sit: lookups of
+    /// redone calls go down to the deepest of them, and hash calls only at
+    /// these depths (see `sched::track`).
+    depths: Arc<AtomicU64>,
+}
 
-impl SharedValues {
-    pub fn get(&self, key: &JobKey) -> Option<Arc<[u8]>> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+impl SharedTable {
+    pub fn get(&self, key: &JobKey) -> Option<SharedEntry> {
+        self.entries.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Values> {
-        self.0.write().unwrap_or_else(|e| e.into_inner())
+    /// Whether results found by depth sit at `depth`.
+    pub fn has_depth(&self, depth: u32) -> bool {
+        depth < 64 && self.depths.load(Ordering::Relaxed) & (1 << depth) != 0
+    }
+
+    /// Whether any result found by depth sits below `depth`.
+    pub fn has_deeper(&self, depth: u32) -> bool {
+        depth < 63 && self.depths.load(Ordering::Relaxed) >> (depth + 1) != 0
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Shared> {
+        self.entries.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn note_depth(&self, meta: &ResultMeta) {
+        // Only results of tracked calls (id set): they ran long, so a
+        // lookup at their depth pays for itself.
+        if meta.id != 0 && meta.depth < 64 {
+            self.depths.fetch_or(1 << meta.depth, Ordering::Relaxed);
+        }
+    }
+}
+
+fn shared(entry: &Entry) -> SharedEntry {
+    match entry {
+        Entry::Value(v) => SharedEntry::Value(v.clone()),
+        Entry::Pointer(_) => SharedEntry::Pointer,
+        Entry::Running { epoch, .. } => SharedEntry::Running { epoch: *epoch },
     }
 }
 
 pub(crate) struct ResultTable {
-    entries: HashMap<JobKey, Entry, BuildKeyHasher>,
+    /// Values and pointers.
+    entries: HashMap<JobKey, (Entry, ResultMeta), BuildKeyHasher>,
+    /// Who runs the jobs whose results are not here yet, and of which
+    /// epoch (several nodes may run copies of the same call).
+    running: HashMap<JobKey, Vec<(NodeId, u32)>, BuildKeyHasher>,
     order: VecDeque<JobKey>,
     capacity: Option<usize>,
-    /// Mirror of the values, kept only once someone asked for it.
-    shared: Option<SharedValues>,
+    /// Mirror of the entries, kept only once someone asked for it.
+    shared: Option<SharedTable>,
 }
 
 impl ResultTable {
     pub(crate) fn new(capacity: Option<usize>) -> Self {
-        ResultTable { entries: HashMap::default(), order: VecDeque::new(), capacity, shared: None }
+        ResultTable {
+            entries: HashMap::default(),
+            running: HashMap::default(),
+            order: VecDeque::new(),
+            capacity,
+            shared: None,
+        }
     }
 
-    /// Starts (or keeps) mirroring values into a [`SharedValues`].
-    pub(crate) fn share(&mut self) -> SharedValues {
+    /// Starts (or keeps) mirroring entries into a [`SharedTable`].
+    pub(crate) fn share(&mut self) -> SharedTable {
         if let Some(s) = &self.shared {
             return s.clone();
         }
-        let shared = SharedValues::default();
+        let table = SharedTable::default();
         {
-            let mut w = shared.write();
-            for (k, e) in &self.entries {
-                if let Entry::Value(v) = e {
-                    w.insert(*k, v.clone());
+            let mut w = table.write();
+            for (k, (e, meta)) in &self.entries {
+                w.insert(*k, shared(e));
+                table.note_depth(meta);
+            }
+            for (k, holders) in &self.running {
+                if let Some(epoch) = holders.iter().map(|(_, e)| *e).min() {
+                    w.insert(*k, SharedEntry::Running { epoch });
                 }
             }
         }
-        self.shared = Some(shared.clone());
-        shared
+        self.shared = Some(table.clone());
+        table
     }
 
-    /// Inserts or replaces; a value never gets replaced by a pointer.
-    pub(crate) fn put(&mut self, key: JobKey, entry: Entry) {
-        match self.entries.get(&key) {
-            Some(Entry::Value(_)) if matches!(entry, Entry::Pointer(_)) => return,
-            Some(_) => {
-                self.mirror(key, &entry);
-                self.entries.insert(key, entry);
+    /// Inserts or replaces. A value is never replaced (results of pure
+    /// calls do not change), a pointer only by a value. A running mark
+    /// adds its holder to the key's, unless the value is here already
+    /// (beside a pointer it stays: the pointer's holder may die first).
+    pub(crate) fn put(&mut self, key: JobKey, entry: Entry, meta: ResultMeta) {
+        if let Entry::Running { holder, epoch } = entry {
+            if matches!(self.entries.get(&key), Some((Entry::Value(_), _))) {
                 return;
             }
-            None => {}
+            let holders = self.running.entry(key).or_default();
+            if !holders.contains(&(holder, epoch)) {
+                holders.push((holder, epoch));
+            }
+            self.mirror_running(key);
+            return;
+        }
+        if matches!(entry, Entry::Value(_)) {
+            self.running.remove(&key);
+        }
+        match (self.entries.get(&key).map(|(e, _)| e), &entry) {
+            (Some(Entry::Value(_)), _) => return,
+            (Some(Entry::Pointer(_)), Entry::Pointer(_)) => return,
+            (Some(_), _) => {
+                let meta = if meta.depth == DEPTH_UNKNOWN { self.entries[&key].1 } else { meta };
+                self.mirror(key, &entry, &meta);
+                self.entries.insert(key, (entry, meta));
+                return;
+            }
+            (None, _) => {}
         }
         if let Some(cap) = self.capacity {
             while self.entries.len() >= cap.max(1) {
@@ -80,38 +159,103 @@ impl ResultTable {
             }
             self.order.push_back(key);
         }
-        self.mirror(key, &entry);
-        self.entries.insert(key, entry);
+        self.mirror(key, &entry, &meta);
+        self.entries.insert(key, (entry, meta));
     }
 
-    fn mirror(&self, key: JobKey, entry: &Entry) {
-        if let (Some(s), Entry::Value(v)) = (&self.shared, entry) {
-            s.write().insert(key, v.clone());
+    /// Worker threads see a pointer if there is one, else the oldest
+    /// running mark.
+    fn mirror_running(&self, key: JobKey) {
+        if let Some(s) = &self.shared {
+            if self.entries.contains_key(&key) {
+                return;
+            }
+            match self.running.get(&key).and_then(|h| h.iter().map(|(_, e)| *e).min()) {
+                Some(epoch) => s.write().insert(key, SharedEntry::Running { epoch }),
+                None => s.write().remove(&key),
+            };
+        }
+    }
+
+    /// Who runs `key` (holder, epoch), as far as this replica knows.
+    pub(crate) fn running(&self, key: &JobKey) -> &[(NodeId, u32)] {
+        self.running.get(key).map_or(&[], Vec::as_slice)
+    }
+
+    fn mirror(&self, key: JobKey, entry: &Entry, meta: &ResultMeta) {
+        if let Some(s) = &self.shared {
+            s.write().insert(key, shared(entry));
+            if matches!(entry, Entry::Value(_) | Entry::Pointer(_)) {
+                s.note_depth(meta);
+            }
         }
     }
 
     pub(crate) fn get(&self, key: &JobKey) -> Option<&Entry> {
-        self.entries.get(key)
+        self.entries.get(key).map(|(e, _)| e)
+    }
+
+    pub(crate) fn meta(&self, key: &JobKey) -> Option<ResultMeta> {
+        self.entries.get(key).map(|(_, m)| *m)
     }
 
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Drops `holder`'s running mark of `key` for epoch `epoch` (any
+    /// epoch: `None`).
+    pub(crate) fn not_running(&mut self, key: &JobKey, holder: NodeId, epoch: Option<u32>) {
+        if let Some(holders) = self.running.get_mut(key) {
+            holders.retain(|(h, e)| *h != holder || epoch.is_some_and(|x| x != *e));
+            if holders.is_empty() {
+                self.running.remove(key);
+            }
+            self.mirror_running(*key);
+        }
+    }
+
     /// Values larger than `threshold`: the ones other replicas only know as
     /// pointers to this node.
-    pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, Arc<[u8]>)> {
+    pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, Arc<[u8]>, ResultMeta)> {
         self.entries
             .iter()
-            .filter_map(|(k, e)| match e {
-                Entry::Value(v) if v.len() > threshold => Some((*k, v.clone())),
+            .filter_map(|(k, (e, m))| match e {
+                Entry::Value(v) if v.len() > threshold => Some((*k, v.clone(), *m)),
                 _ => None,
             })
             .collect()
     }
 
-    /// Drops pointers to `holder` (it is gone: fetching would fail).
-    pub(crate) fn forget_holder(&mut self, holder: u64) {
-        self.entries.retain(|_, e| *e != Entry::Pointer(holder));
+    /// What a newcomer needs: values up to `threshold`, and pointers (to
+    /// `me` for the larger values held here). Running marks stay out: the
+    /// newcomer's jobs are of the current epoch.
+    pub(crate) fn sync_entries(&self, threshold: usize, me: NodeId) -> Vec<(JobKey, Entry, ResultMeta)> {
+        self.entries
+            .iter()
+            .map(|(k, (e, m))| match e {
+                Entry::Value(v) if v.len() > threshold => (*k, Entry::Pointer(me), *m),
+                _ => (*k, e.clone(), *m),
+            })
+            .collect()
+    }
+
+    /// Drops pointers to and running marks of `holder` (it is gone:
+    /// fetching or waiting would fail).
+    pub(crate) fn forget_holder(&mut self, holder: NodeId) {
+        let gone: Vec<JobKey> =
+            self.entries.iter().filter(|(_, (e, _))| *e == Entry::Pointer(holder)).map(|(k, _)| *k).collect();
+        for k in &gone {
+            self.entries.remove(k);
+            if let Some(s) = &self.shared {
+                s.write().remove(k);
+            }
+            self.mirror_running(*k);
+        }
+        let marked: Vec<JobKey> =
+            self.running.iter().filter(|(_, h)| h.iter().any(|(n, _)| *n == holder)).map(|(k, _)| *k).collect();
+        for k in marked {
+            self.not_running(&k, holder, None);
+        }
     }
 }

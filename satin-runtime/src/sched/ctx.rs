@@ -4,6 +4,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::registry::WorkerThread;
+use crate::checkpoint::DEPTH_UNKNOWN;
 
 /// Unwinding payload that stops an aborted job. Caught where the job started;
 /// never reaches user code that does not catch panics itself.
@@ -21,12 +22,33 @@ pub struct Ctx<'w> {
     abort_flag: Option<&'w AtomicBool>,
     parent: *const Ctx<'w>,
     seen_abort_epoch: Cell<u64>,
+    /// Calls take the slow path of `Job::run` (see `sched::track`): they
+    /// are tracked, or look their result up first. Distributed runs only,
+    /// and only near the top of the tree.
+    pub(crate) slow: Cell<bool>,
     /// Inside a job re-executed after a failure: calls look up the result
-    /// table before they run (distributed runs only). Cleared for the
-    /// subtrees below the lookup depth (see `sched::remote`).
+    /// table before they run. Cleared below the levels worth looking up.
     pub(crate) redone: Cell<bool>,
     /// Nesting of looked-up calls below the redone job, in this context.
     pub(crate) lookup_depth: Cell<u32>,
+    /// Depth (calls from the root) of the next call made in this context,
+    /// or `DEPTH_UNKNOWN` below the tracked levels.
+    pub(crate) depth: Cell<u32>,
+    /// Id of the innermost tracked call running in this context (0: none).
+    pub(crate) frame: Cell<u64>,
+    /// Root epoch of the job this context runs (see `proto::JobSpec::epoch`).
+    pub(crate) epoch: u32,
+}
+
+/// Where a job sits in the tree, as a spawn or a steal hands it on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Place {
+    pub(crate) depth: u32,
+    pub(crate) frame: u64,
+}
+
+impl Place {
+    pub(crate) const UNKNOWN: Place = Place { depth: DEPTH_UNKNOWN, frame: 0 };
 }
 
 impl<'w> Ctx<'w> {
@@ -36,36 +58,63 @@ impl<'w> Ctx<'w> {
             abort_flag: None,
             parent: std::ptr::null(),
             seen_abort_epoch: Cell::new(0),
+            slow: Cell::new(false),
             redone: Cell::new(false),
             lookup_depth: Cell::new(0),
+            depth: Cell::new(DEPTH_UNKNOWN),
+            frame: Cell::new(0),
+            epoch: 0,
         }
     }
 
     /// A context for a job whose own abort flag is `flag`, spawned from `parent`
-    /// (null for a job that arrived from another node). The job is redone if
-    /// `redone` says so or its parent is.
+    /// at `place`. The job is redone if `redone` says so or its parent is.
     ///
     /// `parent` must outlive the new context: the spawning frame waits for
     /// its children before it returns, so this holds for every spawned job.
     pub(crate) fn child(
         worker: &'w WorkerThread,
         flag: &'w AtomicBool,
-        parent: *const Ctx<'w>,
+        parent: &Ctx<'w>,
         redone: bool,
+        place: Place,
     ) -> Ctx<'w> {
-        // SAFETY: a non-null parent outlives this context (see above).
-        let (inherited, depth) = match unsafe { parent.as_ref() } {
-            Some(p) => (p.redone.get(), p.lookup_depth.get()),
-            None => (false, 0),
-        };
+        let inherited = parent.redone.get();
+        let lookup_depth = if redone { 0 } else { parent.lookup_depth.get() };
+        let mut ctx = Ctx::entry(worker, flag, redone || inherited, parent.epoch, place);
+        ctx.parent = parent;
+        ctx.lookup_depth.set(lookup_depth);
+        ctx
+    }
+
+    /// A context for a job that arrived from outside the pool (from another
+    /// node, or the distributed root), with its own abort flag.
+    pub(crate) fn entry(
+        worker: &'w WorkerThread,
+        flag: &'w AtomicBool,
+        redone: bool,
+        epoch: u32,
+        place: Place,
+    ) -> Ctx<'w> {
+        let tracked = place.depth != DEPTH_UNKNOWN && worker.registry().tracking();
         Ctx {
             worker,
             abort_flag: Some(flag),
-            parent,
+            parent: std::ptr::null(),
             seen_abort_epoch: Cell::new(u64::MAX),
-            redone: Cell::new(redone || inherited),
-            lookup_depth: Cell::new(if redone { 0 } else { depth }),
+            slow: Cell::new(redone || tracked),
+            redone: Cell::new(redone),
+            lookup_depth: Cell::new(0),
+            depth: Cell::new(place.depth),
+            frame: Cell::new(place.frame),
+            epoch,
         }
+    }
+
+    /// Where a call spawned now sits.
+    #[inline]
+    pub(crate) fn place(&self) -> Place {
+        Place { depth: self.depth.get(), frame: self.frame.get() }
     }
 
     /// True if this job or any job it descends from was aborted.

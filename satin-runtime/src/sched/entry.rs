@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::ctx::{Aborted, Ctx};
+use super::ctx::{Aborted, Ctx, Place};
 use super::job_ref::{Exec, JobRef};
 use super::registry::Registry;
 use super::remote::RemotePanic;
@@ -39,17 +39,24 @@ pub struct Ran {
 /// What an entry job calls when it ends.
 pub(crate) type Done = Box<dyn FnOnce(EntryOutcome, Ran) + Send>;
 
+/// What an entry job is, besides its call.
+pub(crate) struct EntrySpec {
+    pub(crate) payload: Vec<u8>,
+    pub(crate) redone: bool,
+    pub(crate) epoch: u32,
+    pub(crate) place: Place,
+}
+
 pub(crate) struct EntryJob {
-    payload: Vec<u8>,
-    redone: bool,
+    spec: EntrySpec,
     abort: Arc<AtomicBool>,
     done: Done,
 }
 
 impl Registry {
     /// Queues an encoded call; `done` gets its outcome, on a worker thread.
-    pub(crate) fn inject_entry(&self, payload: Vec<u8>, redone: bool, abort: Arc<AtomicBool>, done: Done) {
-        let job = Box::new(EntryJob { payload, redone, abort, done });
+    pub(crate) fn inject_entry(&self, spec: EntrySpec, abort: Arc<AtomicBool>, done: Done) {
+        let job = Box::new(EntryJob { spec, abort, done });
         // SAFETY: the box is leaked into the reference and reclaimed by its
         // one execution, `execute`, which matches the data.
         let job_ref = unsafe { JobRef::new(Box::into_raw(job) as *const (), execute) };
@@ -60,16 +67,24 @@ impl Registry {
 
 /// # Safety
 /// `data` is a leaked `Box<EntryJob>`, executed once.
-unsafe fn execute(data: *const (), exec: Exec<'_>) {
-    // SAFETY: per the function contract; the box is reclaimed exactly once.
-    let job = unsafe { Box::from_raw(data as *mut EntryJob) };
+unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
     let Exec::Run(worker, _) = exec else {
         unreachable!("entry jobs sit in the injector, out of remote thieves' reach")
     };
-    let EntryJob { payload, redone, abort, done } = *job;
+    // SAFETY: per the function contract, the box is alive until reclaimed.
+    if unsafe { &*(data as *const EntryJob) }.spec.epoch > worker.epoch_limit() {
+        // Not nested above an older frame (see `Exec::Run`): back it goes.
+        // SAFETY: the same job, still unexecuted, under the same contract.
+        worker.registry().injector.push(unsafe { JobRef::new(data, execute) });
+        return false;
+    }
+    // SAFETY: per the function contract; the box is reclaimed exactly once.
+    let job = unsafe { Box::from_raw(data as *mut EntryJob) };
+    let EntryJob { spec, abort, done } = *job;
+    let EntrySpec { payload, redone, epoch, place } = spec;
     let start = Instant::now();
     let outcome = {
-        let ctx = Ctx::child(worker, &abort, std::ptr::null(), redone);
+        let ctx = Ctx::entry(worker, &abort, redone, epoch, place);
         let _current = CurrentGuard::set(&ctx);
         match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
             Ok(Ok(value)) => EntryOutcome::Value(value),
@@ -79,6 +94,7 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) {
         }
     };
     done(outcome, Ran { worker: worker.index(), start, took: start.elapsed() });
+    true
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -12,7 +12,7 @@ use super::remote::RemoteTake;
 #[derive(Clone, Copy)]
 pub(crate) struct JobRef {
     data: *const (),
-    execute_fn: unsafe fn(*const (), Exec<'_>),
+    execute_fn: unsafe fn(*const (), Exec<'_>) -> bool,
 }
 
 /// How a job left its deque: popped by its owner, or stolen from worker `victim`.
@@ -25,7 +25,9 @@ pub(crate) enum Taken {
 
 /// What to do with a job taken out of a deque.
 pub(crate) enum Exec<'a> {
-    /// Run it on this worker.
+    /// Run it on this worker — unless the job is of a newer epoch than the
+    /// worker may nest now, in which case it goes back to the injector
+    /// unexecuted and the call returns `false`.
     Run(&'a WorkerThread, Taken),
     /// Another machine stole it: encode it into `out` and wait for its
     /// result (only spawned slots sit in worker deques, and only those can be
@@ -41,7 +43,7 @@ unsafe impl Send for JobRef {}
 impl JobRef {
     /// # Safety
     /// `data` must satisfy `execute_fn`'s expectations and the contract above.
-    pub(crate) unsafe fn new(data: *const (), execute_fn: unsafe fn(*const (), Exec<'_>)) -> JobRef {
+    pub(crate) unsafe fn new(data: *const (), execute_fn: unsafe fn(*const (), Exec<'_>) -> bool) -> JobRef {
         JobRef { data, execute_fn }
     }
 
@@ -49,9 +51,11 @@ impl JobRef {
         self.data
     }
 
+    /// Returns `false` if the job was handed back instead (see [`Exec::Run`]).
+    ///
     /// # Safety
     /// Must be called at most once per job, per the type's contract.
-    pub(crate) unsafe fn execute(self, worker: &WorkerThread, taken: Taken) {
+    pub(crate) unsafe fn execute(self, worker: &WorkerThread, taken: Taken) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { (self.execute_fn)(self.data, Exec::Run(worker, taken)) }
     }
@@ -62,6 +66,6 @@ impl JobRef {
     /// As for [`execute`](Self::execute); the job must be a spawned slot.
     pub(crate) unsafe fn take_remote(self, out: &mut Option<RemoteTake>) {
         // SAFETY: forwarded from the caller.
-        unsafe { (self.execute_fn)(self.data, Exec::Remote(out)) }
+        unsafe { (self.execute_fn)(self.data, Exec::Remote(out)) };
     }
 }

@@ -11,13 +11,17 @@ mod root;
 mod sleep;
 mod slot;
 mod tls;
+mod track;
 
 pub use ctx::Ctx;
+pub(crate) use ctx::Place;
+pub(crate) use entry::EntrySpec;
 pub use entry::{EntryOutcome, Ran};
-pub(crate) use remote::run_with_lookup;
+pub use remote::RemoteEvent;
 pub use slot::{Slot, SpawnList};
 pub(crate) use tls::current_ctx;
 pub use tls::sequential;
+pub(crate) use track::run_slow;
 
 use std::fmt;
 use std::sync::atomic::Ordering;

@@ -80,6 +80,12 @@ impl Registry {
         self.abort_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Whether calls are tracked (depth, eager publication; see
+    /// `sched::track`): in distributed runs that publish results.
+    pub(crate) fn tracking(&self) -> bool {
+        self.remote.get().is_some_and(|r| r.tracking())
+    }
+
     pub(crate) fn terminate(&self) {
         self.terminate.store(true, Ordering::Release);
         self.sleep.wake_all();
@@ -98,12 +104,22 @@ pub(crate) struct WorkerThread {
     /// Copy of `registry.spawn_limit`, one pointer hop closer.
     spawn_limit: usize,
     rng: Cell<u64>,
+    /// Newest root epoch this worker may run nested now: the epoch of the
+    /// innermost frame it waits in (no limit in the main loop).
+    epoch_limit: Cell<u32>,
 }
 
 impl WorkerThread {
     pub(crate) fn new(index: usize, deque: Worker<JobRef>, registry: Arc<Registry>) -> WorkerThread {
         let seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1) | 1;
-        WorkerThread { index, deque, spawn_limit: registry.spawn_limit, registry, rng: Cell::new(seed) }
+        WorkerThread {
+            index,
+            deque,
+            spawn_limit: registry.spawn_limit,
+            registry,
+            rng: Cell::new(seed),
+            epoch_limit: Cell::new(u32::MAX),
+        }
     }
 
     #[inline]
@@ -184,14 +200,26 @@ impl WorkerThread {
         self.pop().map(|j| (j, Taken::Popped)).or_else(|| self.steal())
     }
 
-    /// Executes other work until `done()` holds: the steal-while-sync loop.
-    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+    #[inline]
+    pub(crate) fn epoch_limit(&self) -> u32 {
+        self.epoch_limit.get()
+    }
+
+    /// Executes other work until `done()` holds: the steal-while-sync loop,
+    /// for a frame of root epoch `epoch`. Work of a newer epoch is not run
+    /// nested above it: a newer job may wait for an older one to finish
+    /// (adoption), and must never sit above it on the same stack.
+    pub(crate) fn wait_until_in(&self, epoch: u32, done: impl Fn() -> bool) {
+        let outer = self.epoch_limit.replace(self.epoch_limit.get().min(epoch));
         let backoff = Backoff::new();
         while !done() {
-            if let Some((job, taken)) = self.find_work() {
+            let ran = match self.find_work() {
                 // SAFETY: the job was just taken out of a deque, so this is its
                 // one execution.
-                unsafe { job.execute(self, taken) };
+                Some((job, taken)) => unsafe { job.execute(self, taken) },
+                None => false,
+            };
+            if ran {
                 backoff.reset();
             } else if backoff.is_completed() {
                 self.registry.sleep.park(|| !done());
@@ -199,6 +227,7 @@ impl WorkerThread {
                 backoff.snooze();
             }
         }
+        self.epoch_limit.set(outer);
     }
 
     /// The worker thread's main loop.

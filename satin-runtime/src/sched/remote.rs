@@ -10,22 +10,26 @@
 //! exactly one of them completes the slot.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crossbeam_deque::Steal;
 
-use super::ctx::Ctx;
+use super::ctx::Place;
 use super::job_ref::JobRef;
 use super::registry::Registry;
-use crate::proto::SharedValues;
-use crate::{Job, JobKey};
+use crate::checkpoint::ResultMeta;
+use crate::proto::SharedTable;
+use crate::JobKey;
 
 /// What a slot hands out when a remote thief takes it.
 pub(crate) struct RemoteTake {
     pub(crate) key: JobKey,
     /// Part of a job re-executed after a failure.
     pub(crate) redone: bool,
+    pub(crate) epoch: u32,
+    pub(crate) place: Place,
     pub(crate) payload: Vec<u8>,
     pub(crate) complete: unsafe fn(*const (), Completion<'_>, &Registry),
     /// Runs the job here after all (the thief died).
@@ -51,27 +55,175 @@ struct Pending {
     job: JobRef,
 }
 
+/// What worker threads tell the distributed executor's driver.
+#[derive(Debug)]
+pub enum RemoteEvent {
+    /// A redone call needs a result the table holds only as a pointer, or
+    /// one that a job of an older epoch is still computing; answer with
+    /// `LocalExecutor::lookup_done`.
+    Lookup { key: JobKey, epoch: u32 },
+    /// A tracked call ran long enough to be worth publishing.
+    Published { key: JobKey, value: Vec<u8>, meta: ResultMeta, ran: Duration },
+}
+
+/// A lookup waiting for the driver's answer.
+#[derive(Default)]
+pub(crate) struct LookupWait {
+    done: AtomicBool,
+    value: Mutex<Option<Vec<u8>>>,
+}
+
+impl LookupWait {
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// The answer; every call waiting for the same key gets it.
+    pub(crate) fn value(&self) -> Option<Vec<u8>> {
+        self.value.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Per-depth durations of tracked calls: which depths are worth tracking.
+struct DepthStats {
+    sum_ns: [AtomicU64; 64],
+    count: [AtomicU64; 64],
+}
+
 /// The remote side of a registry: set once a distributed executor attaches.
 pub(crate) struct Remote {
     pending: Mutex<HashMap<u64, Pending>>,
-    pub(crate) values: SharedValues,
+    pub(crate) table: SharedTable,
+    events: Box<dyn Fn(RemoteEvent) + Send + Sync>,
+    lookups: Mutex<HashMap<JobKey, Arc<LookupWait>>>,
+    /// Calls that ran at least this long are published (ns; `u64::MAX`: off).
+    publish_after: AtomicU64,
+    /// Frame ids: a per-process salt in the high bits, a counter below.
+    next_frame: AtomicU64,
+    depths: DepthStats,
 }
 
 impl Remote {
-    pub(crate) fn new(values: SharedValues) -> Remote {
-        Remote { pending: Mutex::default(), values }
-    }
-
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    fn lookups(&self) -> std::sync::MutexGuard<'_, HashMap<JobKey, Arc<LookupWait>>> {
+        self.lookups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether tracked calls are published at all.
+    pub(crate) fn tracking(&self) -> bool {
+        self.publish_after.load(Ordering::Relaxed) != u64::MAX
+    }
+
+    pub(crate) fn publish_after(&self) -> u64 {
+        self.publish_after.load(Ordering::Relaxed)
+    }
+
+    /// Whether calls at `depth` are worth tracking: yes until their mean
+    /// duration is known to be small against the publication threshold
+    /// (then the subtree runs at full speed).
+    pub(crate) fn tracks(&self, depth: u32) -> bool {
+        let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) else { return false };
+        let count = self.depths.count[d].load(Ordering::Relaxed);
+        if count < 16 {
+            return true;
+        }
+        let floor = (self.publish_after() / 32).max(20_000);
+        self.depths.sum_ns[d].load(Ordering::Relaxed) / count >= floor
+    }
+
+    pub(crate) fn record_duration(&self, depth: u32, ns: u64) {
+        if let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) {
+            self.depths.sum_ns[d].fetch_add(ns, Ordering::Relaxed);
+            self.depths.count[d].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn next_frame(&self) -> u64 {
+        self.next_frame.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn send(&self, event: RemoteEvent) {
+        (self.events)(event)
+    }
+
+    /// The wait for `key`'s answer, asking the driver if nobody has yet.
+    pub(crate) fn ask(&self, key: JobKey, epoch: u32) -> Arc<LookupWait> {
+        let mut lookups = self.lookups();
+        if let Some(w) = lookups.get(&key) {
+            return Arc::clone(w);
+        }
+        let w = Arc::new(LookupWait::default());
+        lookups.insert(key, Arc::clone(&w));
+        drop(lookups);
+        self.send(RemoteEvent::Lookup { key, epoch });
+        w
+    }
+}
+
+fn frame_salt() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut h = blake3::Hasher::new();
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&now.as_nanos().to_le_bytes());
+    let salt = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"));
+    (salt << 32) | 1
 }
 
 impl Registry {
     /// Attaches the remote side (a distributed executor); `false` if one is
-    /// attached already.
-    pub(crate) fn attach_remote(&self, values: SharedValues) -> bool {
-        self.remote.set(Remote::new(values)).is_ok()
+    /// attached already. `publish_after`: publish calls that ran at least
+    /// this long (`None`: track nothing).
+    pub(crate) fn attach_remote(
+        &self,
+        table: SharedTable,
+        publish_after: Option<Duration>,
+        events: Box<dyn Fn(RemoteEvent) + Send + Sync>,
+    ) -> bool {
+        let remote = Remote {
+            pending: Mutex::default(),
+            table,
+            events,
+            lookups: Mutex::default(),
+            publish_after: AtomicU64::new(publish_after.map_or(u64::MAX, |d| d.as_nanos() as u64)),
+            next_frame: AtomicU64::new(frame_salt()),
+            depths: DepthStats {
+                sum_ns: std::array::from_fn(|_| AtomicU64::new(0)),
+                count: std::array::from_fn(|_| AtomicU64::new(0)),
+            },
+        };
+        self.remote.set(remote).is_ok()
+    }
+
+    /// Raises the publication threshold (it grows with the run, so the
+    /// number of published results stays bounded).
+    pub(crate) fn set_publish_after(&self, after: Duration) {
+        if let Some(r) = self.remote.get() {
+            if r.tracking() {
+                r.publish_after.store(after.as_nanos() as u64, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The driver's answer to a [`RemoteEvent::Lookup`]: wakes the calls
+    /// waiting for it.
+    pub(crate) fn resolve_lookup(&self, key: &JobKey, value: Option<Vec<u8>>) {
+        let Some(remote) = self.remote.get() else { return };
+        let Some(w) = remote.lookups().remove(key) else { return };
+        *w.value.lock().unwrap_or_else(|e| e.into_inner()) = value;
+        w.done.store(true, Ordering::Release);
+        self.sleep.wake_all();
+    }
+
+    /// Nothing will answer lookups any more: every waiting call computes.
+    pub(crate) fn resolve_all_lookups(&self) {
+        let Some(remote) = self.remote.get() else { return };
+        let keys: Vec<JobKey> = remote.lookups().keys().copied().collect();
+        for k in keys {
+            self.resolve_lookup(&k, None);
+        }
     }
 
     /// Takes the oldest job of some worker's deque for a remote thief, under
@@ -155,48 +307,4 @@ impl Registry {
         unsafe { (p.complete)(data, Completion::Aborted, self) };
         true
     }
-}
-
-/// How many nested calls below a redone job look up the result table.
-///
-/// The table holds results of jobs that were stolen across nodes, which
-/// thieves take from the old end of deques: near the top of the tree.
-/// Looking up every call of a fine-grained recursion would cost more than
-/// recomputing (a key is a hash of the parameters); below this depth the
-/// recursion runs at full speed. Override with `SATIN_LOOKUP_DEPTH`.
-pub(crate) fn lookup_depth_limit() -> u32 {
-    static LIMIT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        std::env::var("SATIN_LOOKUP_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_LOOKUP_DEPTH)
-    })
-}
-
-pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
-
-/// `Job::run` inside a redone job: use the result table's value if there is one.
-#[cold]
-#[inline(never)]
-pub(crate) fn run_with_lookup<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
-    let depth = ctx.lookup_depth.get();
-    if depth >= lookup_depth_limit() {
-        // Deep enough: this subtree runs without lookups.
-        ctx.redone.set(false);
-        let out = job.run_parallel(ctx);
-        ctx.redone.set(true);
-        return out;
-    }
-    let registry = ctx.worker.registry();
-    if let Some(remote) = registry.remote.get() {
-        registry.table_lookups.fetch_add(1, Ordering::Relaxed);
-        if let Some(bytes) = remote.values.get(&job.key()) {
-            if let Ok(value) = postcard::from_bytes::<J::Output>(&bytes) {
-                registry.table_hits.fetch_add(1, Ordering::Relaxed);
-                return value;
-            }
-        }
-    }
-    ctx.lookup_depth.set(depth + 1);
-    let out = job.run_parallel(ctx);
-    ctx.lookup_depth.set(depth);
-    out
 }

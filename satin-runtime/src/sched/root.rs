@@ -49,7 +49,7 @@ impl<F: FnOnce() -> R + Send, R: Send> RootJob<F, R> {
 
 /// # Safety
 /// `data` points to a live `RootJob<F, R>`, executed once.
-unsafe fn execute<F: FnOnce() -> R + Send, R: Send>(data: *const (), exec: Exec<'_>) {
+unsafe fn execute<F: FnOnce() -> R + Send, R: Send>(data: *const (), exec: Exec<'_>) -> bool {
     let Exec::Run(worker, _) = exec else {
         unreachable!("root jobs sit in the injector, out of remote thieves' reach")
     };
@@ -67,4 +67,5 @@ unsafe fn execute<F: FnOnce() -> R + Send, R: Send>(data: *const (), exec: Exec<
     let mut done = job.done.lock().unwrap_or_else(|e| e.into_inner());
     *done = true;
     job.signal.notify_all();
+    true
 }

@@ -15,7 +15,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
-use super::ctx::{Aborted, Ctx};
+use super::ctx::{Aborted, Ctx, Place};
 use super::job_ref::{Exec, JobRef, Taken};
 use super::registry::{Registry, WorkerCounters, WorkerThread};
 use super::remote::{Completion, RemotePanic, RemoteTake};
@@ -49,6 +49,9 @@ pub struct Slot<J: Job> {
     /// deque (the deque's release/acquire orders the two).
     owner: Cell<*const WorkerThread>,
     spawner: Cell<*const ()>,
+    /// Where the call sits in the tree; known only where the spawner
+    /// tracks calls (see `sched::track`).
+    place: Cell<Place>,
     job: UnsafeCell<Option<J>>,
     outcome: UnsafeCell<Option<Outcome<J::Output>>>,
     _pinned: PhantomPinned,
@@ -64,6 +67,7 @@ impl<J: Job> Slot<J> {
             thief: AtomicUsize::new(NO_THIEF),
             owner: Cell::new(std::ptr::null()),
             spawner: Cell::new(std::ptr::null()),
+            place: Cell::new(Place::UNKNOWN),
             job: UnsafeCell::new(Some(job)),
             outcome: UnsafeCell::new(None),
             _pinned: PhantomPinned,
@@ -88,6 +92,9 @@ impl<J: Job> Slot<J> {
         }
         this.owner.set(ctx.worker);
         this.spawner.set(ctx as *const Ctx<'_> as *const ());
+        if ctx.slow.get() {
+            this.place.set(ctx.place());
+        }
         this.state.store(QUEUED, Ordering::Relaxed);
         WorkerCounters::bump(&ctx.worker.counters().spawns);
         // SAFETY: the slot is pinned and its `Drop` waits until the job is out
@@ -119,7 +126,7 @@ impl<J: Job> Slot<J> {
             RUNNING | DONE => {}
             s => panic!("satin internal error: join of a slot in state {s}"),
         }
-        ctx.worker.wait_until(|| this.state.load(Ordering::Acquire) == DONE);
+        ctx.worker.wait_until_in(ctx.epoch, || this.state.load(Ordering::Acquire) == DONE);
         match this.take_outcome() {
             Outcome::Value(v) => v,
             Outcome::Panic(p) => panic::resume_unwind(p),
@@ -179,9 +186,12 @@ impl<J: Job> Drop for Slot<J> {
                 let registry = worker.registry();
                 registry.bump_abort_epoch();
                 let me = self as *const Slot<J> as *const ();
+                // SAFETY: a spawned slot's spawner is the context of the
+                // frame that owns the slot, which is dropping it now.
+                let epoch = unsafe { &*(self.spawner.get() as *const Ctx<'_>) }.epoch;
                 // A job on another machine is not waited for: cancelling it
                 // completes the slot as aborted (see `sched::remote`).
-                worker.wait_until(|| {
+                worker.wait_until_in(epoch, || {
                     self.state.load(Ordering::Acquire) == DONE
                         || (self.thief.load(Ordering::Relaxed) == REMOTE && registry.cancel_remote(me))
                 });
@@ -199,7 +209,7 @@ impl<J: Job> Drop for Slot<J> {
 ///
 /// # Safety
 /// `data` points to a live, spawned `Slot<J>` and this is its one execution.
-unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) {
+unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) -> bool {
     // SAFETY: forwarded.
     unsafe { execute_as::<J>(data, exec, false) }
 }
@@ -208,23 +218,34 @@ unsafe fn execute<J: Job>(data: *const (), exec: Exec<'_>) {
 ///
 /// # Safety
 /// As for [`execute`].
-unsafe fn execute_requeued<J: Job>(data: *const (), exec: Exec<'_>) {
+unsafe fn execute_requeued<J: Job>(data: *const (), exec: Exec<'_>) -> bool {
     // SAFETY: forwarded.
     unsafe { execute_as::<J>(data, exec, true) }
 }
 
 /// # Safety
 /// As for [`execute`].
-unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) {
+unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> bool {
     // SAFETY: per the function contract.
     let slot = unsafe { &*(data as *const Slot<J>) };
     let (worker, taken) = match exec {
         Exec::Run(worker, taken) => (worker, taken),
         Exec::Remote(out) => {
             *out = Some(slot.take_remote(data));
-            return;
+            return true;
         }
     };
+    // SAFETY: the spawner outlives the slot's completion, not reached yet.
+    let spawner = unsafe { &*(slot.spawner.get() as *const Ctx<'_>) };
+    if spawner.epoch > worker.epoch_limit() {
+        // Newer work must not run nested above a frame of an older epoch
+        // (see `proto::JobSpec::epoch`): hand it to another worker, or to
+        // this one once its older frames are done.
+        let f = if redone { execute_requeued::<J> } else { execute::<J> };
+        // SAFETY: the same job, still unexecuted, under the same contract.
+        worker.registry().injector.push(unsafe { JobRef::new(data, f) });
+        return false;
+    }
     slot.state.store(RUNNING, Ordering::Relaxed);
     if let Taken::Stolen { victim } = taken {
         WorkerCounters::bump(&worker.counters().steals);
@@ -234,7 +255,7 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) {
         }
     }
     let outcome = {
-        let ctx = Ctx::child(worker, &slot.abort, slot.spawner.get() as *const Ctx<'_>, redone);
+        let ctx = Ctx::child(worker, &slot.abort, spawner, redone, slot.place.get());
         if ctx.is_aborted() {
             Outcome::Aborted
         } else {
@@ -256,6 +277,7 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) {
     if stolen {
         worker.registry().sleep.wake_all();
     }
+    true
 }
 
 impl<J: Job> Slot<J> {
@@ -269,10 +291,12 @@ impl<J: Job> Slot<J> {
         let job = unsafe { (*self.job.get()).as_ref() }.expect("a queued slot holds its job");
         // SAFETY: the spawning context outlives the slot's completion, which
         // has not happened yet.
-        let redone = unsafe { &*(self.spawner.get() as *const Ctx<'_>) }.redone.get();
+        let spawner = unsafe { &*(self.spawner.get() as *const Ctx<'_>) };
         RemoteTake {
             key: job.key(),
-            redone,
+            redone: spawner.redone.get(),
+            epoch: spawner.epoch,
+            place: self.place.get(),
             payload: crate::job::registry::encode_call(job),
             complete: complete_remote::<J>,
             // SAFETY: `execute_requeued::<J>` matches the data; the

@@ -8,9 +8,15 @@
 //! record until the parent finishes, so an orphaned subtree's finished parts
 //! can be saved.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+/// Maps with a fixed hasher: the same seed must replay the same run, and
+/// some of these are walked.
+type HashMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>>;
 
 use super::workload::{key_of, node_of, Nanos, Tree};
+use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
 use crate::proto::{Abandoned, Executor, JobSpec, Lookup, Node, NodeId};
 use crate::JobKey;
 
@@ -43,6 +49,11 @@ struct Instance {
     stamp: u64,
     origin: Origin,
     redone: bool,
+    /// Root epoch of the tree this instance belongs to.
+    epoch: u32,
+    depth: u32,
+    /// Frame id of the enclosing instance (0: none known).
+    parent_frame: u64,
     looked_up: bool,
     state: State,
     pending: u32,
@@ -73,13 +84,23 @@ pub enum Output {
         ran: Nanos,
         key: JobKey,
         value: Vec<u8>,
+        meta: ResultMeta,
     },
-    /// A redone job of tree node `job` missed in the table and runs.
-    Missed(u32),
+    /// A redone job of tree node `job` (root epoch `epoch`) missed in the
+    /// table and runs.
+    Missed {
+        job: u32,
+        epoch: u32,
+    },
 }
 
 pub struct ModelExecutor<'t> {
     tree: &'t Tree,
+    /// Frame ids of this node's instances start here.
+    frame_base: u64,
+    /// Orphans run to the end and publish, as in real runs; `false`:
+    /// aborted, their finished parts saved (the paper).
+    keep_orphans: bool,
     result_bytes: usize,
     instances: HashMap<InstId, Instance>,
     next_inst: InstId,
@@ -110,16 +131,19 @@ pub fn decode(bytes: &[u8]) -> u64 {
 }
 
 impl<'t> ModelExecutor<'t> {
-    pub fn new(tree: &'t Tree, result_bytes: usize) -> Self {
+    /// The processor of simulated node `node`.
+    pub fn new(tree: &'t Tree, result_bytes: usize, node: u64, keep_orphans: bool) -> Self {
         ModelExecutor {
             tree,
+            frame_base: (node + 1) << 40,
+            keep_orphans,
             result_bytes,
-            instances: HashMap::new(),
+            instances: HashMap::default(),
             next_inst: 1,
             deque: VecDeque::new(),
-            stolen_out: HashMap::new(),
-            running_stolen: HashMap::new(),
-            lookups: HashMap::new(),
+            stolen_out: HashMap::default(),
+            running_stolen: HashMap::default(),
+            lookups: HashMap::default(),
             busy: None,
             lookup_mode: false,
             now: 0,
@@ -127,7 +151,7 @@ impl<'t> ModelExecutor<'t> {
         }
     }
 
-    fn add(&mut self, job: u32, origin: Origin, redone: bool) -> InstId {
+    fn add(&mut self, job: u32, origin: Origin, redone: bool, epoch: u32, depth: u32, parent_frame: u64) -> InstId {
         let id = self.next_inst;
         self.next_inst += 1;
         let redone = redone || self.lookup_mode;
@@ -139,6 +163,9 @@ impl<'t> ModelExecutor<'t> {
                 stamp: 0,
                 origin,
                 redone,
+                epoch,
+                depth,
+                parent_frame,
                 looked_up: false,
                 state: State::Queued,
                 pending: 0,
@@ -150,11 +177,16 @@ impl<'t> ModelExecutor<'t> {
         id
     }
 
+    /// Whether some job waits for a table lookup's answer.
+    pub fn waits_for_lookups(&self) -> bool {
+        !self.lookups.is_empty()
+    }
+
     /// A one-line summary of the job store, for debugging stuck runs.
     pub fn summary(&self) -> String {
-        let mut counts: HashMap<String, usize> = HashMap::new();
+        let mut counts: HashMap<String, usize> = HashMap::default();
         for i in self.instances.values() {
-            *counts.entry(format!("{:?}/{:?}", i.state, i.origin).chars().take(24).collect()).or_default() += 1;
+            *counts.entry(format!("{:?}/{:?}/e{}/j{}", i.state, i.origin, i.epoch, i.job)).or_default() += 1;
         }
         format!(
             "busy {:?}, deque {}, lookups {}, stolen_out {:?}, {:?}",
@@ -171,10 +203,10 @@ impl<'t> ModelExecutor<'t> {
         while self.busy.is_none() {
             let Some(id) = self.deque.pop_back() else { return };
             let Some(inst) = self.instances.get(&id) else { continue };
-            let (job, redone, looked_up) = (inst.job, inst.redone, inst.looked_up);
+            let (job, redone, looked_up, epoch) = (inst.job, inst.redone, inst.looked_up, inst.epoch);
             let key = key_of(job);
             if redone && !looked_up {
-                match core.lookup(&key) {
+                match core.lookup(&key, epoch) {
                     Lookup::Hit(v) => {
                         self.complete(id, decode(&v));
                         continue;
@@ -184,7 +216,7 @@ impl<'t> ModelExecutor<'t> {
                         self.lookups.entry(key).or_default().push(id);
                         continue;
                     }
-                    Lookup::Miss => self.outputs.push(Output::Missed(job)),
+                    Lookup::Miss => self.outputs.push(Output::Missed { job, epoch }),
                 }
             }
             self.instances.get_mut(&id).expect("present").started = now;
@@ -194,13 +226,15 @@ impl<'t> ModelExecutor<'t> {
                 self.outputs.push(Output::LeafStarted { inst: id, done_at: now + self.tree.leaf_cost(job) });
             } else {
                 let kids = self.tree.children(job);
-                {
+                let depth = {
                     let inst = self.instances.get_mut(&id).expect("present");
                     inst.state = State::Waiting;
                     inst.pending = kids.len() as u32;
-                }
+                    inst.depth
+                };
+                let child_depth = if depth == DEPTH_UNKNOWN { DEPTH_UNKNOWN } else { depth + 1 };
                 for &k in kids.iter().rev() {
-                    self.add(k, Origin::Child(id), redone);
+                    self.add(k, Origin::Child(id), redone, epoch, child_depth, self.frame_base + id);
                 }
             }
         }
@@ -230,7 +264,9 @@ impl<'t> ModelExecutor<'t> {
             Origin::Child(parent) => {
                 if inst.state != State::StolenOut && inst.started > 0 {
                     let ran = self.now.saturating_sub(inst.started);
-                    self.outputs.push(Output::LocalFinished { ran, key, value: encode(value, self.result_bytes) });
+                    let meta = ResultMeta { depth: inst.depth, id: self.frame_base + id, parent: inst.parent_frame };
+                    let value = encode(value, self.result_bytes);
+                    self.outputs.push(Output::LocalFinished { ran, key, value, meta });
                 }
                 let Some(p) = self.instances.get_mut(&parent) else { return };
                 p.acc = p.acc.wrapping_add(value);
@@ -246,7 +282,7 @@ impl<'t> ModelExecutor<'t> {
 
     /// Instances in the subtree under `top` (itself included).
     fn subtree(&self, top: InstId) -> Vec<InstId> {
-        let mut memo: HashMap<InstId, bool> = HashMap::new();
+        let mut memo: HashMap<InstId, bool> = HashMap::default();
         memo.insert(top, true);
         let mut out = Vec::new();
         for &id in self.instances.keys() {
@@ -269,6 +305,7 @@ impl<'t> ModelExecutor<'t> {
                 out.push(id);
             }
         }
+        out.sort_unstable();
         out
     }
 
@@ -313,19 +350,27 @@ impl Executor for ModelExecutor<'_> {
             inst.stamp = stamp;
             self.stolen_out.insert(stamp, id);
             let payload = inst.job.to_le_bytes().to_vec();
-            return Some(JobSpec { key: key_of(inst.job), stamp, payload, redone: inst.redone });
+            return Some(JobSpec {
+                key: key_of(inst.job),
+                stamp,
+                payload,
+                redone: inst.redone,
+                epoch: inst.epoch,
+                depth: inst.depth,
+                parent: inst.parent_frame,
+            });
         }
         None
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
         let origin = Origin::Stolen { victim, stamp: job.stamp };
-        let id = self.add(node_of(&job.key), origin, job.redone);
+        let id = self.add(node_of(&job.key), origin, job.redone, job.epoch, job.depth, job.parent);
         self.running_stolen.insert((victim, job.stamp), id);
     }
 
     fn run_root(&mut self, job: JobSpec) {
-        self.add(node_of(&job.key), Origin::Root, job.redone);
+        self.add(node_of(&job.key), Origin::Root, job.redone, job.epoch, 0, 0);
     }
 
     fn requeue(&mut self, job: JobSpec) {
@@ -354,6 +399,10 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
+        if self.keep_orphans {
+            // Runs to the end; its result goes into the table then.
+            return Abandoned { runs_on: self.running_stolen.contains_key(&(victim, stamp)), ..Abandoned::default() };
+        }
         match self.running_stolen.get(&(victim, stamp)) {
             Some(&top) => {
                 let ids = self.subtree(top);
@@ -364,7 +413,8 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn abandon_all(&mut self) -> Abandoned {
-        let ids: Vec<InstId> = self.instances.keys().copied().collect();
+        let mut ids: Vec<InstId> = self.instances.keys().copied().collect();
+        ids.sort_unstable();
         self.remove_all(&ids)
     }
 

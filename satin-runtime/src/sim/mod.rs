@@ -48,6 +48,10 @@ pub struct SimConfig {
     pub protocol: Config,
     /// Encoded size of every job result.
     pub result_bytes: usize,
+    /// Jobs run for a node that died run to the end and publish their
+    /// result, as in real runs; `false`: they are aborted and only their
+    /// finished parts saved (the paper's orphan saving).
+    pub keep_orphans: bool,
     pub faults: Vec<Fault>,
     pub seed: u64,
     /// A run still going at this virtual time is reported as not terminated.
@@ -72,6 +76,7 @@ impl Default for SimConfig {
             leave_timeout: 30_000_000_000,
             protocol: Config::default(),
             result_bytes: 8,
+            keep_orphans: true,
             faults: Vec::new(),
             seed: 1,
             time_limit: 100_000 * 1_000_000_000,
@@ -153,9 +158,14 @@ struct World<'t> {
     distinct_leaves: HashSet<u32>,
     /// First time each job's value was broadcast, and by whom.
     published: HashMap<u32, (Nanos, usize)>,
+    /// Jobs announced as running (for newer-epoch lookups to wait for):
+    /// since when, by whom, of which epoch.
+    running: HashMap<u32, (Nanos, usize, u32)>,
+    /// (sender, gone node) pairs whose departure the sender will notice.
+    noticed: HashSet<(usize, usize)>,
     initial_nodes: usize,
     progress_faults: Vec<usize>,
-    /// Latest delivery time per link (`fifo_links`).
+    /// Latest delivery time per link (kept in order with `fifo_links`).
     link_clock: HashMap<(usize, usize), Nanos>,
     report: Report,
     finished: bool,
@@ -179,6 +189,8 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         rng: SplitMix64::new(cfg.seed),
         distinct_leaves: HashSet::new(),
         published: HashMap::new(),
+        running: HashMap::new(),
+        noticed: HashSet::new(),
         initial_nodes: (cfg.clusters * cfg.nodes_per_cluster) as usize,
         progress_faults: Vec::new(),
         link_clock: HashMap::new(),
@@ -187,12 +199,13 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
     };
     let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
     let members: Vec<(u64, u32)> = (0..n).map(|i| (i as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
-    let root = crate::proto::JobSpec { key: key_of(0), stamp: 0, payload: 0u32.to_le_bytes().to_vec(), redone: false };
+    let root =
+        crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
     for &(id, cluster) in &members {
         let core = Node::member(id, cluster, &members, 0, root.clone(), cfg.protocol.clone(), cfg.seed);
         w.nodes.push(SimNode {
             core,
-            exec: ModelExecutor::new(tree, cfg.result_bytes),
+            exec: ModelExecutor::new(tree, cfg.result_bytes, id, cfg.keep_orphans),
             cluster,
             gone: false,
             crashed: false,
@@ -237,6 +250,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.report.table_hits += s.table_hits;
         w.report.redone += s.redone;
         w.report.orphans_saved += s.orphans_saved;
+        w.report.adopted += s.adopted;
         w.report.table_entries = w.report.table_entries.max(node.core.table_len() as u64);
     }
     w.report.nodes = w.nodes.len() as u64;
@@ -259,6 +273,7 @@ impl World<'_> {
         match ev {
             Ev::Deliver { to, from, msg } => {
                 if self.nodes[to].gone {
+                    self.notice_gone(from, to);
                     return;
                 }
                 let SimNode { core, exec, .. } = &mut self.nodes[to];
@@ -266,15 +281,18 @@ impl World<'_> {
                 self.pump(to);
             }
             Ev::Fanout { to, from, msg } => {
-                // A table update changes only the replica: no pump needed.
+                // A table update changes only the replica — unless it
+                // answers a lookup that waits for it: pump only then.
                 let table_only = matches!(*msg, Msg::TablePut { .. });
                 for t in to {
                     if self.nodes[t].gone {
+                        self.notice_gone(from, t);
                         continue;
                     }
                     let SimNode { core, exec, .. } = &mut self.nodes[t];
+                    let waiting = exec.waits_for_lookups();
                     core.handle_message(now, from as u64, (*msg).clone(), exec);
-                    if !table_only {
+                    if !table_only || waiting {
                         self.pump(t);
                     }
                 }
@@ -355,7 +373,7 @@ impl World<'_> {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone) else { return };
                 let id = self.nodes.len();
                 let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
-                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes);
+                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, self.cfg.keep_orphans);
                 self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false, leaves: 0 });
                 // The newcomer learns of crashes its contact may not have detected yet.
                 let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
@@ -365,6 +383,19 @@ impl World<'_> {
                 }
                 self.pump(id);
             }
+        }
+    }
+
+    /// A message from `from` found `to` gone (left, or crashed): as a real
+    /// connection would, the sender notices after the detection delay —
+    /// also when it never heard that `to` left (it joined meanwhile).
+    fn notice_gone(&mut self, from: usize, to: usize) {
+        if from < self.nodes.len() && !self.nodes[from].gone && self.noticed.insert((from, to)) {
+            // Not before what `to` sent to `from` has arrived: a closing
+            // connection delivers its stream first.
+            let last = self.link_clock.get(&(to, from)).map_or(0, |t| t + 1);
+            let at = (self.now + self.cfg.detect_delay).max(last);
+            self.schedule(at, Ev::PeerDead { node: from, peer: to });
         }
     }
 
@@ -413,12 +444,14 @@ impl World<'_> {
     /// overtake an earlier one on any of its links (equal times keep their
     /// scheduling order).
     fn in_order(&mut self, from: usize, to: &[usize], at: Nanos) -> Nanos {
-        if !self.cfg.fifo_links {
-            return at;
-        }
-        let at = to.iter().map(|&t| self.link_clock.get(&(from, t)).copied().unwrap_or(0)).fold(at, Nanos::max);
+        let at = if self.cfg.fifo_links {
+            to.iter().map(|&t| self.link_clock.get(&(from, t)).copied().unwrap_or(0)).fold(at, Nanos::max)
+        } else {
+            at
+        };
         for &t in to {
-            self.link_clock.insert((from, t), at);
+            let last = self.link_clock.entry((from, t)).or_insert(0);
+            *last = (*last).max(at);
         }
         at
     }
@@ -447,13 +480,15 @@ impl World<'_> {
                         self.check_progress();
                     }
                     Output::StolenFinished { victim, stamp, key, value } => {
-                        self.nodes[i].core.handle_job_finished(now, victim, stamp, key, value)
+                        let SimNode { core, exec, .. } = &mut self.nodes[i];
+                        core.handle_job_finished(now, victim, stamp, key, value, exec)
                     }
                     Output::RootFinished(v) => self.nodes[i].core.handle_root_finished(now, v),
-                    Output::LocalFinished { ran, key, value } => {
-                        self.nodes[i].core.handle_local_job_finished(now, ran, key, value)
+                    Output::LocalFinished { ran, key, value, meta } => {
+                        let SimNode { core, exec, .. } = &mut self.nodes[i];
+                        core.handle_local_job_finished(now, ran, key, value, meta, exec)
                     }
-                    Output::Missed(job) => self.check_miss(i, job),
+                    Output::Missed { job, epoch } => self.check_miss(i, job, epoch),
                 }
             }
             {
@@ -476,8 +511,18 @@ impl World<'_> {
         match a {
             Action::Send { to, msg } => self.send(i, to as usize, msg),
             Action::Broadcast { msg } => {
-                if let Msg::TablePut { key, entry: crate::proto::Entry::Value(_) } = &msg {
-                    self.published.entry(workload::node_of(key)).or_insert((self.now, i));
+                match &msg {
+                    Msg::TablePut { key, entry: crate::proto::Entry::Value(_), .. } => {
+                        self.published.entry(workload::node_of(key)).or_insert((self.now, i));
+                        self.running.remove(&workload::node_of(key));
+                    }
+                    Msg::NotRunning { key, .. } => {
+                        self.running.remove(&workload::node_of(key));
+                    }
+                    Msg::TablePut { key, entry: crate::proto::Entry::Running { epoch, .. }, .. } => {
+                        self.running.insert(workload::node_of(key), (self.now, i, *epoch));
+                    }
+                    _ => {}
                 }
                 let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
                 let (mut local, mut wide) = (Vec::new(), Vec::new());
@@ -520,15 +565,32 @@ impl World<'_> {
     /// The property the table exists for: a result that a live node
     /// published long enough ago to have reached every replica is never
     /// recomputed. (Bounded tables may evict; joiners start empty.)
-    fn check_miss(&mut self, node: usize, job: u32) {
+    ///
+    /// And the property adoption exists for: a job that a live node
+    /// announced as running long enough ago is not recomputed by a lookup
+    /// of a newer epoch (it waits for the result instead).
+    fn check_miss(&mut self, node: usize, job: u32, epoch: u32) {
         if self.cfg.protocol.table_capacity.is_some() || node >= self.initial_nodes {
             return;
         }
-        let Some(&(at, publisher)) = self.published.get(&job) else { return };
         let slowest = self.cfg.wide_latency.max(self.cfg.local_latency)
             + self.cfg.jitter
             + ((self.cfg.result_bytes + 128) as f64 / self.cfg.wide_bandwidth.min(self.cfg.local_bandwidth) * 1e9)
                 as Nanos;
+        if let Some(&(since, holder, e)) = self.running.get(&job) {
+            let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs(&workload::key_of(job));
+            if computes && e < epoch && since + 2 * slowest < self.now {
+                if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
+                    eprintln!(
+                        "violation: node {node} recomputes job {job} (epoch {epoch}), running on {holder} (epoch {e}) since {since}, now {}: {}",
+                        self.now,
+                        self.nodes[node].core.debug_key(&workload::key_of(job))
+                    );
+                }
+                self.report.running_recomputed += 1;
+            }
+        }
+        let Some(&(at, publisher)) = self.published.get(&job) else { return };
         if !self.nodes[publisher].gone && at + 2 * slowest < self.now {
             if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                 eprintln!(

@@ -26,6 +26,12 @@ pub struct Report {
     /// Recomputations of a result that a live node had published long enough
     /// before to be in the recomputing node's table replica.
     pub violations: u64,
+    /// Recomputations, by a lookup of a newer epoch, of a job that a live
+    /// node had announced as running long enough before (it should have
+    /// been waited for).
+    pub running_recomputed: u64,
+    /// Lookups answered by waiting for a job still running elsewhere.
+    pub adopted: u64,
     /// Leaf executions done by nodes that later crashed (their unreturned
     /// results died with them).
     pub leaves_on_crashed: u64,
@@ -44,7 +50,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"leaves_on_crashed\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"leaves_on_crashed\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -60,6 +66,8 @@ impl Report {
             self.messages,
             self.bytes,
             self.violations,
+            self.running_recomputed,
+            self.adopted,
             self.leaves_on_crashed
         )
     }

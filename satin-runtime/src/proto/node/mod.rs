@@ -1,0 +1,432 @@
+//! The per-node protocol state machine, one file per concern:
+//!
+//! | file | concern |
+//! |---|---|
+//! | `mod.rs` | the `Node` type, its configuration and outputs, message dispatch |
+//! | `membership.rs` | static start, join, graceful leave |
+//! | `stealing.rs` | steal requests and replies, victim choice, back-off |
+//! | `results.rs` | results of stolen and local jobs, the table, lookups, adoption of running jobs |
+//! | `recovery.rs` | a peer's death: new master, orphans, re-queued work, root restart |
+
+mod membership;
+mod recovery;
+mod results;
+mod stealing;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::msg::{ClusterId, JobSpec, Msg, NodeId};
+use super::rng::SplitMix64;
+use super::table::{ResultTable, SharedTable};
+use super::Executor;
+use crate::JobKey;
+
+/// Nanoseconds since the driver's epoch (virtual time in the simulator).
+pub type Time = u64;
+
+/// How much fault tolerance a run has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FtMode {
+    /// A crash fails the run.
+    None,
+    /// Orphans are discarded; work stolen by dead nodes is re-executed.
+    Naive,
+    /// The design's procedure: orphans' finished parts are saved in the
+    /// replicated result table and reused.
+    Table,
+}
+
+/// Victim selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealPolicy {
+    /// Random stealing: one request at a time to a random live peer.
+    Random,
+    /// Cluster-aware random stealing: synchronous steals inside the own
+    /// cluster, plus at most one asynchronous wide-area steal outstanding.
+    ClusterAware,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub ft: FtMode,
+    pub steal: StealPolicy,
+    /// Results larger than this travel in the table as `(key, holder)` pointers.
+    pub pointer_threshold: usize,
+    /// Bound on a table replica's entries (oldest dropped first).
+    pub table_capacity: Option<usize>,
+    /// Pause after a full round of failed steal attempts.
+    pub steal_backoff: Time,
+    /// Give up on a steal request unanswered this long and ask another
+    /// victim (a late reply's job still runs): a victim that died without
+    /// being noticed yet does not starve its thieves for the whole
+    /// detection delay. `None`: wait for the reply or the victim's death.
+    pub steal_timeout: Option<Time>,
+    /// Publish the result of any job that ran at least this long, not only
+    /// results returned to victims, so that little finished work dies with
+    /// a crashed node. `None`: only returned results (the paper's table).
+    pub publish_after: Option<Time>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ft: FtMode::Table,
+            steal: StealPolicy::ClusterAware,
+            pointer_threshold: 1024,
+            table_capacity: None,
+            steal_backoff: 5_000_000,
+            steal_timeout: None,
+            publish_after: Some(1_000_000_000),
+        }
+    }
+}
+
+/// What the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Action {
+    Send {
+        to: NodeId,
+        msg: Msg,
+    },
+    /// To every live member except this node.
+    Broadcast {
+        msg: Msg,
+    },
+    /// Call `handle_timeout` at `at`.
+    SetTimer {
+        at: Time,
+    },
+    /// The root job finished here (this node is the master): the answer.
+    Done {
+        value: Vec<u8>,
+    },
+    /// The master ended the run; `value` is the root job's result if it
+    /// was small enough to travel with the news.
+    Finished {
+        value: Option<Vec<u8>>,
+    },
+    /// The run cannot go on (a crash with `FtMode::None`).
+    Failed {
+        reason: String,
+    },
+    /// This node is finished (terminated or left): stop driving it.
+    Stop,
+}
+
+/// Result of a table lookup by a redone job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit(Vec<u8>),
+    Miss,
+    /// Fetching from the holder, or waiting for a running job of an older
+    /// epoch to finish; the answer comes through [`Executor::lookup_done`].
+    Pending,
+}
+
+/// Counters of one node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    pub steal_requests: u64,
+    pub jobs_stolen: u64,
+    pub jobs_given: u64,
+    pub redone: u64,
+    pub orphans_saved: u64,
+    pub table_hits: u64,
+    pub table_misses: u64,
+    pub recoveries: u64,
+    /// Results put into the table by this node.
+    pub published: u64,
+    /// Lookups answered by waiting for a job that was still running
+    /// elsewhere (instead of computing it again).
+    pub adopted: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Member {
+    cluster: ClusterId,
+    alive: bool,
+}
+
+/// A job this node lost to a thief: enough to run it again.
+#[derive(Clone, Debug)]
+struct Stolen {
+    thief: NodeId,
+    spec: JobSpec,
+}
+
+/// A job this node runs for another node.
+#[derive(Clone, Copy, Debug)]
+struct Running {
+    key: JobKey,
+    epoch: u32,
+    depth: u32,
+    parent: u64,
+    /// Its `Running` mark was broadcast (see `results.rs`).
+    announced: bool,
+}
+
+/// The protocol state of one node. See the module docs for the contract.
+pub struct Node {
+    id: NodeId,
+    cluster: ClusterId,
+    config: Config,
+    members: BTreeMap<NodeId, Member>,
+    /// Live peers in this node's cluster and in other clusters; rebuilt on
+    /// every membership change, read on every steal attempt.
+    local_peers: Vec<NodeId>,
+    wide_peers: Vec<NodeId>,
+    master: NodeId,
+    /// The replicated root job; its `epoch` counts the restarts so far.
+    root: Option<JobSpec>,
+    rng: SplitMix64,
+    next_request: u64,
+    /// Outstanding steal requests: victim, request id, when sent.
+    local_steal: Option<(NodeId, u64, Time)>,
+    wide_steal: Option<(NodeId, u64, Time)>,
+    /// Requests given up on but not answered yet: their reply may still
+    /// carry a job, which a leaving node must not lose.
+    late_steals: Vec<(NodeId, u64)>,
+    failed_steals: usize,
+    backoff_until: Option<Time>,
+    // Ordered maps: recovery walks them, and the simulator must replay
+    // the same walk from the same seed.
+    /// Jobs stolen from this node, by stamp.
+    stolen: BTreeMap<u64, Stolen>,
+    next_stamp: u64,
+    /// Jobs this node runs for live victims, by (victim, stamp).
+    running_for: BTreeMap<(NodeId, u64), Running>,
+    /// Jobs this node runs for victims that died: their results go into
+    /// the table when they finish.
+    orphans: BTreeMap<(NodeId, u64), Running>,
+    table: ResultTable,
+    /// Lookups waiting for a value from another node: a pointer's holder,
+    /// or the node running the job (an adoption, with the running job's
+    /// epoch).
+    fetching: BTreeMap<JobKey, (NodeId, Option<u32>)>,
+    /// Nodes waiting for the result of a job running here (they adopted it).
+    awaiting: BTreeMap<JobKey, Vec<NodeId>>,
+    joined: bool,
+    stopped: bool,
+    /// Leaving once the jobs started here are finished (see `begin_leave`).
+    draining: bool,
+    actions: VecDeque<Action>,
+    stats: NodeStats,
+}
+
+impl Node {
+    fn new(id: NodeId, cluster: ClusterId, config: Config, seed: u64) -> Node {
+        let table = ResultTable::new(config.table_capacity);
+        Node {
+            id,
+            cluster,
+            config,
+            members: BTreeMap::new(),
+            local_peers: Vec::new(),
+            wide_peers: Vec::new(),
+            master: id,
+            root: None,
+            rng: SplitMix64::new(seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            next_request: 0,
+            local_steal: None,
+            wide_steal: None,
+            late_steals: Vec::new(),
+            failed_steals: 0,
+            backoff_until: None,
+            stolen: BTreeMap::new(),
+            next_stamp: 0,
+            running_for: BTreeMap::new(),
+            orphans: BTreeMap::new(),
+            table,
+            fetching: BTreeMap::new(),
+            awaiting: BTreeMap::new(),
+            joined: false,
+            stopped: false,
+            draining: false,
+            actions: VecDeque::new(),
+            stats: NodeStats::default(),
+        }
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    pub fn master(&self) -> NodeId {
+        self.master
+    }
+
+    pub fn is_master(&self) -> bool {
+        self.master == self.id
+    }
+
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    pub fn table_len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// How often the root job has been restarted (the current epoch).
+    pub fn root_epoch(&self) -> u32 {
+        self.root.as_ref().map_or(0, |r| r.epoch)
+    }
+
+    /// A read-only view of this replica, for threads that look up results
+    /// while the driver owns the node (real runs' worker threads).
+    pub fn shared_table(&mut self) -> SharedTable {
+        self.table.share()
+    }
+
+    /// A one-line summary of the protocol state, for debugging stuck runs.
+    pub fn summary(&self) -> String {
+        format!(
+            "master {}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
+            self.master,
+            self.stopped,
+            self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
+            self.running_for.keys().collect::<Vec<_>>(),
+            self.orphans.len(),
+            self.fetching.iter().map(|(k, h)| (*k, *h, self.table.get(k).cloned())).collect::<Vec<_>>(),
+            self.awaiting.len(),
+            self.local_steal,
+            self.wide_steal,
+            self.live_members().collect::<Vec<_>>()
+        )
+    }
+
+    /// What this replica knows of `key`, for debugging.
+    pub fn debug_key(&self, key: &JobKey) -> String {
+        format!(
+            "table {:?}, fetching {:?}, runs {}, epoch {}",
+            self.table.get(key),
+            self.fetching.get(key),
+            self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key),
+            self.root_epoch()
+        )
+    }
+
+    /// Live members, this node included.
+    pub fn live_members(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.members.iter().filter(|(_, m)| m.alive).map(|(id, _)| *id)
+    }
+
+    /// Starts the run: the master starts the root job.
+    pub fn start(&mut self, _now: Time, exec: &mut impl Executor) {
+        if self.is_master() {
+            if let Some(root) = self.root.clone() {
+                exec.run_root(root);
+            }
+        }
+    }
+
+    /// The next thing to do, if any.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    // ---- inputs -------------------------------------------------------
+
+    pub fn handle_message(&mut self, now: Time, from: NodeId, msg: Msg, exec: &mut impl Executor) {
+        if self.stopped {
+            return;
+        }
+        match msg {
+            Msg::Join { cluster } => self.admit(from, cluster),
+            Msg::Welcome { members, master, root } => self.welcomed(now, members, master, root, exec),
+            Msg::NewMember { id, cluster } => {
+                self.members.entry(id).or_insert(Member { cluster, alive: true });
+                self.membership_changed();
+            }
+            Msg::Leave => self.handle_peer_dead(now, from, exec),
+            Msg::StealRequest { id } => self.steal_request(from, id, exec),
+            Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
+            Msg::JobResult { stamp, key, value } => self.job_result(stamp, key, value, exec),
+            Msg::TablePut { key, entry, meta } => self.table_put(key, entry, meta, exec),
+            Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
+            Msg::TableSync { entries } => {
+                for (key, entry, meta) in entries {
+                    self.table_put(key, entry, meta, exec);
+                }
+            }
+            Msg::HandOver { results } => {
+                for (key, value) in results {
+                    let meta = self.table.meta(&key).unwrap_or(crate::checkpoint::ResultMeta::UNKNOWN);
+                    self.table.put(key, super::Entry::Value(value.into()), meta);
+                }
+            }
+            Msg::Fetch { key, running } => self.fetch(from, key, running),
+            Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
+            Msg::Terminate { value } => {
+                self.actions.push_back(Action::Finished { value });
+                self.stop();
+            }
+            Msg::JobFailed { stamp, reason } => {
+                if self.stolen.remove(&stamp).is_some() {
+                    exec.fail(stamp, &reason);
+                }
+            }
+            Msg::RunFailed { reason } => {
+                self.actions.push_back(Action::Failed { reason });
+                self.stop();
+            }
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Time, exec: &mut impl Executor) {
+        let mut idle = false;
+        if self.backoff_until.is_some_and(|t| now >= t) {
+            self.backoff_until = None;
+            idle = true;
+        }
+        // A draining node waits for its replies: a job in one would be lost.
+        if let Some(limit) = self.config.steal_timeout.filter(|_| !self.draining) {
+            for out in [&mut self.local_steal, &mut self.wide_steal] {
+                if let Some((victim, id, sent)) = *out {
+                    if sent + limit <= now {
+                        *out = None;
+                        self.late_steals.push((victim, id));
+                        idle = true;
+                    }
+                }
+            }
+        }
+        if idle {
+            self.handle_idle(now, exec);
+        }
+    }
+
+    /// The root job failed here (it panicked): on the master, the run ends
+    /// without an answer, on every node.
+    pub fn handle_root_failed(&mut self, _now: Time, reason: String) {
+        if self.is_master() && !self.stopped {
+            self.actions.push_back(Action::Broadcast { msg: Msg::RunFailed { reason: reason.clone() } });
+            self.actions.push_back(Action::Failed { reason });
+            self.stop();
+        }
+    }
+
+    /// The root job finished here.
+    pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
+        if self.is_master() && !self.stopped {
+            let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
+            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: small } });
+            self.actions.push_back(Action::Done { value });
+            self.stop();
+        }
+    }
+
+    // ---- internals ----------------------------------------------------
+
+    fn stop(&mut self) {
+        if !self.stopped {
+            self.stopped = true;
+            self.actions.push_back(Action::Stop);
+        }
+    }
+
+    fn is_alive(&self, id: NodeId) -> bool {
+        self.members.get(&id).is_some_and(|m| m.alive)
+    }
+}

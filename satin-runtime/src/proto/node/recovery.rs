@@ -1,0 +1,97 @@
+//! A peer's death: the design's recovery procedure, on every live node.
+
+use super::{Action, Node, Time};
+use crate::checkpoint::ResultMeta;
+use crate::proto::msg::{JobSpec, NodeId};
+use crate::proto::{Executor, FtMode};
+
+impl Node {
+    /// The driver declares `peer` dead (crash detected, or it left).
+    pub fn handle_peer_dead(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
+        if self.stopped || peer == self.id {
+            return;
+        }
+        match self.members.get_mut(&peer) {
+            Some(m) if m.alive => m.alive = false,
+            _ => return,
+        }
+        self.membership_changed();
+        self.stats.recoveries += 1;
+        self.table.forget_holder(peer);
+        if self.config.ft == FtMode::Table {
+            exec.recovery_started();
+        }
+        if self.local_steal.is_some_and(|(v, ..)| v == peer) {
+            self.local_steal = None;
+        }
+        if self.wide_steal.is_some_and(|(v, ..)| v == peer) {
+            self.wide_steal = None;
+        }
+        self.late_steals.retain(|(v, _)| *v != peer);
+        self.lookups_lost_with(peer, exec);
+        if self.config.ft == FtMode::None {
+            self.actions.push_back(Action::Failed { reason: format!("node {peer} died and fault tolerance is off") });
+            self.stop();
+            return;
+        }
+        // Step 0: a new master, deterministically the lowest live id; the
+        // root's next incarnation is a new epoch on every node alike.
+        let master_died = peer == self.master;
+        if master_died {
+            let lowest = self.live_members().next();
+            self.master = lowest.unwrap_or(self.id);
+            if let Some(root) = &mut self.root {
+                root.epoch += 1;
+            }
+        }
+        // Step 2: orphans. Save finished parts; the executor aborts the
+        // rest, or lets it run on and publish its result when it ends.
+        let orphans: Vec<(NodeId, u64)> = self.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();
+        for (victim, stamp) in orphans {
+            let running = self.running_for.remove(&(victim, stamp));
+            let abandoned = exec.abandon(victim, stamp);
+            match running {
+                Some(r) if abandoned.runs_on => {
+                    self.orphans.insert((victim, stamp), r);
+                }
+                Some(r) => self.void_running(&r, exec),
+                None => {}
+            }
+            for s in abandoned.stolen_out {
+                self.stolen.remove(&s);
+            }
+            for (k, v) in abandoned.finished {
+                self.stats.orphans_saved += 1;
+                self.publish(k, v, ResultMeta::UNKNOWN, exec);
+            }
+        }
+        // Step 1: re-queue what the dead node stole from us, marked redone.
+        let lost: Vec<u64> = self.stolen.iter().filter(|(_, s)| s.thief == peer).map(|(k, _)| *k).collect();
+        for stamp in lost {
+            if let Some(s) = self.stolen.remove(&stamp) {
+                self.stats.redone += 1;
+                exec.requeue(JobSpec { redone: true, ..s.spec });
+            }
+        }
+        // The restarted root will reach jobs that still run here: have it
+        // wait for them instead of computing them again.
+        if master_died {
+            let running: Vec<(NodeId, u64)> = self.running_for.keys().chain(self.orphans.keys()).copied().collect();
+            let epoch = self.root_epoch();
+            for (victim, stamp) in running {
+                let old = self.running_for.get(&(victim, stamp)).or_else(|| self.orphans.get(&(victim, stamp)));
+                if old.is_some_and(|r| r.epoch < epoch) {
+                    self.announce_running(victim, stamp);
+                }
+            }
+        }
+        // Step 3: the new master restarts the replicated root job.
+        if master_died && self.is_master() {
+            if let Some(root) = self.root.clone() {
+                self.stats.redone += 1;
+                exec.run_root(JobSpec { redone: true, ..root });
+            }
+        }
+        self.handle_idle(now, exec);
+    }
+}

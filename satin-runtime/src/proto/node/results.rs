@@ -1,0 +1,300 @@
+//! Results: of jobs stolen by this node (back to their victims), of long
+//! local jobs (eager publication), the replicated table, lookups of redone
+//! jobs — values, pointers fetched from their holder, and jobs still
+//! running elsewhere, which a newer-epoch lookup waits for (adopts).
+
+use super::{Action, Lookup, Node, Running, Time};
+use crate::checkpoint::ResultMeta;
+use crate::proto::msg::{Entry, Msg, NodeId};
+use crate::proto::{Executor, FtMode};
+use crate::JobKey;
+
+fn meta_of(r: &Running) -> ResultMeta {
+    ResultMeta { depth: r.depth, id: 0, parent: r.parent }
+}
+
+impl Node {
+    /// The job stolen from `victim` by steal `stamp` finished here. Its
+    /// result goes back to the victim and into the table; if the victim
+    /// died meanwhile (an orphan the executor let run on, see
+    /// [`Executor::abandon`]), into the table only.
+    pub fn handle_job_finished(
+        &mut self,
+        _now: Time,
+        victim: NodeId,
+        stamp: u64,
+        key: JobKey,
+        value: Vec<u8>,
+        exec: &mut impl Executor,
+    ) {
+        if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+            if self.is_alive(victim) {
+                let msg = Msg::JobResult { stamp, key, value: value.clone() };
+                self.actions.push_back(Action::Send { to: victim, msg });
+            }
+            // Every result returned to a victim also goes into the table.
+            self.publish(key, value, meta_of(&r), exec);
+            return;
+        }
+        if self.stopped {
+            return;
+        }
+        let meta = self.orphans.remove(&(victim, stamp)).map_or(ResultMeta::UNKNOWN, |r| meta_of(&r));
+        self.stats.orphans_saved += 1;
+        self.publish(key, value, meta, exec);
+    }
+
+    /// The job stolen from `victim` by steal `stamp` failed here (it
+    /// panicked): the failure goes back to the victim, whose waiting frame
+    /// fails in turn, up to the root — as a panic goes to the caller in a
+    /// local run. This node stays in the run. An orphan's failure goes
+    /// nowhere: its re-executed copy meets the same failure.
+    pub fn handle_job_failed(
+        &mut self,
+        _now: Time,
+        victim: NodeId,
+        stamp: u64,
+        reason: String,
+        exec: &mut impl Executor,
+    ) {
+        if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+            self.void_running(&r, exec);
+            if self.is_alive(victim) && !self.stopped {
+                self.actions.push_back(Action::Send { to: victim, msg: Msg::JobFailed { stamp, reason } });
+            }
+        } else if let Some(r) = self.orphans.remove(&(victim, stamp)) {
+            self.void_running(&r, exec);
+        }
+    }
+
+    /// The job stolen from `victim` by steal `stamp` was aborted here: no
+    /// result will come from it.
+    pub fn handle_job_aborted(&mut self, _now: Time, victim: NodeId, stamp: u64, exec: &mut impl Executor) {
+        let gone = self.running_for.remove(&(victim, stamp)).or_else(|| self.orphans.remove(&(victim, stamp)));
+        if let Some(r) = gone {
+            self.void_running(&r, exec);
+        }
+    }
+
+    /// A local job that ran for `ran` (the executor measures it) finished.
+    /// Long ones are published (see [`crate::proto::Config::publish_after`]).
+    pub fn handle_local_job_finished(
+        &mut self,
+        _now: Time,
+        ran: Time,
+        key: JobKey,
+        value: Vec<u8>,
+        meta: ResultMeta,
+        exec: &mut impl Executor,
+    ) {
+        if self.config.publish_after.is_some_and(|t| ran >= t) && !self.stopped {
+            self.publish(key, value, meta, exec);
+        }
+    }
+
+    /// A redone job of root epoch `epoch` is about to run: is its result
+    /// in the table, or being computed by an older job it may wait for?
+    pub fn lookup(&mut self, key: &JobKey, epoch: u32) -> Lookup {
+        if self.config.ft != FtMode::Table {
+            return Lookup::Miss;
+        }
+        match self.fetching.get(key) {
+            // Joining a wait for a running job is for newer epochs only.
+            Some((_, Some(running))) if *running >= epoch => {
+                self.stats.table_misses += 1;
+                return Lookup::Miss;
+            }
+            Some(_) => return Lookup::Pending,
+            None => {}
+        }
+        let (holder, adopt) = match self.table.get(key) {
+            Some(Entry::Value(v)) => {
+                self.stats.table_hits += 1;
+                return Lookup::Hit(v.to_vec());
+            }
+            Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => (*holder, None),
+            // Only a job of an older epoch: it never waits for this one,
+            // directly or through frames nested above it.
+            _ => match self
+                .table
+                .running(key)
+                .iter()
+                .find(|(h, e)| *e < epoch && if *h == self.id { self.runs_at(key, *e) } else { self.is_alive(*h) })
+            {
+                Some(&(holder, e)) => (holder, Some(e)),
+                None => {
+                    self.stats.table_misses += 1;
+                    return Lookup::Miss;
+                }
+            },
+        };
+        // The holder answers when it can: at once for a value, when the
+        // job ends for a running one (see `fetch`).
+        self.fetching.insert(*key, (holder, adopt));
+        if holder == self.id {
+            self.awaiting.entry(*key).or_default();
+        } else {
+            self.actions.push_back(Action::Send { to: holder, msg: Msg::Fetch { key: *key, running: adopt } });
+        }
+        Lookup::Pending
+    }
+
+    /// A peer asks for `key`'s value: answered now if it is here, when the
+    /// job that computes it ends if a copy of epoch `running` or older runs
+    /// here, else with nothing.
+    pub(super) fn fetch(&mut self, from: NodeId, key: JobKey, running: Option<u32>) {
+        let value = match self.table.get(&key) {
+            Some(Entry::Value(v)) => Some(v.to_vec()),
+            _ if running.is_some_and(|e| self.runs_before(&key, e + 1)) => {
+                self.awaiting.entry(key).or_default().push(from);
+                return;
+            }
+            _ => None,
+        };
+        self.actions.push_back(Action::Send { to: from, msg: Msg::FetchReply { key, value } });
+    }
+
+    /// Whether a job with this key runs here for another node.
+    pub fn runs(&self, key: &JobKey) -> bool {
+        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key)
+    }
+
+    /// Whether a job with this key and an epoch below `epoch` runs here.
+    fn runs_before(&self, key: &JobKey, epoch: u32) -> bool {
+        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && r.epoch < epoch)
+    }
+
+    /// Whether a job with this key and epoch runs here for another node.
+    fn runs_at(&self, key: &JobKey, epoch: u32) -> bool {
+        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && r.epoch == epoch)
+    }
+
+    pub(super) fn job_result(&mut self, stamp: u64, key: JobKey, value: Vec<u8>, exec: &mut impl Executor) {
+        let spec = self.stolen.remove(&stamp).map(|s| s.spec);
+        let waited = spec.is_some() && exec.deliver(stamp, value.clone());
+        if !waited {
+            // An orphan result: its parent was aborted here.
+            let meta = spec.map_or(ResultMeta::UNKNOWN, |s| ResultMeta { depth: s.depth, id: 0, parent: s.parent });
+            self.publish(key, value, meta, exec);
+        }
+    }
+
+    pub(super) fn table_put(&mut self, key: JobKey, entry: Entry, meta: ResultMeta, exec: &mut impl Executor) {
+        if self.config.ft != FtMode::Table {
+            return;
+        }
+        self.table.put(key, entry.clone(), meta);
+        // A value that arrives while a fetch is out answers it at once.
+        if let Entry::Value(v) = entry {
+            if let Some((_, adopted)) = self.fetching.remove(&key) {
+                self.lookup_answered(key, Some(v.to_vec()), adopted.is_some(), exec);
+            }
+        }
+    }
+
+    pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Vec<u8>>, exec: &mut impl Executor) {
+        if let Some((_, adopted)) = self.fetching.remove(&key) {
+            if let Some(v) = &value {
+                let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
+                self.table.put(key, Entry::Value(v.as_slice().into()), meta);
+            }
+            self.lookup_answered(key, value, adopted.is_some(), exec);
+        }
+    }
+
+    fn lookup_answered(&mut self, key: JobKey, value: Option<Vec<u8>>, adopted: bool, exec: &mut impl Executor) {
+        match &value {
+            Some(_) => {
+                self.stats.table_hits += 1;
+                if adopted {
+                    self.stats.adopted += 1;
+                }
+            }
+            None => self.stats.table_misses += 1,
+        }
+        exec.lookup_done(&key, value);
+    }
+
+    /// Lookups answered by `peer` will not be: they miss.
+    pub(super) fn lookups_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
+        let lost: Vec<JobKey> = self.fetching.iter().filter(|(_, (h, _))| *h == peer).map(|(k, _)| *k).collect();
+        for key in lost {
+            if let Some((_, adopted)) = self.fetching.remove(&key) {
+                self.lookup_answered(key, None, adopted.is_some(), exec);
+            }
+        }
+        for waiting in self.awaiting.values_mut() {
+            waiting.retain(|w| *w != peer);
+        }
+    }
+
+    /// Tells everyone that the job stolen from `victim` by steal `stamp`
+    /// runs here, so a newer-epoch lookup of its key waits for it.
+    pub(super) fn announce_running(&mut self, victim: NodeId, stamp: u64) {
+        if self.config.ft != FtMode::Table {
+            return;
+        }
+        let me = self.id;
+        let Some(r) = self.running_for.get_mut(&(victim, stamp)).or_else(|| self.orphans.get_mut(&(victim, stamp)))
+        else {
+            return;
+        };
+        if r.announced {
+            return;
+        }
+        r.announced = true;
+        let (key, meta, entry) = (r.key, meta_of(r), Entry::Running { holder: me, epoch: r.epoch });
+        self.table.put(key, entry.clone(), meta);
+        self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry, meta } });
+    }
+
+    /// A job announced as running here ended without a result: whoever
+    /// waits for it computes it after all.
+    pub(super) fn void_running(&mut self, r: &Running, exec: &mut impl Executor) {
+        // Another copy of the same call and epoch may still run here:
+        // then the mark stands. Waiters compute it themselves either way
+        // (a copy of a newer epoch must not be waited for).
+        if r.announced && !self.runs_at(&r.key, r.epoch) {
+            self.table.not_running(&r.key, self.id, Some(r.epoch));
+            self.actions.push_back(Action::Broadcast { msg: Msg::NotRunning { key: r.key, epoch: r.epoch } });
+        }
+        self.answer_awaiting(r.key, None, exec);
+    }
+
+    /// Answers the nodes (this one included) waiting for `key`.
+    fn answer_awaiting(&mut self, key: JobKey, value: Option<&[u8]>, exec: &mut impl Executor) {
+        for peer in self.awaiting.remove(&key).unwrap_or_default() {
+            let msg = Msg::FetchReply { key, value: value.map(<[u8]>::to_vec) };
+            self.actions.push_back(Action::Send { to: peer, msg });
+        }
+        if matches!(self.fetching.get(&key), Some((h, _)) if *h == self.id) {
+            let (_, adopted) = self.fetching.remove(&key).expect("checked above");
+            self.lookup_answered(key, value.map(<[u8]>::to_vec), adopted.is_some(), exec);
+        }
+    }
+
+    /// Puts a result into the table: locally as a value, and to everyone as
+    /// the value (small) or a pointer to this node (large). Lookups that
+    /// wait for it, here or elsewhere, are answered.
+    pub(super) fn publish(&mut self, key: JobKey, value: Vec<u8>, meta: ResultMeta, exec: &mut impl Executor) {
+        if self.config.ft != FtMode::Table {
+            return;
+        }
+        let known = matches!(self.table.get(&key), Some(Entry::Value(_)));
+        let shared: std::sync::Arc<[u8]> = value.into();
+        if !known {
+            let entry = if shared.len() <= self.config.pointer_threshold {
+                Entry::Value(shared.clone())
+            } else {
+                Entry::Pointer(self.id)
+            };
+            self.table.put(key, Entry::Value(shared.clone()), meta);
+            self.stats.published += 1;
+            self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry, meta } });
+        }
+        self.answer_awaiting(key, Some(&shared), exec);
+        if let Some((_, adopted)) = self.fetching.remove(&key) {
+            self.lookup_answered(key, Some(shared.to_vec()), adopted.is_some(), exec);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Work stealing between nodes: requests, replies, victim choice, back-off.
+
+use super::{Action, Node, Running, StealPolicy, Stolen, Time};
+use crate::proto::msg::{JobSpec, Msg, NodeId};
+use crate::proto::Executor;
+
+impl Node {
+    /// Local queue empty: steal if no request is outstanding.
+    pub fn handle_idle(&mut self, now: Time, exec: &mut impl Executor) {
+        if self.stopped || !self.joined {
+            return;
+        }
+        if self.draining {
+            // A steal reply still on its way may carry a job: leaving before
+            // it arrives would lose that job and make its victim redo it.
+            let awaiting_steal =
+                self.local_steal.is_some() || self.wide_steal.is_some() || !self.late_steals.is_empty();
+            if !exec.runs_anything() && !awaiting_steal {
+                self.leave(now, exec);
+            }
+            return;
+        }
+        if exec.has_work() {
+            return;
+        }
+        if self.backoff_until.is_some_and(|t| now < t) {
+            return;
+        }
+        self.backoff_until = None;
+        match self.config.steal {
+            StealPolicy::Random => {
+                if self.local_steal.is_none() && self.wide_steal.is_none() {
+                    let all = self.local_peers.len() + self.wide_peers.len();
+                    if all > 0 {
+                        let k = self.rng.below(all as u64) as usize;
+                        let victim = if k < self.local_peers.len() {
+                            self.local_peers[k]
+                        } else {
+                            self.wide_peers[k - self.local_peers.len()]
+                        };
+                        self.local_steal = Some((victim, self.request(now, victim), now));
+                    }
+                }
+            }
+            StealPolicy::ClusterAware => {
+                if self.local_steal.is_none() && !self.local_peers.is_empty() {
+                    let victim = self.local_peers[self.rng.below(self.local_peers.len() as u64) as usize];
+                    self.local_steal = Some((victim, self.request(now, victim), now));
+                }
+                if self.wide_steal.is_none() && !self.wide_peers.is_empty() {
+                    let victim = self.wide_peers[self.rng.below(self.wide_peers.len() as u64) as usize];
+                    self.wide_steal = Some((victim, self.request(now, victim), now));
+                }
+            }
+        }
+    }
+
+    pub(super) fn steal_request(&mut self, thief: NodeId, id: u64, exec: &mut impl Executor) {
+        // A request can overtake its sender's `Leave`, or come from a node
+        // declared dead: a job given to it would be lost.
+        let thief_ok = self.joined && self.is_alive(thief);
+        let job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
+        if let Some(spec) = &job {
+            self.next_stamp += 1;
+            self.stats.jobs_given += 1;
+            self.stolen.insert(spec.stamp, Stolen { thief, spec: spec.clone() });
+        }
+        self.actions.push_back(Action::Send { to: thief, msg: Msg::StealReply { id, job } });
+    }
+
+    fn request(&mut self, now: Time, victim: NodeId) -> u64 {
+        self.next_request += 1;
+        self.stats.steal_requests += 1;
+        self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.next_request } });
+        if let Some(limit) = self.config.steal_timeout {
+            self.actions.push_back(Action::SetTimer { at: now + limit });
+        }
+        self.next_request
+    }
+
+    pub(super) fn steal_reply(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        id: u64,
+        job: Option<JobSpec>,
+        exec: &mut impl Executor,
+    ) {
+        if self.local_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.local_steal = None;
+        } else if self.wide_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.wide_steal = None;
+        } else {
+            self.late_steals.retain(|late| *late != (from, id));
+        }
+        match job {
+            Some(spec) => {
+                self.stats.jobs_stolen += 1;
+                self.failed_steals = 0;
+                let running = Running {
+                    key: spec.key,
+                    epoch: spec.epoch,
+                    depth: spec.depth,
+                    parent: spec.parent,
+                    announced: false,
+                };
+                self.running_for.insert((from, spec.stamp), running);
+                // A job of an older epoch is one a restarted root may reach:
+                // say it runs here, so that it is waited for, not redone.
+                if spec.epoch < self.root_epoch() {
+                    self.announce_running(from, spec.stamp);
+                }
+                exec.run_stolen(spec, from);
+            }
+            None => {
+                self.failed_steals += 1;
+                let peers = self.local_peers.len() + self.wide_peers.len();
+                if self.failed_steals >= peers.max(1) {
+                    self.failed_steals = 0;
+                    let until = now + self.config.steal_backoff;
+                    self.backoff_until = Some(until);
+                    self.actions.push_back(Action::SetTimer { at: until });
+                    return;
+                }
+                self.handle_idle(now, exec);
+            }
+        }
+    }
+}

@@ -35,7 +35,10 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     let builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
     if args.launch.goes_beyond_this_process() {
         let r = satin::net::run(name, &args.launch, builder, app);
-        eprintln!("{name}: distributed run, {:.3} s", start.elapsed().as_secs_f64());
+        let l = &args.launch;
+        let how =
+            if l.listen.is_some() || l.join.is_some() || l.slurm { "distributed run" } else { "run with checkpoint" };
+        eprintln!("{name}: {how}, {:.3} s", start.elapsed().as_secs_f64());
         return r;
     }
     let mut builder = builder;

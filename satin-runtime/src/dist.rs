@@ -203,7 +203,7 @@ impl LocalExecutor {
             payload: job.payload.clone(),
             redone: job.redone,
             epoch: job.epoch,
-            place: Place { depth: job.depth, frame: job.parent },
+            place: Place { depth: job.depth, frame: job.parent, redone: job.redone, lookup_depth: 0 },
         };
         self.runtime.registry().inject_entry(spec, abort, Box::new(done));
     }

@@ -11,7 +11,7 @@
 use satin::proto::{Config, FtMode, SplitMix64, StealPolicy};
 use satin::sim::faults::{Fault, FaultKind, Trigger};
 use satin::sim::workload::{Cost, Shape};
-use satin::sim::{self, SimConfig};
+use satin::sim::{self, SimCheckpoint, SimConfig};
 
 const MS: u64 = 1_000_000;
 
@@ -33,6 +33,7 @@ fn random_config(seed: u64) -> SimConfig {
         table_capacity: (r.below(3) == 0).then(|| 5 + r.below(50) as usize),
         steal_backoff: (1 + r.below(5)) * MS,
         steal_timeout: None,
+        checkpoint_interval: None,
         publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
     };
     // One original node survives; the others may crash or leave.
@@ -77,12 +78,30 @@ fn random_config(seed: u64) -> SimConfig {
         result_bytes: if big_results { 2000 } else { 8 },
         keep_orphans: r.below(4) != 0,
         faults,
+        checkpoint: None,
+        resume_after: None,
         seed,
         time_limit: std::env::var("SATIN_SIM_LIMIT_S").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000)
             * 1_000
             * MS,
     };
     cfg.protocol.steal_timeout = (r.below(3) == 0).then(|| (1 + r.below(100)) * MS);
+    // A third of the runs keep a checkpoint and may lose every node, be
+    // suspended, or have their file damaged; they resume with new nodes.
+    if r.below(3) == 0 {
+        cfg.checkpoint =
+            Some(SimCheckpoint { interval: (5 + r.below(100)) * MS, latency: r.below(5) * MS, bandwidth: 50e6 });
+        cfg.resume_after = Some(r.below(50) * MS);
+        let when = Trigger::Progress(0.05 + r.unit() * 0.9);
+        match r.below(3) {
+            0 => cfg.faults.push(Fault { when, kind: FaultKind::CrashAll }),
+            1 => cfg.faults.push(Fault { when, kind: FaultKind::Suspend }),
+            _ => {}
+        }
+        for _ in 0..r.below(3) {
+            cfg.faults.push(Fault { when: Trigger::At(r.below(400) * MS), kind: FaultKind::Corrupt });
+        }
+    }
     cfg
 }
 

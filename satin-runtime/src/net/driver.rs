@@ -16,6 +16,7 @@ use quinn::Endpoint;
 use tokio::sync::mpsc::unbounded_channel;
 use tracing::{info, warn};
 
+use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
 use super::conn::{accept_loop, advertised, transport, Net};
 use super::progress::Progress;
 use super::tls::Pool;
@@ -23,17 +24,15 @@ use super::trace::Trace;
 use super::wire::Frame;
 use crate::codec::{self, Hello};
 use crate::dist::{ExecEvent, LocalExecutor};
-use crate::proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, NodeStats};
+use crate::proto::{
+    Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, NodeStats, PUBLISH_FRACTION,
+};
 use crate::{JobKey, Runtime};
 
 /// Stands for the contact node until its real id is known.
 pub(crate) const CONTACT: NodeId = u64::MAX;
 /// How often the driver checks for idle workers while jobs run.
 const IDLE_CHECK: Duration = Duration::from_millis(2);
-/// Calls that ran at least this fraction of the run so far are published
-/// (and never less than `Config::publish_after`): at most a few hundred
-/// results per worker and level of the tree, however long the run.
-const PUBLISH_FRACTION: u32 = 500;
 
 /// Who this node is and how it connects.
 pub(crate) struct NodeSpec {
@@ -56,6 +55,11 @@ pub(crate) struct NodeSpec {
     pub(crate) trace: Option<std::path::PathBuf>,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
+    /// The checkpoint file, if the run keeps one.
+    pub(crate) checkpoint: Option<CheckpointSpec>,
+    /// A run of this process alone (a local run that keeps a checkpoint):
+    /// nothing to say about listening.
+    pub(crate) lone: bool,
 }
 
 /// How a node's run ended.
@@ -68,6 +72,8 @@ pub(crate) enum RunEnd {
     },
     Left,
     Failed(String),
+    /// The run was suspended: the same command resumes it.
+    Suspended,
 }
 
 /// Per-node figures for the final statistics block.
@@ -79,6 +85,9 @@ pub(crate) struct Report {
     pub(crate) table_len: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
+    /// Checkpoint records and bytes this node wrote.
+    pub(crate) records_written: u64,
+    pub(crate) checkpoint_bytes: u64,
 }
 
 pub(super) enum Input {
@@ -114,6 +123,7 @@ pub(super) enum Input {
         unanswered: bool,
     },
     Exec(ExecEvent),
+    Checkpoint(Done),
 }
 
 /// Runs one node to the end of the run. Blocks the calling thread.
@@ -145,6 +155,9 @@ struct Driver {
     end: Option<RunEnd>,
     trace: Option<Trace>,
     progress: Option<Progress>,
+    /// The checkpoint file's thread, once this node writes the file.
+    checkpointer: Option<Checkpointer>,
+    input: tokio::sync::mpsc::UnboundedSender<Input>,
 }
 
 async fn drive(
@@ -166,7 +179,9 @@ async fn drive(
     endpoint.set_default_client_config(client);
     let bound = endpoint.local_addr().unwrap_or(spec.listen);
     let addr = advertised(bound, spec.contact);
-    eprintln!("satin: node {} listening on {addr}", spec.id);
+    if !spec.lone {
+        eprintln!("satin: node {} listening on {addr}", spec.id);
+    }
 
     let (input_tx, mut input) = unbounded_channel::<Input>();
     let mut node = match spec.contact {
@@ -191,6 +206,7 @@ async fn drive(
     )
     .expect("a hello frame is small");
     let accept = tokio::spawn(accept_loop(endpoint.clone(), spec.hello.clone(), spec.max_frame, input_tx.clone()));
+    let driver_input = input_tx.clone();
     let mut net = Net {
         endpoint,
         me: spec.id,
@@ -223,7 +239,10 @@ async fn drive(
         end: None,
         trace,
         progress,
+        checkpointer: None,
+        input: driver_input,
     };
+    let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut leave_deadline: Option<Instant> = None;
     let mut idle_check = tokio::time::interval(IDLE_CHECK);
@@ -254,6 +273,11 @@ async fn drive(
                 d.timer = None;
                 let now = d.now();
                 d.node.handle_timeout(now, &mut d.exec);
+            }
+            _ = async { suspend.as_mut().expect("guarded").recv().await }, if suspend.is_some() => {
+                warn!("SIGUSR1: suspending the run");
+                let now = d.now();
+                d.node.suspend(now);
             }
             _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
                 warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", d.spec.leave_timeout);
@@ -309,6 +333,13 @@ impl Driver {
                 Action::Stop => {
                     self.end.get_or_insert(RunEnd::Left);
                 }
+                Action::CheckpointOpen => self.open_checkpoint(),
+                Action::CheckpointWrite { seq, records } => {
+                    if let Some(c) = &self.checkpointer {
+                        c.write(seq, records);
+                    }
+                }
+                Action::Suspended => self.end = Some(RunEnd::Suspended),
             }
         }
         if let Some(p) = &mut self.progress {
@@ -366,6 +397,51 @@ impl Driver {
             }
             Input::PeerDown { id, reason, unanswered } => self.on_peer_down(id, reason, unanswered),
             Input::Exec(event) => self.on_exec(event),
+            Input::Checkpoint(done) => self.on_checkpoint(done),
+        }
+    }
+
+    /// This node writes the checkpoint from now on (the master at start, or
+    /// a new master): its thread opens, checks and repairs the file.
+    fn open_checkpoint(&mut self) {
+        let Some(spec) = self.spec.checkpoint.clone() else {
+            let now = self.now();
+            self.node.handle_checkpoint_opened(now, Err("no checkpoint file was named".into()), &mut self.exec);
+            return;
+        };
+        let Some(root) = self.node.root_job() else { return };
+        let identity = crate::checkpoint::Identity {
+            program: self.spec.hello.application.clone(),
+            functions: self.spec.hello.functions,
+            root_fn: crate::check_call(&root.payload).unwrap_or("?").to_string(),
+            root_key: root.key,
+        };
+        let c = self.checkpointer.get_or_insert_with(|| Checkpointer::start(spec, self.input.clone()));
+        c.open(identity);
+    }
+
+    fn on_checkpoint(&mut self, done: Done) {
+        let now = self.now();
+        let path = self.spec.checkpoint.as_ref().map(|c| c.path.display().to_string()).unwrap_or_default();
+        match done {
+            Done::Opened(Ok((records, report))) => {
+                if let Some(w) = report.warning(std::path::Path::new(&path)) {
+                    warn!("{w}");
+                }
+                if !records.is_empty() {
+                    eprintln!("satin: resuming from {path}: {} saved results ({} bytes)", records.len(), report.bytes);
+                }
+                self.node.handle_checkpoint_opened(now, Ok(records), &mut self.exec);
+            }
+            Done::Opened(Err(e)) => {
+                warn!("checkpoint: {e}");
+                self.node.handle_checkpoint_opened(now, Err(e.to_string()), &mut self.exec);
+            }
+            Done::Written { seq, records, bytes } => self.node.handle_checkpoint_written(now, seq, records, bytes),
+            Done::WriteFailed { seq, error } => {
+                warn!("checkpoint write failed (the run goes on; results since the last write may be recomputed after a total loss): {error}");
+                self.node.handle_checkpoint_written(now, seq, 0, 0);
+            }
         }
     }
 
@@ -452,7 +528,7 @@ impl Driver {
                 warn!("cannot write the trace: {e}");
             }
         }
-        let report = Report {
+        let mut report = Report {
             id: self.spec.id,
             stats: self.node.stats().clone(),
             table_hits: self.exec.table_hits(),
@@ -460,12 +536,18 @@ impl Driver {
             table_len: self.node.table_len(),
             bytes_sent: self.net.bytes_sent,
             frames_sent: self.net.frames_sent,
+            records_written: 0,
+            checkpoint_bytes: 0,
         };
         // Whatever still runs here is not needed any more: abort it, so the
         // pool winds down at once.
         let _ = crate::proto::Executor::abandon_all(&mut self.exec);
-        let Driver { exec, net, end, .. } = self;
+        let Driver { exec, net, end, checkpointer, .. } = self;
         drop(exec);
+        // The last writes (the answer, a suspend's batch) must be on disk.
+        if let Some(c) = checkpointer {
+            (report.records_written, report.checkpoint_bytes) = c.close();
+        }
         let flushing = Instant::now();
         net.flush().await;
         info!("flushed in {:?}", flushing.elapsed());

@@ -8,6 +8,7 @@
 
 #[allow(missing_docs)] // the module docs describe the spec
 mod chaos;
+mod checkpointer;
 mod conn;
 mod driver;
 mod progress;
@@ -30,7 +31,24 @@ use clap::{Args, ValueEnum};
 use crate::codec::{Hello, DEFAULT_MAX_FRAME};
 use crate::proto::{Config, FtMode};
 use crate::Builder;
+use checkpointer::CheckpointSpec;
 use driver::{NodeSpec, RunEnd};
+
+/// Exit status of a node (and of a supervisor) whose run was suspended:
+/// the same command resumes it (EX_TEMPFAIL).
+pub const SUSPENDED_STATUS: i32 = 75;
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = match s.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => Duration::from_secs_f64(secs),
+        Ok(_) => return Err(format!("{s:?} is not a positive duration")),
+        Err(_) => humantime::parse_duration(s.trim()).map_err(|e| format!("{s:?}: {e} (e.g. 60s, 500ms, 2m)"))?,
+    };
+    if d.is_zero() {
+        return Err("the checkpoint interval must be longer than zero".into());
+    }
+    Ok(d)
+}
 
 /// Fault tolerance of a distributed run (`--ft`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -114,6 +132,18 @@ pub struct Launch {
     /// Largest frame this node accepts or sends, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
+    /// Keep finished results in FILE while the run goes on; the same
+    /// command with the same FILE resumes after every node was lost (or
+    /// after a suspend) and computes only what is missing. With several
+    /// nodes, FILE must be reachable by every node under the same path.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// How often results go to the checkpoint file: 60s, 10s, 500ms, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval, requires = "checkpoint")]
+    pub checkpoint_interval: Duration,
+    /// Discard an existing checkpoint in FILE and start over.
+    #[arg(long, requires = "checkpoint")]
+    pub checkpoint_fresh: bool,
 }
 
 impl Launch {
@@ -122,9 +152,14 @@ impl Launch {
     }
 
     /// Does [`run`] do more than run on this machine's cores: a node, a
-    /// supervisor, a launch under srun, or making a pool credential?
+    /// supervisor, a launch under srun, a run that keeps a checkpoint, or
+    /// making a pool credential?
     pub fn goes_beyond_this_process(&self) -> bool {
-        self.is_distributed() || self.local_nodes.is_some() || self.init_pool.is_some() || self.slurm
+        self.is_distributed()
+            || self.local_nodes.is_some()
+            || self.init_pool.is_some()
+            || self.slurm
+            || self.checkpoint.is_some()
     }
 }
 
@@ -175,34 +210,65 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
         builder = builder.workers(w as usize);
     }
     let runtime = builder.build().unwrap_or_else(|e| fail(app, e));
-    if !args.is_distributed() {
+    if args.checkpoint.is_some() && args.ft != FtArg::Table {
+        fail(app, "--checkpoint saves what the result table gets: it needs --ft table (the default)");
+    }
+    // A local run that keeps a checkpoint is a run of one node.
+    let lone = !args.is_distributed() && args.checkpoint.is_some();
+    if !args.is_distributed() && !lone {
         return runtime.run(f);
     }
     init_logging();
-    let pool_path = args.pool.clone().unwrap_or_else(|| {
-        fail(
-            app,
-            "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every machine \
-             and pass it with --pool FILE or SATIN_POOL=FILE",
-        )
-    });
-    let pool = Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e));
-    let spec = node_spec(app, args, label);
+    let pool = if lone {
+        Pool::ephemeral().unwrap_or_else(|e| fail(app, e))
+    } else {
+        let pool_path = args.pool.clone().unwrap_or_else(|| {
+            fail(
+                app,
+                "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every machine \
+                 and pass it with --pool FILE or SATIN_POOL=FILE",
+            )
+        });
+        Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e))
+    };
+    let mut spec = node_spec(app, args, label);
+    if lone {
+        spec.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        spec.lone = true;
+        spec.progress = false;
+    }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
+    let checkpoint_file = args.checkpoint.clone();
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
         let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
         if let Some(r) = report {
-            eprintln!(
-                "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, frames sent {}, bytes sent {}",
-                r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
-                r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted, r.stats.orphans_saved, r.frames_sent, r.bytes_sent
-            );
+            if lone {
+                if let Some(file) = &checkpoint_file {
+                    eprintln!(
+                        "{app_name}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",
+                        file.display(),
+                        r.stats.records_loaded,
+                        r.table_hits,
+                        r.records_written,
+                        r.checkpoint_bytes
+                    );
+                }
+            } else {
+                eprintln!(
+                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, frames sent {}, bytes sent {}",
+                    r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
+                    r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted, r.stats.orphans_saved,
+                    r.records_written, r.checkpoint_bytes, r.stats.records_loaded, r.frames_sent, r.bytes_sent
+                );
+            }
         }
         match end {
             RunEnd::Answer { value: Some(value), master: true } => {
-                eprintln!("{app_name}: {MASTER_LINE}");
+                if !lone {
+                    eprintln!("{app_name}: {MASTER_LINE}");
+                }
                 value
             }
             // Under a supervisor every node that saw the end prints the
@@ -212,6 +278,10 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             RunEnd::Answer { value: Some(value), master: false } if supervised => value,
             RunEnd::Answer { .. } | RunEnd::Left => std::process::exit(0),
             RunEnd::Failed(reason) => fail(&app_name, reason),
+            RunEnd::Suspended => {
+                eprintln!("{app_name}: {SUSPENDED_LINE}");
+                std::process::exit(SUSPENDED_STATUS)
+            }
         }
     });
     crate::dist::with_root_runner(runner, f)
@@ -219,6 +289,8 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
 
 /// What the node that ends the run as master says on stderr.
 const MASTER_LINE: &str = "the run is over; this node is its master";
+/// What a suspended node says on stderr.
+const SUSPENDED_LINE: &str = "the run is suspended; run the same command again to resume it from its checkpoint";
 
 /// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
 /// elsewhere; and the task's number.
@@ -267,6 +339,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         pointer_threshold: 64 << 10,
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
+        checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         ..Config::default()
     };
     let cluster =
@@ -285,6 +358,8 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
         trace: args.trace.clone(),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
+        checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
+        lone: false,
     }
 }
 

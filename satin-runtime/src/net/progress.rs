@@ -25,13 +25,14 @@ impl Progress {
     pub(crate) fn update(&mut self, node: &Node, frames: u64) {
         let s = node.stats();
         self.bar.set_message(format!(
-            "nodes alive {} | jobs given {} | stolen {} | redone {} | recoveries {} | table {} | frames sent {}",
+            "nodes alive {} | jobs given {} | stolen {} | redone {} | recoveries {} | table {} | checkpointed {} | frames sent {}",
             node.live_members().count(),
             s.jobs_given,
             s.jobs_stolen,
             s.redone,
             s.recoveries,
             node.table_len(),
+            s.records_written + s.records_loaded,
             frames
         ));
     }

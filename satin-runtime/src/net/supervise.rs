@@ -11,7 +11,21 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::chaos::{At, ChaosEvent, ChaosKind};
-use super::{fail, init_pool, Launch, MASTER_LINE};
+use super::{fail, init_pool, Launch, MASTER_LINE, SUSPENDED_STATUS};
+
+/// Exit status of a supervisor whose nodes were all killed (`--chaos
+/// 'kill:node=all,…'`): the run is lost, or resumable from its checkpoint.
+pub const ALL_KILLED_STATUS: i32 = 3;
+
+/// How a supervised run ended.
+enum Outcome {
+    /// The master's standard output.
+    Answer(String),
+    /// Every node stopped for a suspend.
+    Suspended,
+    /// Chaos killed every node.
+    AllKilled,
+}
 
 /// Set in the environment of supervised nodes.
 pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
@@ -122,8 +136,13 @@ impl Cluster {
 }
 
 /// Filters this process's arguments for its nodes: everything but the
-/// supervisor's own flags.
-fn node_args(n: u32, args: &Launch) -> Vec<String> {
+/// supervisor's own flags — and, for a calibration run, the checkpoint (it
+/// must neither read nor fill the run's file).
+fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
+    let mut own = vec!["--local-nodes", "--chaos", "--trace"];
+    if calibration {
+        own.extend(["--checkpoint", "--checkpoint-interval"]);
+    }
     let mut out = Vec::new();
     let mut skip = false;
     for a in std::env::args().skip(1) {
@@ -131,11 +150,11 @@ fn node_args(n: u32, args: &Launch) -> Vec<String> {
             skip = false;
             continue;
         }
-        if a == "--local-nodes" || a == "--chaos" || a == "--trace" {
+        if own.contains(&a.as_str()) {
             skip = true;
             continue;
         }
-        if a.starts_with("--local-nodes=") || a.starts_with("--chaos=") || a.starts_with("--trace=") {
+        if own.iter().any(|o| a.starts_with(&format!("{o}="))) || (calibration && a == "--checkpoint-fresh") {
             continue;
         }
         out.push(a);
@@ -154,11 +173,12 @@ fn run_cluster(
     n: u32,
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
-) -> (String, Duration, Duration) {
+    calibration: bool,
+) -> (Outcome, Duration, Duration) {
     let (tx, rx) = channel();
     let mut cluster = Cluster {
         exe: std::env::current_exe().unwrap_or_else(|e| fail(app, format!("cannot find this program: {e}"))),
-        base: node_args(n, args),
+        base: node_args(n, args, calibration),
         pool: pool.to_path_buf(),
         pids: Vec::new(),
         addrs: Vec::new(),
@@ -175,6 +195,7 @@ fn run_cluster(
     pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
+    let mut all_killed = false;
     loop {
         let live = cluster.pids.iter().filter(|p| p.is_some()).count();
         let all = cluster.pids.len();
@@ -213,6 +234,7 @@ fn run_cluster(
             }
             Err(_) => {
                 if let Some((_, kind)) = pending.pop() {
+                    all_killed |= kind == ChaosKind::KillAll;
                     apply(app, &mut cluster, kind);
                 }
             }
@@ -229,10 +251,13 @@ fn run_cluster(
             Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
         }
     }
-    match out.master_answer().or_else(|| out.any_answer()) {
-        Some(a) => (a, elapsed, out.cpu),
+    let outcome = match out.master_answer().or_else(|| out.any_answer()) {
+        Some(a) => Outcome::Answer(a),
+        None if out.all_suspended() => Outcome::Suspended,
+        None if all_killed => Outcome::AllKilled,
         None => fail(app, "no node finished the run (see the node logs above)"),
-    }
+    };
+    (outcome, elapsed, out.cpu)
 }
 
 /// What the nodes printed and how they ended.
@@ -261,6 +286,13 @@ impl Outputs {
 
     fn any_answer(&self) -> Option<String> {
         (0..self.stdout.len()).find_map(|n| self.complete(n))
+    }
+
+    /// Every node that exited on its own stopped for a suspend.
+    fn all_suspended(&self) -> bool {
+        use std::os::unix::process::ExitStatusExt;
+        let statuses: Vec<&ExitStatus> = self.exited.iter().flatten().filter(|s| s.signal().is_none()).collect();
+        !statuses.is_empty() && statuses.iter().all(|s| s.code() == Some(SUSPENDED_STATUS))
     }
 }
 
@@ -325,6 +357,19 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
             eprintln!("{app}: chaos: SIGTERM node {node} (graceful leave)");
             cluster.signal(node as usize, libc::SIGTERM);
         }
+        ChaosKind::KillAll => {
+            eprintln!("{app}: chaos: SIGKILL every node");
+            for node in 0..cluster.pids.len() {
+                cluster.signal(node, libc::SIGKILL);
+            }
+        }
+        ChaosKind::Suspend { node } => {
+            let target = node.map(|n| n as usize).or_else(|| cluster.pids.iter().position(Option::is_some));
+            if let Some(t) = target {
+                eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
+                cluster.signal(t, libc::SIGUSR1);
+            }
+        }
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
                 let node = cluster.spawn(app, Some(addr));
@@ -345,7 +390,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         None => Vec::new(),
     };
     for e in &events {
-        if let ChaosKind::Kill { node } | ChaosKind::Leave { node } = e.kind {
+        if let ChaosKind::Kill { node } | ChaosKind::Leave { node } | ChaosKind::Suspend { node: Some(node) } = e.kind {
             let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
             if node >= n + joins {
                 eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);
@@ -369,7 +414,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[]);
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[], true);
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -386,17 +431,36 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         })
         .collect();
     let start = Instant::now();
-    let (answer, _, cpu) = run_cluster(app, args, n, &pool, &chaos);
+    let (outcome, _, cpu) = run_cluster(app, args, n, &pool, &chaos, false);
     eprintln!(
         "{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s",
         start.elapsed().as_secs_f64(),
         cpu.as_secs_f64()
     );
-    print!("{answer}");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
     drop(pool);
-    std::process::exit(0)
+    let resume = |what: &str| match &args.checkpoint {
+        Some(file) => format!(
+            "{what}; the run can be resumed from its checkpoint {}: run the same command again (without --chaos)",
+            file.display()
+        ),
+        None => format!("{what}; without --checkpoint its work is lost"),
+    };
+    match outcome {
+        Outcome::Answer(answer) => {
+            print!("{answer}");
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(0)
+        }
+        Outcome::Suspended => {
+            eprintln!("{app}: {}", resume("the run is suspended"));
+            std::process::exit(SUSPENDED_STATUS)
+        }
+        Outcome::AllKilled => {
+            eprintln!("{app}: {}", resume("every node was killed"));
+            std::process::exit(ALL_KILLED_STATUS)
+        }
+    }
 }
 
 struct TempPool(std::path::PathBuf);

@@ -88,6 +88,13 @@ impl Pool {
         Pool::from_pem(&pem).map_err(|e| err(format!("{}: {e}", file.display())))
     }
 
+    /// A credential made up for this process alone (a run of one node).
+    pub fn ephemeral() -> Result<Pool, PoolError> {
+        let key = KeyPair::generate().map_err(err)?;
+        let cert = ca_params().self_signed(&key).map_err(err)?;
+        Pool::from_pem(format!("{}{}", cert.pem(), key.serialize_pem()).as_bytes())
+    }
+
     /// Parses the PEM text of a credential.
     pub fn from_pem(pem: &[u8]) -> Result<Pool, PoolError> {
         let ca_der = CertificateDer::from_pem_slice(pem).map_err(|e| err(format!("no CA certificate: {e:?}")))?;

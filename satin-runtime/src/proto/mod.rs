@@ -31,7 +31,7 @@ mod rng;
 mod table;
 
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
-pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time};
+pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time, PUBLISH_FRACTION};
 pub use rng::SplitMix64;
 pub use table::{SharedEntry, SharedTable};
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::ResultMeta;
+use crate::checkpoint::{Record, ResultMeta};
 use crate::JobKey;
 
 /// A node's identity for one lifetime: a restarted process is a new node.
@@ -142,4 +142,16 @@ pub enum Msg {
     RunFailed {
         reason: String,
     },
+    /// Results for the checkpoint coordinator to write: large ones, which
+    /// it knows only as pointers (small ones reach it as table updates).
+    /// `last`: the sender is suspending and sends nothing more.
+    CheckpointBatch {
+        records: Vec<Record>,
+        last: bool,
+    },
+    /// Please suspend the run (to the coordinator).
+    SuspendRequest,
+    /// The run is being suspended (from the coordinator): send what you
+    /// have and stop.
+    Suspend,
 }

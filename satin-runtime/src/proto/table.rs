@@ -32,9 +32,9 @@ type Shared = HashMap<JobKey, SharedEntry, BuildKeyHasher>;
 #[derive(Clone, Default)]
 pub struct SharedTable {
     entries: Arc<RwLock<Shared>>,
-    /// Depths (below 64) at which results of tracked calls sit: lookups of
-    /// redone calls go down to the deepest of them, and hash calls only at
-    /// these depths (see `sched::track`).
+    /// Depths (below 64, where known) at which results or running jobs
+    /// sit: lookups of redone calls go down to the deepest of them, and
+    /// hash calls only at these depths (see `sched::track`).
     depths: Arc<AtomicU64>,
 }
 
@@ -58,9 +58,9 @@ impl SharedTable {
     }
 
     fn note_depth(&self, meta: &ResultMeta) {
-        // Only results of tracked calls (id set): they ran long, so a
-        // lookup at their depth pays for itself.
-        if meta.id != 0 && meta.depth < 64 {
+        // Depths are known only in the tracked levels near the top of the
+        // tree, where calls are few and long: a lookup there pays for itself.
+        if meta.depth < 64 {
             self.depths.fetch_or(1 << meta.depth, Ordering::Relaxed);
         }
     }
@@ -80,6 +80,8 @@ pub(crate) struct ResultTable {
     /// Who runs the jobs whose results are not here yet, and of which
     /// epoch (several nodes may run copies of the same call).
     running: HashMap<JobKey, Vec<(NodeId, u32)>, BuildKeyHasher>,
+    /// Where in the tree the running jobs sit.
+    running_meta: HashMap<JobKey, ResultMeta, BuildKeyHasher>,
     order: VecDeque<JobKey>,
     capacity: Option<usize>,
     /// Mirror of the entries, kept only once someone asked for it.
@@ -91,6 +93,7 @@ impl ResultTable {
         ResultTable {
             entries: HashMap::default(),
             running: HashMap::default(),
+            running_meta: HashMap::default(),
             order: VecDeque::new(),
             capacity,
             shared: None,
@@ -132,11 +135,13 @@ impl ResultTable {
             if !holders.contains(&(holder, epoch)) {
                 holders.push((holder, epoch));
             }
+            self.running_meta.insert(key, meta);
             self.mirror_running(key);
             return;
         }
         if matches!(entry, Entry::Value(_)) {
             self.running.remove(&key);
+            self.running_meta.remove(&key);
         }
         match (self.entries.get(&key).map(|(e, _)| e), &entry) {
             (Some(Entry::Value(_)), _) => return,
@@ -171,7 +176,12 @@ impl ResultTable {
                 return;
             }
             match self.running.get(&key).and_then(|h| h.iter().map(|(_, e)| *e).min()) {
-                Some(epoch) => s.write().insert(key, SharedEntry::Running { epoch }),
+                Some(epoch) => {
+                    if let Some(meta) = self.running_meta.get(&key) {
+                        s.note_depth(meta);
+                    }
+                    s.write().insert(key, SharedEntry::Running { epoch })
+                }
                 None => s.write().remove(&key),
             };
         }
@@ -210,9 +220,18 @@ impl ResultTable {
             holders.retain(|(h, e)| *h != holder || epoch.is_some_and(|x| x != *e));
             if holders.is_empty() {
                 self.running.remove(key);
+                self.running_meta.remove(key);
             }
             self.mirror_running(*key);
         }
+    }
+
+    /// Every value here, with its place in the tree.
+    pub(crate) fn values(&self) -> impl Iterator<Item = (JobKey, &Arc<[u8]>, ResultMeta)> + '_ {
+        self.entries.iter().filter_map(|(k, (e, m))| match e {
+            Entry::Value(v) => Some((*k, v, *m)),
+            _ => None,
+        })
     }
 
     /// Values larger than `threshold`: the ones other replicas only know as

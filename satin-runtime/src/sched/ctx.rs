@@ -40,15 +40,19 @@ pub struct Ctx<'w> {
     pub(crate) epoch: u32,
 }
 
-/// Where a job sits in the tree, as a spawn or a steal hands it on.
+/// Where a job sits in the tree, and whether it looks results up, as a
+/// spawn records it (the spawner's context moves on while the job waits in
+/// a deque) or a steal hands it on.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Place {
     pub(crate) depth: u32,
     pub(crate) frame: u64,
+    pub(crate) redone: bool,
+    pub(crate) lookup_depth: u32,
 }
 
 impl Place {
-    pub(crate) const UNKNOWN: Place = Place { depth: DEPTH_UNKNOWN, frame: 0 };
+    pub(crate) const UNKNOWN: Place = Place { depth: DEPTH_UNKNOWN, frame: 0, redone: false, lookup_depth: 0 };
 }
 
 impl<'w> Ctx<'w> {
@@ -68,7 +72,8 @@ impl<'w> Ctx<'w> {
     }
 
     /// A context for a job whose own abort flag is `flag`, spawned from `parent`
-    /// at `place`. The job is redone if `redone` says so or its parent is.
+    /// at `place`. The job is redone if `redone` says so (its remote thief
+    /// died) or its spawner was at the spawn.
     ///
     /// `parent` must outlive the new context: the spawning frame waits for
     /// its children before it returns, so this holds for every spawned job.
@@ -79,9 +84,8 @@ impl<'w> Ctx<'w> {
         redone: bool,
         place: Place,
     ) -> Ctx<'w> {
-        let inherited = parent.redone.get();
-        let lookup_depth = if redone { 0 } else { parent.lookup_depth.get() };
-        let mut ctx = Ctx::entry(worker, flag, redone || inherited, parent.epoch, place);
+        let lookup_depth = if redone { 0 } else { place.lookup_depth };
+        let mut ctx = Ctx::entry(worker, flag, redone || place.redone, parent.epoch, place);
         ctx.parent = parent;
         ctx.lookup_depth.set(lookup_depth);
         ctx
@@ -114,7 +118,12 @@ impl<'w> Ctx<'w> {
     /// Where a call spawned now sits.
     #[inline]
     pub(crate) fn place(&self) -> Place {
-        Place { depth: self.depth.get(), frame: self.frame.get() }
+        Place {
+            depth: self.depth.get(),
+            frame: self.frame.get(),
+            redone: self.redone.get(),
+            lookup_depth: self.lookup_depth.get(),
+        }
     }
 
     /// True if this job or any job it descends from was aborted.

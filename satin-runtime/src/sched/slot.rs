@@ -294,7 +294,7 @@ impl<J: Job> Slot<J> {
         let spawner = unsafe { &*(self.spawner.get() as *const Ctx<'_>) };
         RemoteTake {
             key: job.key(),
-            redone: spawner.redone.get(),
+            redone: self.place.get().redone,
             epoch: spawner.epoch,
             place: self.place.get(),
             payload: crate::job::registry::encode_call(job),

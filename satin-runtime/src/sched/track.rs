@@ -12,9 +12,9 @@
 //!   checkpoint), a call first looks its result up: a value is used; a
 //!   pointer, or a job of an older epoch still running elsewhere, is waited
 //!   for (the driver fetches it, or the running job publishes it). Calls are
-//!   hashed only where results can be: within `SATIN_LOOKUP_DEPTH` calls
-//!   below the redone job, and at the depths where results of tracked calls
-//!   sit.
+//!   hashed only where results can be: at the depths where results of
+//!   tracked calls sit, and — below the tracked levels, where depths are
+//!   not known — within `SATIN_LOOKUP_DEPTH` calls below the redone job.
 //!
 //! The fast path (`Ctx::slow` false) reads one flag per call.
 
@@ -72,8 +72,14 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let redone = ctx.redone.get();
     let rel = ctx.lookup_depth.get();
     let limit = lookup_depth_limit();
-    let look_here = redone && (rel < limit || (known && remote.table.has_depth(depth)));
-    let look_below = redone && (rel + 1 < limit || (known && remote.table.has_deeper(depth)));
+    // Where the depth is known, calls are looked up only at depths where
+    // results of tracked calls sit; below the tracked levels, a few levels
+    // under the redone job (results of short stolen jobs sit there).
+    let (look_here, look_below) = match (redone, known) {
+        (false, _) => (false, false),
+        (true, true) => (remote.table.has_depth(depth), remote.table.has_deeper(depth)),
+        (true, false) => (rel < limit, rel + 1 < limit),
+    };
     let track = known && remote.tracking() && remote.tracks(depth);
     if !look_below && !track {
         let found = if look_here {

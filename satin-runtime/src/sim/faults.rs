@@ -28,6 +28,12 @@ pub enum FaultKind {
     Drain(u64),
     /// A new node joins the given cluster.
     Join(u32),
+    /// Every node crashes at once (total loss).
+    CrashAll,
+    /// The run is suspended (as SIGUSR1 does).
+    Suspend,
+    /// One random bit of the checkpoint file flips.
+    Corrupt,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -65,9 +71,12 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
             "leave" => FaultKind::Leave(need_node()?),
             "drain" => FaultKind::Drain(need_node()?),
             "join" => FaultKind::Join(need_cluster()?),
+            "crash-all" => FaultKind::CrashAll,
+            "suspend" => FaultKind::Suspend,
+            "corrupt" => FaultKind::Corrupt,
             k => {
                 return Err(format!(
-                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, leave, drain, join)"
+                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, leave, drain, join, suspend, corrupt)"
                 ))
             }
         };

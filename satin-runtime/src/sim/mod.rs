@@ -7,6 +7,7 @@
 //! to its node's core or executor, then pumps that node: start work, pass
 //! finished jobs to the core, let an idle core steal, carry out its actions.
 
+mod disk;
 pub mod exec;
 pub mod faults;
 mod report;
@@ -15,9 +16,10 @@ pub mod workload;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
+pub use disk::SimCheckpoint;
 pub use report::Report;
 
-use crate::proto::{Action, Config, Msg, Node, SplitMix64};
+use crate::proto::{Action, Config, Msg, Node, SplitMix64, PUBLISH_FRACTION};
 use exec::{decode, ModelExecutor, Output};
 use faults::{Fault, FaultKind, Trigger};
 use workload::{key_of, Cost, Nanos, Shape, Tree};
@@ -53,6 +55,13 @@ pub struct SimConfig {
     /// finished parts saved (the paper's orphan saving).
     pub keep_orphans: bool,
     pub faults: Vec<Fault>,
+    /// A checkpoint file and the storage it is on (`protocol.checkpoint_interval`
+    /// follows its interval).
+    pub checkpoint: Option<SimCheckpoint>,
+    /// After every node is gone without an answer (all crashed, or the run
+    /// suspended), start the same number of new nodes this much later: the
+    /// same command run again. `None`: the run ends there.
+    pub resume_after: Option<Nanos>,
     pub seed: u64,
     /// A run still going at this virtual time is reported as not terminated.
     pub time_limit: Nanos,
@@ -78,6 +87,8 @@ impl Default for SimConfig {
             result_bytes: 8,
             keep_orphans: true,
             faults: Vec::new(),
+            checkpoint: None,
+            resume_after: None,
             seed: 1,
             time_limit: 100_000 * 1_000_000_000,
         }
@@ -112,6 +123,19 @@ enum Ev {
         node: usize,
     },
     Fault(usize),
+    /// The checkpoint file has been read for `node`.
+    DiskOpened {
+        node: usize,
+    },
+    /// A write of `node` reached the disk (or, if `node` crashed, part of it).
+    DiskWritten {
+        node: usize,
+        seq: u64,
+        records: u64,
+        frames: Vec<u8>,
+    },
+    /// New nodes start the run again (from the checkpoint).
+    Resume,
 }
 
 struct Scheduled {
@@ -167,6 +191,8 @@ struct World<'t> {
     progress_faults: Vec<usize>,
     /// Latest delivery time per link (kept in order with `fifo_links`).
     link_clock: HashMap<(usize, usize), Nanos>,
+    disk: Option<disk::Disk>,
+    resuming: bool,
     report: Report,
     finished: bool,
 }
@@ -194,37 +220,18 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         initial_nodes: (cfg.clusters * cfg.nodes_per_cluster) as usize,
         progress_faults: Vec::new(),
         link_clock: HashMap::new(),
+        disk: cfg.checkpoint.map(disk::Disk::new),
+        resuming: false,
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
         finished: false,
     };
-    let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
-    let members: Vec<(u64, u32)> = (0..n).map(|i| (i as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
-    let root =
-        crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
-    for &(id, cluster) in &members {
-        let core = Node::member(id, cluster, &members, 0, root.clone(), cfg.protocol.clone(), cfg.seed);
-        w.nodes.push(SimNode {
-            core,
-            exec: ModelExecutor::new(tree, cfg.result_bytes, id, cfg.keep_orphans),
-            cluster,
-            gone: false,
-            crashed: false,
-            leaves: 0,
-        });
-    }
     for (i, f) in cfg.faults.iter().enumerate() {
         match f.when {
             Trigger::At(t) => w.schedule(t, Ev::Fault(i)),
             Trigger::Progress(_) => w.progress_faults.push(i),
         }
     }
-    {
-        let SimNode { core, exec, .. } = &mut w.nodes[0];
-        core.start(0, exec);
-    }
-    for i in 0..n {
-        w.pump(i);
-    }
+    w.start_nodes();
     while let Some(Reverse(s)) = w.queue.pop() {
         if w.finished {
             break;
@@ -235,6 +242,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         }
         w.now = s.at;
         w.dispatch(s.ev);
+        w.resume_if_all_gone();
     }
     if !w.finished && std::env::var_os("SATIN_SIM_DEBUG").is_some() {
         for (i, n) in w.nodes.iter().enumerate() {
@@ -244,8 +252,14 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
     if !w.finished && w.report.failure.is_none() {
         w.report.failure = Some("no events left and no answer: the run is stuck".into());
     }
+    if let Some(d) = &w.disk {
+        w.report.checkpoint_file_bytes = d.bytes.len() as u64;
+        w.report.checkpoint_repairs = d.repairs;
+    }
     for node in &w.nodes {
         let s = node.core.stats();
+        w.report.records_written += s.records_written;
+        w.report.records_loaded += s.records_loaded;
         w.report.jobs_stolen += s.jobs_stolen;
         w.report.table_hits += s.table_hits;
         w.report.redone += s.redone;
@@ -260,6 +274,58 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
 }
 
 impl World<'_> {
+    /// Starts a full set of nodes: at the beginning, and again on resume
+    /// (new ids after the old ones; the first is the master).
+    fn start_nodes(&mut self) {
+        let cfg = self.cfg;
+        let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
+        let base = self.nodes.len();
+        let members: Vec<(u64, u32)> =
+            (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
+        let root =
+            crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
+        let mut protocol = cfg.protocol.clone();
+        protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
+        for &(id, cluster) in &members {
+            let core = Node::member(
+                id,
+                cluster,
+                &members,
+                base as u64,
+                root.clone(),
+                protocol.clone(),
+                cfg.seed ^ base as u64,
+            );
+            self.nodes.push(SimNode {
+                core,
+                exec: ModelExecutor::new(self.tree, cfg.result_bytes, id, cfg.keep_orphans),
+                cluster,
+                gone: false,
+                crashed: false,
+                leaves: 0,
+            });
+        }
+        let now = self.now;
+        for i in base..base + n {
+            let SimNode { core, exec, .. } = &mut self.nodes[i];
+            exec.now = now;
+            core.start(now, exec);
+        }
+        for i in base..base + n {
+            self.pump(i);
+        }
+    }
+
+    /// Every node gone and no answer: the run is lost, or resumes later.
+    fn resume_if_all_gone(&mut self) {
+        if self.finished || self.resuming || self.nodes.iter().any(|n| !n.gone) {
+            return;
+        }
+        let Some(after) = self.cfg.resume_after else { return };
+        self.resuming = true;
+        self.schedule(self.now + after, Ev::Resume);
+    }
+
     fn schedule(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
         self.queue.push(Reverse(Scheduled { at, seq: self.seq, ev }));
@@ -316,6 +382,12 @@ impl World<'_> {
                 if self.nodes[node].gone {
                     return;
                 }
+                if !self.nodes[node].core.joined() {
+                    // Its contact is gone before admitting it: the joiner
+                    // gives up, as a real one does.
+                    self.nodes[node].gone = true;
+                    return;
+                }
                 let SimNode { core, exec, .. } = &mut self.nodes[node];
                 core.handle_peer_dead(now, peer as u64, exec);
                 self.pump(node);
@@ -329,7 +401,42 @@ impl World<'_> {
                 self.pump(node);
             }
             Ev::Fault(i) => self.fault(i),
+            Ev::DiskOpened { node } => {
+                if self.nodes[node].gone {
+                    return;
+                }
+                let records = self.disk.as_mut().map(disk::Disk::open).unwrap_or_default();
+                let SimNode { core, exec, .. } = &mut self.nodes[node];
+                core.handle_checkpoint_opened(now, Ok(records), exec);
+                self.pump(node);
+            }
+            Ev::DiskWritten { node, seq, records, frames } => self.disk_written(node, seq, records, frames),
+            Ev::Resume => {
+                self.resuming = false;
+                self.report.restarts += 1;
+                self.start_nodes();
+            }
         }
+    }
+
+    /// A write reaches the disk: whole, or — its writer crashed meanwhile —
+    /// cut at a random byte (a torn tail the next reader repairs).
+    fn disk_written(&mut self, node: usize, seq: u64, records: u64, frames: Vec<u8>) {
+        let Some(disk) = &mut self.disk else { return };
+        if self.nodes[node].crashed {
+            let keep = self.rng.below(frames.len() as u64 + 1) as usize;
+            disk.bytes.extend_from_slice(&frames[..keep]);
+            return;
+        }
+        disk.bytes.extend_from_slice(&frames);
+        if self.nodes[node].gone {
+            return;
+        }
+        let now = self.now;
+        let bytes = frames.len() as u64;
+        let SimNode { core, .. } = &mut self.nodes[node];
+        core.handle_checkpoint_written(now, seq, records, bytes);
+        self.pump(node);
     }
 
     fn fault(&mut self, i: usize) {
@@ -369,8 +476,30 @@ impl World<'_> {
                     self.pump(n);
                 }
             }
+            FaultKind::CrashAll => {
+                for v in 0..self.nodes.len() {
+                    self.crash(v);
+                }
+            }
+            FaultKind::Suspend => {
+                if let Some(view) = self.nodes.iter().position(|n| !n.gone) {
+                    let m = self.nodes[view].core.master() as usize;
+                    let target = if m < self.nodes.len() && !self.nodes[m].gone { m } else { view };
+                    let now = self.now;
+                    self.nodes[target].core.suspend(now);
+                    self.pump(target);
+                }
+            }
+            FaultKind::Corrupt => {
+                if let Some(d) = &mut self.disk {
+                    if !d.bytes.is_empty() {
+                        let at = self.rng.below(d.bytes.len() as u64) as usize;
+                        d.bytes[at] ^= 1 << self.rng.below(8);
+                    }
+                }
+            }
             FaultKind::Join(cluster) => {
-                let Some(contact) = self.nodes.iter().position(|n| !n.gone) else { return };
+                let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
                 let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
                 let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, self.cfg.keep_orphans);
@@ -484,10 +613,12 @@ impl World<'_> {
                         core.handle_job_finished(now, victim, stamp, key, value, exec)
                     }
                     Output::RootFinished(v) => self.nodes[i].core.handle_root_finished(now, v),
-                    Output::LocalFinished { ran, key, value, meta } => {
+                    // As real drivers do: only jobs long against the run so far.
+                    Output::LocalFinished { ran, key, value, meta } if ran >= now / PUBLISH_FRACTION as u64 => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_local_job_finished(now, ran, key, value, meta, exec)
                     }
+                    Output::LocalFinished { .. } => {}
                     Output::Missed { job, epoch } => self.check_miss(i, job, epoch),
                 }
             }
@@ -558,6 +689,16 @@ impl World<'_> {
                 self.finished = true;
             }
             Action::Finished { .. } => {}
+            Action::CheckpointOpen => {
+                let at = self.now + self.disk.as_ref().map_or(0, |d| d.time(d.bytes.len()));
+                self.schedule(at, Ev::DiskOpened { node: i });
+            }
+            Action::CheckpointWrite { seq, records } => {
+                let frames = disk::Disk::frames(&records);
+                let at = self.now + self.disk.as_ref().map_or(0, |d| d.time(frames.len()));
+                self.schedule(at, Ev::DiskWritten { node: i, seq, records: records.len() as u64, frames });
+            }
+            Action::Suspended => self.report.suspended += 1,
             Action::Stop => self.nodes[i].gone = true,
         }
     }

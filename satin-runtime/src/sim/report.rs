@@ -32,6 +32,15 @@ pub struct Report {
     pub running_recomputed: u64,
     /// Lookups answered by waiting for a job still running elsewhere.
     pub adopted: u64,
+    /// Checkpoint records written and loaded (all nodes), the file's final
+    /// size, opens that repaired a damaged file.
+    pub records_written: u64,
+    pub records_loaded: u64,
+    pub checkpoint_file_bytes: u64,
+    pub checkpoint_repairs: u64,
+    /// Nodes that stopped for a suspend, and how often the run started again.
+    pub suspended: u64,
+    pub restarts: u64,
     /// Leaf executions done by nodes that later crashed (their unreturned
     /// results died with them).
     pub leaves_on_crashed: u64,
@@ -50,7 +59,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"leaves_on_crashed\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -68,6 +77,12 @@ impl Report {
             self.violations,
             self.running_recomputed,
             self.adopted,
+            self.records_written,
+            self.records_loaded,
+            self.checkpoint_file_bytes,
+            self.checkpoint_repairs,
+            self.suspended,
+            self.restarts,
             self.leaves_on_crashed
         )
     }

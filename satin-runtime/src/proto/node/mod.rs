@@ -7,7 +7,9 @@
 //! | `stealing.rs` | steal requests and replies, victim choice, back-off |
 //! | `results.rs` | results of stolen and local jobs, the table, lookups, adoption of running jobs |
 //! | `recovery.rs` | a peer's death: new master, orphans, re-queued work, root restart |
+//! | `checkpoint.rs` | the checkpoint coordinator: batches, writes, resume, suspend |
 
+mod checkpoint;
 mod membership;
 mod recovery;
 mod results;
@@ -23,6 +25,12 @@ use crate::JobKey;
 
 /// Nanoseconds since the driver's epoch (virtual time in the simulator).
 pub type Time = u64;
+
+/// Drivers publish a job that ran at least this fraction of the run so far
+/// (and never less than [`Config::publish_after`]): a long run publishes
+/// only its longer jobs, so their number stays bounded — a few hundred per
+/// worker and level of the tree — however long it runs.
+pub const PUBLISH_FRACTION: u32 = 500;
 
 /// How much fault tolerance a run has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +64,9 @@ pub struct Config {
     pub table_capacity: Option<usize>,
     /// Pause after a full round of failed steal attempts.
     pub steal_backoff: Time,
+    /// Write checkpoints at this interval (see `checkpoint.rs`); `None`: no
+    /// checkpoint file.
+    pub checkpoint_interval: Option<Time>,
     /// Give up on a steal request unanswered this long and ask another
     /// victim (a late reply's job still runs): a victim that died without
     /// being noticed yet does not starve its thieves for the whole
@@ -76,6 +87,7 @@ impl Default for Config {
             table_capacity: None,
             steal_backoff: 5_000_000,
             steal_timeout: None,
+            checkpoint_interval: None,
             publish_after: Some(1_000_000_000),
         }
     }
@@ -112,6 +124,20 @@ pub enum Action {
     },
     /// This node is finished (terminated or left): stop driving it.
     Stop,
+    /// Open the checkpoint file (reading and repairing it) and answer with
+    /// [`Node::handle_checkpoint_opened`].
+    CheckpointOpen,
+    /// Append `records` to the checkpoint file, make them durable, and
+    /// answer with [`Node::handle_checkpoint_written`] (`seq` names the
+    /// write).
+    CheckpointWrite {
+        seq: u64,
+        records: Vec<crate::checkpoint::Record>,
+    },
+    /// The run is suspended: everything this node finished is with the
+    /// coordinator (and, on the coordinator, in the file). Exit; the same
+    /// command resumes.
+    Suspended,
 }
 
 /// Result of a table lookup by a redone job.
@@ -140,6 +166,11 @@ pub struct NodeStats {
     /// Lookups answered by waiting for a job that was still running
     /// elsewhere (instead of computing it again).
     pub adopted: u64,
+    /// Checkpoint records this node wrote (as coordinator), their bytes,
+    /// and records it loaded from the file when it opened it.
+    pub records_written: u64,
+    pub checkpoint_bytes: u64,
+    pub records_loaded: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +243,7 @@ pub struct Node {
     draining: bool,
     actions: VecDeque<Action>,
     stats: NodeStats,
+    checkpoint: Option<checkpoint::Checkpoint>,
 }
 
 impl Node {
@@ -220,7 +252,6 @@ impl Node {
         Node {
             id,
             cluster,
-            config,
             members: BTreeMap::new(),
             local_peers: Vec::new(),
             wide_peers: Vec::new(),
@@ -245,6 +276,12 @@ impl Node {
             draining: false,
             actions: VecDeque::new(),
             stats: NodeStats::default(),
+            // Checkpoints save what the result table gets.
+            checkpoint: config
+                .checkpoint_interval
+                .filter(|_| config.ft == FtMode::Table)
+                .map(checkpoint::Checkpoint::new),
+            config,
         }
     }
 
@@ -254,6 +291,12 @@ impl Node {
 
     pub fn master(&self) -> NodeId {
         self.master
+    }
+
+    /// Whether this node is a member of the run yet (a joiner is not until
+    /// its contact welcomes it).
+    pub fn joined(&self) -> bool {
+        self.joined
     }
 
     pub fn is_master(&self) -> bool {
@@ -266,6 +309,11 @@ impl Node {
 
     pub fn table_len(&self) -> usize {
         self.table.len()
+    }
+
+    /// The replicated root job, once this node knows it.
+    pub fn root_job(&self) -> Option<&JobSpec> {
+        self.root.as_ref()
     }
 
     /// How often the root job has been restarted (the current epoch).
@@ -312,9 +360,11 @@ impl Node {
         self.members.iter().filter(|(_, m)| m.alive).map(|(id, _)| *id)
     }
 
-    /// Starts the run: the master starts the root job.
-    pub fn start(&mut self, _now: Time, exec: &mut impl Executor) {
-        if self.is_master() {
+    /// Starts the run: the master starts the root job — once it has read
+    /// the checkpoint file, if there is one (the run may be a resumed one).
+    pub fn start(&mut self, now: Time, exec: &mut impl Executor) {
+        self.start_checkpoints(now);
+        if self.is_master() && !self.opens_checkpoint() {
             if let Some(root) = self.root.clone() {
                 exec.run_root(root);
             }
@@ -343,11 +393,11 @@ impl Node {
             Msg::StealRequest { id } => self.steal_request(from, id, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
             Msg::JobResult { stamp, key, value } => self.job_result(stamp, key, value, exec),
-            Msg::TablePut { key, entry, meta } => self.table_put(key, entry, meta, exec),
+            Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),
             Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
             Msg::TableSync { entries } => {
                 for (key, entry, meta) in entries {
-                    self.table_put(key, entry, meta, exec);
+                    self.table_put(from, key, entry, meta, exec);
                 }
             }
             Msg::HandOver { results } => {
@@ -371,6 +421,9 @@ impl Node {
                 self.actions.push_back(Action::Failed { reason });
                 self.stop();
             }
+            Msg::CheckpointBatch { records, last } => self.checkpoint_batch(from, records, last),
+            Msg::SuspendRequest => self.suspend(now),
+            Msg::Suspend => self.suspend_ordered(from),
         }
     }
 
@@ -392,6 +445,7 @@ impl Node {
                 }
             }
         }
+        self.checkpoint_tick(now);
         if idle {
             self.handle_idle(now, exec);
         }
@@ -410,6 +464,7 @@ impl Node {
     /// The root job finished here.
     pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
         if self.is_master() && !self.stopped {
+            self.checkpoint_answer(&value);
             let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
             self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: small } });
             self.actions.push_back(Action::Done { value });

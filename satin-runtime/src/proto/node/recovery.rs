@@ -44,6 +44,7 @@ impl Node {
                 root.epoch += 1;
             }
         }
+        self.checkpoint_peer_dead(peer, master_died);
         // Step 2: orphans. Save finished parts; the executor aborts the
         // rest, or lets it run on and publish its result when it ends.
         let orphans: Vec<(NodeId, u64)> = self.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();

@@ -179,13 +179,21 @@ impl Node {
         }
     }
 
-    pub(super) fn table_put(&mut self, key: JobKey, entry: Entry, meta: ResultMeta, exec: &mut impl Executor) {
+    pub(super) fn table_put(
+        &mut self,
+        from: NodeId,
+        key: JobKey,
+        entry: Entry,
+        meta: ResultMeta,
+        exec: &mut impl Executor,
+    ) {
         if self.config.ft != FtMode::Table {
             return;
         }
         self.table.put(key, entry.clone(), meta);
         // A value that arrives while a fetch is out answers it at once.
         if let Entry::Value(v) = entry {
+            self.checkpoint_saw(key, &v, meta, from);
             if let Some((_, adopted)) = self.fetching.remove(&key) {
                 self.lookup_answered(key, Some(v.to_vec()), adopted.is_some(), exec);
             }
@@ -289,6 +297,7 @@ impl Node {
                 Entry::Pointer(self.id)
             };
             self.table.put(key, Entry::Value(shared.clone()), meta);
+            self.checkpoint_saw(key, &shared, meta, self.id);
             self.stats.published += 1;
             self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry, meta } });
         }

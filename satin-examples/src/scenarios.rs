@@ -97,3 +97,126 @@ pub fn scale(base: &SimConfig) -> Vec<String> {
     println!("[\n  {}\n]", rows.join(",\n  "));
     rows
 }
+
+/// The two applications of seed 002, as job trees: TSP (compute-bound,
+/// small results; 1106 s uninterrupted on 32 nodes in the paper) and the
+/// raytracer (results are image parts that travel; 322 s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seed002App {
+    Tsp,
+    Raytracer,
+}
+
+impl Seed002App {
+    fn name(self) -> &'static str {
+        match self {
+            Seed002App::Tsp => "tsp",
+            Seed002App::Raytracer => "raytracer",
+        }
+    }
+}
+
+/// Seed 002's setup for `app`: `clusters` × `per` nodes, the storage of a
+/// shared file system (50 MB/s, 10 ms per sync), checkpoints every
+/// `interval` (if any) with the first one placed so that `fault_at` falls in
+/// the middle of an interval.
+pub fn seed002_config(
+    base: &SimConfig,
+    app: Seed002App,
+    per: u32,
+    ft: FtMode,
+    interval: Option<u64>,
+    faults: Vec<Fault>,
+    fault_at: u64,
+) -> SimConfig {
+    let mut c = base.clone();
+    c.clusters = 2;
+    c.nodes_per_cluster = per;
+    (c.shape, c.mean_leaf_cost, c.result_bytes) = match app {
+        // 35 000 leaves of 1 s on 32 nodes: about 1 100 s.
+        Seed002App::Tsp => (sim::workload::Shape::Uneven { leaves: 35_000 }, 1_000_000_000, 64),
+        // 10 000 leaves of 1 s, each result a 32 KiB image part: about 320 s.
+        Seed002App::Raytracer => (sim::workload::Shape::Uneven { leaves: 10_000 }, 1_000_000_000, 32 << 10),
+    };
+    c.protocol.ft = ft;
+    c.protocol.publish_after = Some(1_000_000_000);
+    c.faults = faults;
+    c.checkpoint = interval.map(|i| {
+        let half = i / 2;
+        let first = (fault_at + i - half % i) % i;
+        sim::SimCheckpoint {
+            interval: i,
+            first: Some(if first == 0 { i } else { first }),
+            latency: 10_000_000,
+            bandwidth: 50e6,
+        }
+    });
+    c
+}
+
+fn cluster_faults(kind: fn(u64) -> FaultKind, cluster: u32, per: u32, at: u64) -> Vec<Fault> {
+    (0..per).map(|i| Fault { when: Trigger::At(at), kind: kind((cluster * per + i) as u64) }).collect()
+}
+
+/// Seed 002, Fig. 2, Fig. 3 and Table 2, in the simulator: for each
+/// application, the fault-free run with and without checkpoints (1, 2,
+/// 5 min), one of the two clusters removed half-way (its crash: naive,
+/// orphan saving, checkpoints; its graceful leave; the master inside it in
+/// half the runs, the rows average both), 1.5 clusters from the start, and
+/// a suspend half-way resumed on the same nodes.
+pub fn checkpoint(base: &SimConfig) -> Vec<String> {
+    let mut rows = Vec::new();
+    const S: u64 = 1_000_000_000;
+    for app in [Seed002App::Tsp, Seed002App::Raytracer] {
+        let cfg = |ft, interval, faults, at| seed002_config(base, app, 16, ft, interval, faults, at);
+        let t0 = sim::run(&cfg(FtMode::Table, None, vec![], 0));
+        let half = (t0.virtual_seconds * 0.5 * 1e9) as u64;
+        let mut out = |name: String, reports: &[sim::Report]| {
+            let n = reports.len() as f64;
+            let secs = reports.iter().map(|r| r.virtual_seconds).sum::<f64>() / n;
+            let redundancy = reports.iter().map(|r| r.redundancy()).sum::<f64>() / n;
+            let bytes = reports.iter().map(|r| r.checkpoint_file_bytes).max().unwrap_or(0);
+            let ok = reports.iter().all(|r| r.result_ok);
+            eprintln!("{name}: {secs:.1} s, redundancy {:.2} %, file {bytes} B, ok {ok}", 100.0 * redundancy);
+            rows.push(format!(
+                "{{\"app\":\"{}\",\"name\":\"{name}\",\"virtual_seconds\":{secs:.3},\"redundancy\":{redundancy:.5},\"checkpoint_file_bytes\":{bytes},\"result_ok\":{ok}}}",
+                app.name()
+            ));
+        };
+        out("uninterrupted, no checkpoints".into(), std::slice::from_ref(&t0));
+        for mins in [1, 2, 5] {
+            let r = sim::run(&cfg(FtMode::Table, Some(mins * 60 * S), vec![], 0));
+            out(format!("uninterrupted, checkpoint every {mins} min"), &[r]);
+        }
+        // One cluster removed at half the fault-free time; the master (node
+        // 0) is in cluster 0.
+        let crashed = |ft, interval| -> Vec<sim::Report> {
+            [1u32, 0]
+                .iter()
+                .map(|&k| {
+                    let faults = vec![Fault { when: Trigger::At(half), kind: FaultKind::CrashCluster(k) }];
+                    sim::run(&cfg(ft, interval, faults, half))
+                })
+                .collect()
+        };
+        out("1 of 2 crashed, naive".into(), &crashed(FtMode::Naive, None));
+        out("1 of 2 crashed, orphan saving".into(), &crashed(FtMode::Table, None));
+        for mins in [1, 2, 5] {
+            out(format!("1 of 2 crashed, checkpoint every {mins} min"), &crashed(FtMode::Table, Some(mins * 60 * S)));
+        }
+        let left: Vec<sim::Report> = [1u32, 0]
+            .iter()
+            .map(|&k| sim::run(&cfg(FtMode::Table, None, cluster_faults(FaultKind::Leave, k, 16, half), half)))
+            .collect();
+        out("1 of 2 leaves gracefully".into(), &left);
+        let mut smaller = seed002_config(base, app, 12, FtMode::Table, None, vec![], 0);
+        smaller.nodes_per_cluster = 12;
+        out("1.5 clusters from the start".into(), &[sim::run(&smaller)]);
+        let mut suspended =
+            cfg(FtMode::Table, Some(60 * S), vec![Fault { when: Trigger::At(half), kind: FaultKind::Suspend }], half);
+        suspended.resume_after = Some(0);
+        out("suspend half-way, resume on the same nodes (1 min checkpoints)".into(), &[sim::run(&suspended)]);
+    }
+    println!("[\n  {}\n]", rows.join(",\n  "));
+    rows
+}

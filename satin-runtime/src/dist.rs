@@ -251,8 +251,8 @@ impl Executor for LocalExecutor {
         self.runtime.registry().fail_remote(stamp, reason)
     }
 
-    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
-        if self.keep_orphans {
+    fn abandon(&mut self, victim: NodeId, stamp: u64, run_on: bool) -> Abandoned {
+        if self.keep_orphans && run_on {
             // Its partial results live in stack frames that an abort would
             // throw away; finished, the whole result goes into the table.
             return Abandoned { runs_on: self.running.contains_key(&(victim, stamp)), ..Abandoned::default() };

@@ -34,6 +34,7 @@ fn random_config(seed: u64) -> SimConfig {
         steal_backoff: (1 + r.below(5)) * MS,
         steal_timeout: None,
         checkpoint_interval: None,
+        checkpoint_first: None,
         publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
     };
     // One original node survives; the others may crash or leave.
@@ -89,8 +90,12 @@ fn random_config(seed: u64) -> SimConfig {
     // A third of the runs keep a checkpoint and may lose every node, be
     // suspended, or have their file damaged; they resume with new nodes.
     if r.below(3) == 0 {
-        cfg.checkpoint =
-            Some(SimCheckpoint { interval: (5 + r.below(100)) * MS, latency: r.below(5) * MS, bandwidth: 50e6 });
+        cfg.checkpoint = Some(SimCheckpoint {
+            interval: (5 + r.below(100)) * MS,
+            first: None,
+            latency: r.below(5) * MS,
+            bandwidth: 50e6,
+        });
         cfg.resume_after = Some(r.below(50) * MS);
         let when = Trigger::Progress(0.05 + r.unit() * 0.9);
         match r.below(3) {

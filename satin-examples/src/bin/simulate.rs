@@ -42,6 +42,9 @@ enum Scenario {
     SatinFig4,
     /// Efficiency from 16 to 1024 nodes.
     Scale,
+    /// Seed 002 (Satin checkpointing): 2 clusters of 16, one removed half-way; naive, orphan saving,
+    /// checkpoints every 1, 2, 5 min, graceful leave, 1.5 clusters; fault-free overhead; suspend/resume.
+    SatinCheckpoint,
 }
 
 #[derive(Parser, Debug)]
@@ -83,7 +86,8 @@ struct Args {
     ft: Ft,
     #[arg(long, value_enum, default_value_t = Steal::Crs)]
     steal: Steal,
-    /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;drain:node=4,at=2s;join:cluster=0,at=3s'.
+    /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;drain:node=4,at=2s;join:cluster=0,at=3s';
+    /// with --checkpoint-interval-s also crash-all, suspend, corrupt (one bit of the file).
     #[arg(long, default_value = "")]
     faults: String,
     /// Size of every job result in bytes; results above --pointer-threshold travel as pointers.
@@ -107,6 +111,29 @@ struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Keep a checkpoint file, written every this many seconds.
+    #[arg(long)]
+    checkpoint_interval_s: Option<f64>,
+    /// Bandwidth (MB/s) and latency (ms) of the checkpoint file's storage.
+    #[arg(long, default_value_t = 50.0)]
+    checkpoint_mbps: f64,
+    #[arg(long, default_value_t = 10.0)]
+    checkpoint_latency_ms: f64,
+    /// After every node is gone without an answer (crash-all, suspend), start
+    /// as many new nodes this many seconds later (the same command again).
+    #[arg(long)]
+    resume_after_s: Option<f64>,
+    /// What happens to jobs run for a node that died: they run to the end and
+    /// publish their result (as real runs do), or are aborted with their
+    /// finished parts saved (the paper).
+    #[arg(long, value_enum, default_value_t = Orphans::Run)]
+    orphans: Orphans,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Orphans {
+    Run,
+    Abort,
 }
 
 fn config(a: &Args) -> Result<SimConfig, String> {
@@ -151,6 +178,18 @@ fn config(a: &Args) -> Result<SimConfig, String> {
             ..Config::default()
         },
         result_bytes: a.result_bytes,
+        keep_orphans: matches!(a.orphans, Orphans::Run),
+        checkpoint: match a.checkpoint_interval_s {
+            Some(i) if i > 0.0 && i.is_finite() => Some(sim::SimCheckpoint {
+                interval: (i * 1e9) as u64,
+                first: None,
+                latency: ms(a.checkpoint_latency_ms),
+                bandwidth: a.checkpoint_mbps.max(0.001) * 1e6,
+            }),
+            Some(_) => return Err("--checkpoint-interval-s must be a positive number".into()),
+            None => None,
+        },
+        resume_after: a.resume_after_s.map(|s| (s.max(0.0) * 1e9) as u64),
         faults: faults::parse(&a.faults)?,
         seed,
         time_limit: (a.time_limit_s.max(0.0) * 1e9) as u64,
@@ -168,6 +207,7 @@ fn main() {
     match args.scenario {
         Some(Scenario::SatinFig4) => drop(satin_examples::scenarios::fig4(&cfg)),
         Some(Scenario::Scale) => drop(satin_examples::scenarios::scale(&cfg)),
+        Some(Scenario::SatinCheckpoint) => drop(satin_examples::scenarios::checkpoint(&cfg)),
         None => {
             let r = sim::run(&cfg);
             if args.json {

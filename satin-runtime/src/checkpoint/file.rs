@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::format::{self, Damage, MAGIC};
-use super::record::{compact, Identity, Record};
+use super::record::{compact_for, Identity, Record};
 
 /// Why a checkpoint cannot be used.
 #[derive(Debug)]
@@ -179,7 +179,7 @@ impl Store {
         }
         report.found = scan.records.len();
         report.damage = scan.damage;
-        let records = compact(scan.records);
+        let records = compact_for(&identity.root_key, scan.records);
         report.kept = records.len();
         let store = if !report.damage.is_clean() || records.len() < report.found {
             report.repaired = !report.damage.is_clean();
@@ -246,7 +246,7 @@ impl Store {
     pub fn compact(&mut self) -> Result<u64, CheckpointError> {
         let bytes = std::fs::read(&self.path).map_err(io(&self.path, "read"))?;
         let scan = format::scan(&bytes).map_err(|_| CheckpointError::NotACheckpoint { path: self.path.clone() })?;
-        let records = compact(scan.records);
+        let records = compact_for(&self.identity.root_key, scan.records);
         *self = Store::create(&self.path, &self.identity, &records)?;
         Ok(self.records)
     }
@@ -326,7 +326,9 @@ mod tests {
             program: "test".into(),
             functions: [7; 32],
             root_fn: "m::f(u32) -> u64".into(),
-            root_key: JobKey([root; 32]),
+            // Apart from the records' keys: a root record compacts the
+            // file down to itself.
+            root_key: JobKey([200 + root; 32]),
         }
     }
 
@@ -385,6 +387,12 @@ mod tests {
         assert_eq!(store.compact().unwrap(), 1);
         let (_, found, _) = Store::open(&path, &identity(1), false).unwrap();
         assert_eq!(found, vec![record(5, 0)]);
+        // The root's result is all a finished run needs.
+        let (mut store, ..) = Store::open(&path, &identity(1), false).unwrap();
+        store.append(&[record(9, 0), record(201, 0)]).unwrap();
+        store.compact().unwrap();
+        let (_, found, _) = Store::open(&path, &identity(1), false).unwrap();
+        assert_eq!(found, vec![record(201, 0)]);
     }
 
     #[test]

@@ -16,4 +16,4 @@ pub mod format;
 pub mod record;
 
 pub use file::{CheckpointError, OpenReport, Store};
-pub use record::{compact, Identity, Record, ResultMeta, DEPTH_UNKNOWN};
+pub use record::{compact, compact_for, Identity, Record, ResultMeta, DEPTH_UNKNOWN};

@@ -34,6 +34,7 @@ pub struct Record {
     pub key: JobKey,
     pub meta: ResultMeta,
     /// The encoded result (postcard), as the result table holds it.
+    #[serde(with = "serde_bytes")]
     pub value: Vec<u8>,
 }
 
@@ -54,7 +55,16 @@ pub struct Identity {
 
 /// Drops what a checkpoint no longer needs: duplicate keys (the first
 /// stays) and results whose parent call's result is in the set too (the
-/// paper's checkpoint compression: the ancestor alone is enough).
+/// paper's checkpoint compression: the ancestor alone is enough). Once the
+/// root's result is in, it is all a run needs.
+pub fn compact_for(root: &JobKey, records: Vec<Record>) -> Vec<Record> {
+    if let Some(answer) = records.iter().find(|r| r.key == *root) {
+        return vec![answer.clone()];
+    }
+    compact(records)
+}
+
+/// [`compact_for`] without knowing the root.
 pub fn compact(records: Vec<Record>) -> Vec<Record> {
     let mut seen = std::collections::HashSet::with_capacity(records.len());
     let mut kept: Vec<Record> = records.into_iter().filter(|r| seen.insert(r.key)).collect();

@@ -46,11 +46,13 @@ impl Checkpointer {
             .name("satin-checkpoint".into())
             .spawn(move || {
                 let mut store: Option<Store> = None;
+                let mut root = None;
                 let mut fresh = spec.fresh;
                 let mut written = (0, 0);
                 for cmd in rx {
                     let done = match cmd {
                         Command::Open(identity) => {
+                            root = Some(identity.root_key);
                             let opened = Store::open(&spec.path, &identity, std::mem::take(&mut fresh));
                             Done::Opened(opened.map(|(s, records, report)| {
                                 store = Some(s);
@@ -59,7 +61,7 @@ impl Checkpointer {
                         }
                         Command::Write { seq, records } => match store.as_mut() {
                             None => continue,
-                            Some(s) => match write(s, &records) {
+                            Some(s) => match write(s, &records, root.as_ref()) {
                                 Ok(bytes) => {
                                     written.0 += records.len() as u64;
                                     written.1 += bytes;
@@ -94,10 +96,11 @@ impl Checkpointer {
 }
 
 /// Appends and syncs; rewrites the file when it has grown well past what
-/// it needs (results whose ancestor is saved too).
-fn write(store: &mut Store, records: &[Record]) -> Result<u64, CheckpointError> {
+/// it needs (results whose ancestor is saved too), or down to the answer
+/// once the root's result is in.
+fn write(store: &mut Store, records: &[Record], root: Option<&crate::JobKey>) -> Result<u64, CheckpointError> {
     let bytes = store.append(records)?;
-    if store.wants_compaction() {
+    if store.wants_compaction() || records.iter().any(|r| Some(&r.key) == root) {
         store.compact()?;
     }
     Ok(bytes)

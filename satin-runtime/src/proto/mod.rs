@@ -75,10 +75,11 @@ pub trait Executor {
     /// simulator's) never see this.
     fn fail(&mut self, stamp: u64, reason: &str) -> bool;
     /// The job stolen from `victim` by steal `stamp` is an orphan: abort it
-    /// and everything below it, returning what finished inside — or let it
-    /// run to the end, in which case the driver still reports it finished
-    /// and the node puts its result into the table.
-    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned;
+    /// and everything below it, returning what finished inside — or, if
+    /// `run_on` (a restarted root will wait for it) and the executor keeps
+    /// orphans, let it run to the end, in which case the driver still
+    /// reports it finished and the node puts its result into the table.
+    fn abandon(&mut self, victim: NodeId, stamp: u64, run_on: bool) -> Abandoned;
     /// Aborts everything (graceful leave).
     fn abandon_all(&mut self) -> Abandoned;
     /// Answer to a [`Lookup::Pending`] table lookup: the value, or `None`

@@ -21,6 +21,7 @@ pub struct JobSpec {
     /// Set by the victim when the job is stolen: (victim, stamp) names this
     /// steal, even if the same job is in flight twice (re-execution).
     pub stamp: u64,
+    #[serde(with = "serde_bytes")]
     pub payload: Vec<u8>,
     /// Re-executed after a crash: look up the result table before running,
     /// and so do all descendants.
@@ -49,7 +50,7 @@ impl JobSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
     /// Shared: a replica holds the same bytes as the message that carried them.
-    Value(Arc<[u8]>),
+    Value(#[serde(with = "arc_bytes")] Arc<[u8]>),
     Pointer(NodeId),
     /// `holder` runs the job (of root epoch `epoch`) and will publish its
     /// result: a newer-epoch job that needs it waits instead of recomputing.
@@ -89,6 +90,7 @@ pub enum Msg {
     JobResult {
         stamp: u64,
         key: JobKey,
+        #[serde(with = "serde_bytes")]
         value: Vec<u8>,
     },
     /// Replicate a table entry.
@@ -123,11 +125,13 @@ pub enum Msg {
     },
     FetchReply {
         key: JobKey,
+        #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
     /// The run is over (sent by the master), with the root job's result
     /// if it is small (at most `Config::pointer_threshold` bytes).
     Terminate {
+        #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
     /// The job the receiver lost to the sender by steal `stamp` failed (it
@@ -154,4 +158,20 @@ pub enum Msg {
     /// The run is being suspended (from the coordinator): send what you
     /// have and stop.
     Suspend,
+}
+
+/// Shared bytes on the wire as one byte string (not a sequence of numbers:
+/// the same encoding in postcard, but read at memory speed).
+mod arc_bytes {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Arc<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[u8]>, D::Error> {
+        Ok(serde_bytes::ByteBuf::deserialize(d)?.into_vec().into())
+    }
 }

@@ -11,6 +11,8 @@ use crate::checkpoint::{compact, Identity, Record};
 pub struct SimCheckpoint {
     /// Interval between the coordinator's writes.
     pub interval: Nanos,
+    /// The first write this long after the start (`None`: one interval).
+    pub first: Option<Nanos>,
     /// Fixed cost of a read or a durable write (a sync).
     pub latency: Nanos,
     /// Bytes per second.
@@ -19,13 +21,18 @@ pub struct SimCheckpoint {
 
 impl Default for SimCheckpoint {
     fn default() -> Self {
-        SimCheckpoint { interval: 60_000_000_000, latency: 5_000_000, bandwidth: 100e6 }
+        SimCheckpoint { interval: 60_000_000_000, first: None, latency: 5_000_000, bandwidth: 100e6 }
     }
 }
 
 pub(super) struct Disk {
     pub(super) bytes: Vec<u8>,
     pub(super) speed: SimCheckpoint,
+    /// Largest size the file reached.
+    pub(super) max_bytes: usize,
+    /// Records in the file, and right after its last rewrite.
+    records: u64,
+    compacted: u64,
     /// Records that opening found (valid ones, before compaction).
     pub(super) records_found: u64,
     /// Opens that found damage (and repaired it).
@@ -39,7 +46,7 @@ fn identity() -> Identity {
 
 impl Disk {
     pub(super) fn new(speed: SimCheckpoint) -> Disk {
-        Disk { bytes: Vec::new(), speed, records_found: 0, repairs: 0 }
+        Disk { bytes: Vec::new(), speed, max_bytes: 0, records: 0, compacted: 0, records_found: 0, repairs: 0 }
     }
 
     /// How long moving `bytes` takes.
@@ -55,6 +62,7 @@ impl Disk {
         self.records_found += scan.records.len() as u64;
         let clean = scan.damage.is_clean() && scan.header.is_some();
         let records = compact(scan.records);
+        (self.records, self.compacted) = (records.len() as u64, records.len() as u64);
         if !clean {
             if !self.bytes.is_empty() {
                 self.repairs += 1;
@@ -66,6 +74,24 @@ impl Disk {
             self.bytes = bytes;
         }
         records
+    }
+
+    /// Appends a write's frames; compacts as `Store` does, once the file
+    /// has grown to twice what it held after its last rewrite.
+    pub(super) fn append(&mut self, frames: &[u8], records: u64) {
+        self.bytes.extend_from_slice(frames);
+        self.records += records;
+        self.max_bytes = self.max_bytes.max(self.bytes.len());
+        if self.records >= 64 && self.records >= 2 * self.compacted.max(1) {
+            let scan = format::scan(&self.bytes).unwrap_or_default();
+            let kept = compact(scan.records);
+            let mut bytes = format::encode_start(&identity());
+            for r in &kept {
+                format::encode_record(r, &mut bytes);
+            }
+            self.bytes = bytes;
+            (self.records, self.compacted) = (kept.len() as u64, kept.len() as u64);
+        }
     }
 
     /// The frames of `records`, as a write appends them.

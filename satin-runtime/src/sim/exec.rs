@@ -398,8 +398,8 @@ impl Executor for ModelExecutor<'_> {
         false
     }
 
-    fn abandon(&mut self, victim: NodeId, stamp: u64) -> Abandoned {
-        if self.keep_orphans {
+    fn abandon(&mut self, victim: NodeId, stamp: u64, run_on: bool) -> Abandoned {
+        if self.keep_orphans && run_on {
             // Runs to the end; its result goes into the table then.
             return Abandoned { runs_on: self.running_stolen.contains_key(&(victim, stamp)), ..Abandoned::default() };
         }

@@ -253,7 +253,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.report.failure = Some("no events left and no answer: the run is stuck".into());
     }
     if let Some(d) = &w.disk {
-        w.report.checkpoint_file_bytes = d.bytes.len() as u64;
+        w.report.checkpoint_file_bytes = d.max_bytes.max(d.bytes.len()) as u64;
         w.report.checkpoint_repairs = d.repairs;
     }
     for node in &w.nodes {
@@ -286,6 +286,8 @@ impl World<'_> {
             crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
         let mut protocol = cfg.protocol.clone();
         protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
+        // Only the first run places its first write; a resumed one starts over.
+        protocol.checkpoint_first = cfg.checkpoint.and_then(|c| c.first).filter(|_| base == 0);
         for &(id, cluster) in &members {
             let core = Node::member(
                 id,
@@ -298,7 +300,13 @@ impl World<'_> {
             );
             self.nodes.push(SimNode {
                 core,
-                exec: ModelExecutor::new(self.tree, cfg.result_bytes, id, cfg.keep_orphans),
+                // As real runs: only the table's runs keep orphans.
+                exec: ModelExecutor::new(
+                    self.tree,
+                    cfg.result_bytes,
+                    id,
+                    cfg.keep_orphans && cfg.protocol.ft == crate::proto::FtMode::Table,
+                ),
                 cluster,
                 gone: false,
                 crashed: false,
@@ -428,7 +436,7 @@ impl World<'_> {
             disk.bytes.extend_from_slice(&frames[..keep]);
             return;
         }
-        disk.bytes.extend_from_slice(&frames);
+        disk.append(&frames, records);
         if self.nodes[node].gone {
             return;
         }
@@ -502,7 +510,8 @@ impl World<'_> {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
                 let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
-                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, self.cfg.keep_orphans);
+                let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
+                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, keep);
                 self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false, leaves: 0 });
                 // The newcomer learns of crashes its contact may not have detected yet.
                 let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();

@@ -32,8 +32,8 @@ pub struct Report {
     pub running_recomputed: u64,
     /// Lookups answered by waiting for a job still running elsewhere.
     pub adopted: u64,
-    /// Checkpoint records written and loaded (all nodes), the file's final
-    /// size, opens that repaired a damaged file.
+    /// Checkpoint records written and loaded (all nodes), the file's
+    /// largest size, opens that repaired a damaged file.
     pub records_written: u64,
     pub records_loaded: u64,
     pub checkpoint_file_bytes: u64,

@@ -49,6 +49,9 @@ pub(super) struct Checkpoint {
     queued: HashSet<JobKey>,
     /// Large values this coordinator holds for the file, by publisher.
     held_for: BTreeMap<JobKey, NodeId>,
+    /// Ids of the calls whose results the file holds: a result whose
+    /// parent's is saved is not worth writing.
+    saved_ids: HashSet<u64>,
     next_seq: u64,
     writing: Option<u64>,
     /// Suspending: the members whose last batch has not come yet.
@@ -58,6 +61,17 @@ pub(super) struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// The pending results worth writing: none whose parent's result is
+    /// saved or written with them (the paper's compression, before the
+    /// bytes are written rather than after).
+    fn batch(&mut self) -> Vec<Record> {
+        let pending = crate::checkpoint::compact(std::mem::take(&mut self.pending));
+        let batch: Vec<Record> =
+            pending.into_iter().filter(|r| r.meta.parent == 0 || !self.saved_ids.contains(&r.meta.parent)).collect();
+        self.saved_ids.extend(batch.iter().map(|r| r.meta.id).filter(|&id| id != 0));
+        batch
+    }
+
     pub(super) fn new(interval: Time) -> Checkpoint {
         Checkpoint {
             interval: interval.max(1),
@@ -68,6 +82,7 @@ impl Checkpoint {
             pending: Vec::new(),
             queued: HashSet::new(),
             held_for: BTreeMap::new(),
+            saved_ids: HashSet::new(),
             next_seq: 0,
             writing: None,
             suspending: None,
@@ -81,9 +96,11 @@ impl Node {
     /// every node ticks at the interval.
     pub(super) fn start_checkpoints(&mut self, now: Time) {
         let master = self.is_master();
+        let first = self.config.checkpoint_first;
         let Some(c) = &mut self.checkpoint else { return };
-        c.next_tick = Some(now + c.interval);
-        self.actions.push_back(Action::SetTimer { at: now + c.interval });
+        let at = now + first.unwrap_or(c.interval);
+        c.next_tick = Some(at);
+        self.actions.push_back(Action::SetTimer { at });
         if master {
             c.file = File::Opening;
             c.root_waits = true;
@@ -147,6 +164,7 @@ impl Node {
         }
         self.stats.records_loaded += records.len() as u64;
         let c = self.checkpoint.as_mut().expect("checked above");
+        c.saved_ids = records.iter().map(|r| r.meta.id).filter(|&id| id != 0).collect();
         c.queued = saved;
         for r in missing {
             c.queued.insert(r.key);
@@ -205,8 +223,10 @@ impl Node {
         let key = root.key;
         let Some(c) = &mut self.checkpoint else { return };
         if coordinator {
-            let mut records = std::mem::take(&mut c.pending);
-            records.push(Record { key, meta: ResultMeta { depth: 0, id: 0, parent: 0 }, value: value.to_vec() });
+            let mut records = c.batch();
+            if c.queued.insert(key) {
+                records.push(Record { key, meta: ResultMeta { depth: 0, id: 0, parent: 0 }, value: value.to_vec() });
+            }
             c.next_seq += 1;
             self.actions.push_back(Action::CheckpointWrite { seq: c.next_seq, records });
         }
@@ -230,11 +250,12 @@ impl Node {
             if c.file == File::Open && c.writing.is_none() && !c.pending.is_empty() {
                 c.next_seq += 1;
                 c.writing = Some(c.next_seq);
-                let records = std::mem::take(&mut c.pending);
+                let records = c.batch();
                 self.actions.push_back(Action::CheckpointWrite { seq: c.next_seq, records });
             }
         } else if !c.outbox.is_empty() && master != me {
-            let records = std::mem::take(&mut c.outbox);
+            // Large results whose parent's is in the batch too stay here.
+            let records = crate::checkpoint::compact(std::mem::take(&mut c.outbox));
             self.actions.push_back(Action::Send { to: master, msg: Msg::CheckpointBatch { records, last: false } });
         }
     }
@@ -330,7 +351,7 @@ impl Node {
         }
         c.next_seq += 1;
         c.final_write = Some(c.next_seq);
-        let records = std::mem::take(&mut c.pending);
+        let records = c.batch();
         self.actions.push_back(Action::CheckpointWrite { seq: c.next_seq, records });
     }
 }

@@ -67,6 +67,9 @@ pub struct Config {
     /// Write checkpoints at this interval (see `checkpoint.rs`); `None`: no
     /// checkpoint file.
     pub checkpoint_interval: Option<Time>,
+    /// The first write this long after the start (default: one interval);
+    /// experiments use it to place a crash inside an interval.
+    pub checkpoint_first: Option<Time>,
     /// Give up on a steal request unanswered this long and ask another
     /// victim (a late reply's job still runs): a victim that died without
     /// being noticed yet does not starve its thieves for the whole
@@ -88,6 +91,7 @@ impl Default for Config {
             steal_backoff: 5_000_000,
             steal_timeout: None,
             checkpoint_interval: None,
+            checkpoint_first: None,
             publish_after: Some(1_000_000_000),
         }
     }

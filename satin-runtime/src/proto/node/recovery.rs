@@ -46,11 +46,14 @@ impl Node {
         }
         self.checkpoint_peer_dead(peer, master_died);
         // Step 2: orphans. Save finished parts; the executor aborts the
-        // rest, or lets it run on and publish its result when it ends.
+        // rest — or, when the root restarts (its new epoch may wait for
+        // them), lets them run on and publish their results when they end.
+        // After a worker's death nothing may wait for them: its re-queued
+        // jobs would compute them again beside them.
         let orphans: Vec<(NodeId, u64)> = self.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();
         for (victim, stamp) in orphans {
             let running = self.running_for.remove(&(victim, stamp));
-            let abandoned = exec.abandon(victim, stamp);
+            let abandoned = exec.abandon(victim, stamp, master_died);
             match running {
                 Some(r) if abandoned.runs_on => {
                     self.orphans.insert((victim, stamp), r);

@@ -1,0 +1,202 @@
+//! Checkpoints in real runs: node processes killed with SIGKILL (every one
+//! of them), suspended with SIGUSR1, a damaged file, a file of another
+//! computation — then the same command again.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
+/// Generous bound on one run; only a hang gets anywhere near it.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+const SUSPENDED: i32 = 75;
+const ALL_KILLED: i32 = 3;
+
+/// One run at a time: they share two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(args: &[&str]) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child =
+        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
+    let deadline = Instant::now() + RUN_LIMIT;
+    while child.try_wait().expect("waits").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("nqueens {args:?} did not finish within {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("satin-ckpt-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temp dir");
+    d
+}
+
+/// The sum of one statistic over every node's line (`field N`).
+fn total(log: &str, field: &str) -> u64 {
+    log.lines()
+        .filter_map(|l| l.split(&format!("{field} ")).nth(1))
+        .filter_map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Runs nqueens 15 on 3 local nodes with a checkpoint and the given chaos,
+/// which must end the run without an answer with `status`.
+fn interrupted(file: &Path, chaos: &str, status: i32) -> Output {
+    let f = file.to_str().expect("utf-8");
+    let out = run(&[
+        "15",
+        "--local-nodes",
+        "3",
+        "--workers",
+        "1",
+        "--idle-timeout-ms",
+        "500",
+        "--checkpoint",
+        f,
+        "--checkpoint-interval",
+        "100ms",
+        "--chaos",
+        chaos,
+    ]);
+    assert_eq!(out.status.code(), Some(status), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "no answer from an interrupted run");
+    assert!(stderr(&out).contains("can be resumed from its checkpoint"), "{}", stderr(&out));
+    assert!(std::fs::metadata(file).expect("the checkpoint exists").len() > 0);
+    out
+}
+
+/// The same command again, without chaos: the right answer, from the file.
+fn resumed(file: &Path) -> Output {
+    let f = file.to_str().expect("utf-8");
+    let out = run(&["15", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "500", "--checkpoint", f]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "2279184");
+    assert!(stderr(&out).contains("resuming from"), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn every_node_killed_then_the_same_command_finishes_from_the_checkpoint() {
+    let file = dir("total-loss").join("run.ckpt");
+    let lost = interrupted(&file, "kill:node=all,at=60%", ALL_KILLED);
+    assert!(stderr(&lost).contains("every node was killed"), "{}", stderr(&lost));
+    let out = resumed(&file);
+    let log = stderr(&out);
+    assert!(total(&log, "records loaded") > 0, "{log}");
+    assert!(total(&log, "table hits") > 0, "the resumed run reused nothing:\n{log}");
+}
+
+#[test]
+fn a_suspended_run_resumes_with_the_same_command() {
+    let file = dir("suspend").join("run.ckpt");
+    let out = interrupted(&file, "suspend:at=50%", SUSPENDED);
+    assert!(stderr(&out).contains("the run is suspended"), "{}", stderr(&out));
+    let log = stderr(&resumed(&file));
+    assert!(total(&log, "records loaded") > 0, "{log}");
+}
+
+#[test]
+fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
+    let file = dir("damaged").join("run.ckpt");
+    interrupted(&file, "kill:node=all,at=60%", ALL_KILLED);
+    let mut bytes = std::fs::read(&file).expect("the checkpoint");
+    let len = bytes.len();
+    assert!(len > 400, "too few records to damage: {len} bytes");
+    bytes[len / 2] ^= 0x5a;
+    bytes.truncate(len - 7);
+    std::fs::write(&file, &bytes).expect("damaged");
+    let log = stderr(&resumed(&file));
+    assert!(log.contains("was damaged") && log.contains("valid record(s) found"), "{log}");
+    // The file was rewritten from its valid records: clean now.
+    let again = stderr(&resumed(&file));
+    assert!(!again.contains("was damaged"), "{again}");
+}
+
+#[test]
+fn one_node_alone_resumes_after_a_kill() {
+    let file = dir("lone").join("run.ckpt");
+    let f = file.to_str().expect("utf-8");
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(NQUEENS)
+        .args(["16", "--workers", "2", "--checkpoint", f, "--checkpoint-interval", "50ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nqueens starts");
+    // Kill it once some results are in the file (beyond its header).
+    let deadline = Instant::now() + RUN_LIMIT;
+    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 600 {
+        assert!(child.try_wait().expect("waits").is_none(), "the run ended before a result was checkpointed");
+        assert!(Instant::now() < deadline, "nothing was checkpointed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    drop(_turn);
+    let out = run(&["16", "--workers", "2", "--checkpoint", f]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "14772512");
+    let log = stderr(&out);
+    assert!(log.contains("resuming from") && !log.contains(" 0 reused"), "{log}");
+    // Finished, the file answers at once: only the answer is left in it.
+    let out = run(&["16", "--workers", "2", "--checkpoint", f]);
+    assert_eq!(stdout(&out), "14772512");
+    assert!(stderr(&out).contains("1 results loaded, 1 reused"), "{}", stderr(&out));
+}
+
+#[test]
+fn checkpoints_of_other_computations_and_other_files_are_refused_untouched() {
+    let d = dir("refuse");
+    let file = d.join("run.ckpt");
+    let f = file.to_str().expect("utf-8");
+    let out = run(&["11", "--workers", "1", "--checkpoint", f]);
+    assert_eq!(stdout(&out), "2680", "{}", stderr(&out));
+    let before = std::fs::read(&file).expect("written");
+
+    // Other arguments: another computation.
+    let out = run(&["12", "--workers", "1", "--checkpoint", f]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another computation") && stderr(&out).contains("--checkpoint-fresh"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&file).expect("still there"), before);
+    // ... unless the user says to start over.
+    let out = run(&["12", "--workers", "1", "--checkpoint", f, "--checkpoint-fresh"]);
+    assert_eq!(stdout(&out), "14200", "{}", stderr(&out));
+
+    // Not a checkpoint at all: refused, left as it is, also with --checkpoint-fresh.
+    let text = d.join("notes.txt");
+    std::fs::write(&text, "my notes\n").expect("written");
+    for fresh in [false, true] {
+        let mut args = vec!["11", "--workers", "1", "--checkpoint", text.to_str().expect("utf-8")];
+        if fresh {
+            args.push("--checkpoint-fresh");
+        }
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("is not a checkpoint file"), "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&text).expect("still there"), "my notes\n");
+
+    // Bad flag values are usage errors.
+    let out = run(&["11", "--checkpoint", f, "--checkpoint-interval", "soon"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = run(&["11", "--checkpoint-interval", "1s"]);
+    assert_eq!(out.status.code(), Some(2), "--checkpoint-interval needs --checkpoint");
+}

@@ -140,6 +140,9 @@ pub fn seed002_config(
     };
     c.protocol.ft = ft;
     c.protocol.publish_after = Some(1_000_000_000);
+    // As QUIC streams do: a large table sync is not overtaken by the small
+    // steal replies sent after it.
+    c.fifo_links = true;
     c.faults = faults;
     c.checkpoint = interval.map(|i| {
         let half = i / 2;

@@ -1,7 +1,10 @@
 //! Random fault schedules in the simulator: crashes of up to N-1 nodes (the
-//! master among them), graceful leaves, joins, message delay and reordering.
-//! Every run must terminate with the fault-free answer, and no job may run
-//! while its result sits in the executing node's table replica.
+//! master among them), graceful leaves, joins, message delay and reordering;
+//! in a third of the runs a checkpoint file, and the loss of every node, a
+//! suspend or bits flipped in the file, followed by new nodes resuming.
+//! Every run must terminate with the fault-free answer, no job may run
+//! while its result sits in the executing node's table replica, and no
+//! lookup of a restarted root may compute a job a live node still runs.
 //!
 //! `SATIN_SIM_SEEDS=N` runs N seeds (default 2000); `SATIN_SIM_SEED=S`
 //! replays one seed and prints its report; with `SATIN_SIM_DEBUG=1` as well,

@@ -185,16 +185,7 @@ impl Store {
             report.repaired = !report.damage.is_clean();
             Store::create(path, identity, &records)?
         } else {
-            let file = OpenOptions::new().append(true).open(path).map_err(io(path, "open"))?;
-            let n = records.len() as u64;
-            Store {
-                path: path.to_path_buf(),
-                identity: identity.clone(),
-                file,
-                records: n,
-                bytes: bytes.len() as u64,
-                compacted: n,
-            }
+            Store::append_to(path, identity, records.len(), bytes.len())?
         };
         report.bytes = store.bytes;
         Ok((store, records, report))
@@ -207,15 +198,20 @@ impl Store {
             format::encode_record(r, &mut bytes);
         }
         write_atomically(path, &bytes)?;
+        Store::append_to(path, identity, records.len(), bytes.len())
+    }
+
+    /// The file at `path`, which holds `records` records in `bytes` bytes,
+    /// opened for appending.
+    fn append_to(path: &Path, identity: &Identity, records: usize, bytes: usize) -> Result<Store, CheckpointError> {
         let file = OpenOptions::new().append(true).open(path).map_err(io(path, "open"))?;
-        let n = records.len() as u64;
         Ok(Store {
             path: path.to_path_buf(),
             identity: identity.clone(),
             file,
-            records: n,
-            bytes: bytes.len() as u64,
-            compacted: n,
+            records: records as u64,
+            bytes: bytes as u64,
+            compacted: records as u64,
         })
     }
 

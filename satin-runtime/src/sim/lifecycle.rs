@@ -1,0 +1,196 @@
+//! Nodes coming and going in a simulated run: the start (and restart) of
+//! a full set of nodes, the faults of a schedule, crashes and the notice of
+//! a departure, and the checkpoint file's writes reaching the disk.
+
+use super::exec::ModelExecutor;
+use super::faults::FaultKind;
+use super::workload::key_of;
+use super::{Ev, SimNode, World};
+use crate::proto::Node;
+
+impl World<'_> {
+    /// Starts a full set of nodes: at the beginning, and again on resume
+    /// (new ids after the old ones; the first is the master).
+    pub(super) fn start_nodes(&mut self) {
+        let cfg = self.cfg;
+        let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
+        let base = self.nodes.len();
+        let members: Vec<(u64, u32)> =
+            (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
+        let root =
+            crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
+        let mut protocol = cfg.protocol.clone();
+        protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
+        // Only the first run places its first write; a resumed one starts over.
+        protocol.checkpoint_first = cfg.checkpoint.and_then(|c| c.first).filter(|_| base == 0);
+        for &(id, cluster) in &members {
+            let core = Node::member(
+                id,
+                cluster,
+                &members,
+                base as u64,
+                root.clone(),
+                protocol.clone(),
+                cfg.seed ^ base as u64,
+            );
+            self.nodes.push(SimNode {
+                core,
+                // As real runs: only the table's runs keep orphans.
+                exec: ModelExecutor::new(
+                    self.tree,
+                    cfg.result_bytes,
+                    id,
+                    cfg.keep_orphans && cfg.protocol.ft == crate::proto::FtMode::Table,
+                ),
+                cluster,
+                gone: false,
+                crashed: false,
+                leaves: 0,
+            });
+        }
+        let now = self.now;
+        for i in base..base + n {
+            let SimNode { core, exec, .. } = &mut self.nodes[i];
+            exec.now = now;
+            core.start(now, exec);
+        }
+        for i in base..base + n {
+            self.pump(i);
+        }
+    }
+
+    /// Every node gone and no answer: the run is lost, or resumes later.
+    pub(super) fn resume_if_all_gone(&mut self) {
+        if self.finished || self.resuming || self.nodes.iter().any(|n| !n.gone) {
+            return;
+        }
+        let Some(after) = self.cfg.resume_after else { return };
+        self.resuming = true;
+        self.schedule(self.now + after, Ev::Resume);
+    }
+
+    /// A write reaches the disk: whole, or — its writer crashed meanwhile —
+    /// cut at a random byte (a torn tail the next reader repairs).
+    pub(super) fn disk_written(&mut self, node: usize, seq: u64, records: u64, frames: Vec<u8>) {
+        let Some(disk) = &mut self.disk else { return };
+        if self.nodes[node].crashed {
+            let keep = self.rng.below(frames.len() as u64 + 1) as usize;
+            disk.bytes.extend_from_slice(&frames[..keep]);
+            return;
+        }
+        disk.append(&frames, records);
+        if self.nodes[node].gone {
+            return;
+        }
+        let now = self.now;
+        let bytes = frames.len() as u64;
+        let SimNode { core, .. } = &mut self.nodes[node];
+        core.handle_checkpoint_written(now, seq, records, bytes);
+        self.pump(node);
+    }
+
+    pub(super) fn fault(&mut self, i: usize) {
+        let kind = self.cfg.faults[i].kind.clone();
+        match kind {
+            FaultKind::Crash(n) => self.crash(n as usize),
+            FaultKind::CrashCluster(c) => {
+                let victims: Vec<usize> =
+                    (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();
+                for v in victims {
+                    self.crash(v);
+                }
+            }
+            FaultKind::CrashMaster => {
+                if let Some(view) = self.nodes.iter().find(|n| !n.gone) {
+                    let m = view.core.master() as usize;
+                    self.crash(m);
+                }
+            }
+            FaultKind::Leave(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.leave(now, exec);
+                    self.pump(n);
+                    self.nodes[n].gone = true;
+                }
+            }
+            FaultKind::Drain(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.begin_leave(now, exec);
+                    self.schedule(now + self.cfg.leave_timeout, Ev::LeaveDeadline { node: n });
+                    self.pump(n);
+                }
+            }
+            FaultKind::CrashAll => {
+                for v in 0..self.nodes.len() {
+                    self.crash(v);
+                }
+            }
+            FaultKind::Suspend => {
+                if let Some(view) = self.nodes.iter().position(|n| !n.gone) {
+                    let m = self.nodes[view].core.master() as usize;
+                    let target = if m < self.nodes.len() && !self.nodes[m].gone { m } else { view };
+                    let now = self.now;
+                    self.nodes[target].core.suspend(now);
+                    self.pump(target);
+                }
+            }
+            FaultKind::Corrupt => {
+                if let Some(d) = &mut self.disk {
+                    if !d.bytes.is_empty() {
+                        let at = self.rng.below(d.bytes.len() as u64) as usize;
+                        d.bytes[at] ^= 1 << self.rng.below(8);
+                    }
+                }
+            }
+            FaultKind::Join(cluster) => {
+                let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
+                let id = self.nodes.len();
+                let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
+                let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
+                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, keep);
+                self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false, leaves: 0 });
+                // The newcomer learns of crashes its contact may not have detected yet.
+                let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
+                for d in dead {
+                    let at = self.now + self.cfg.detect_delay;
+                    self.schedule(at, Ev::PeerDead { node: id, peer: d });
+                }
+                self.pump(id);
+            }
+        }
+    }
+
+    /// A message from `from` found `to` gone (left, or crashed): as a real
+    /// connection would, the sender notices after the detection delay —
+    /// also when it never heard that `to` left (it joined meanwhile).
+    pub(super) fn notice_gone(&mut self, from: usize, to: usize) {
+        if from < self.nodes.len() && !self.nodes[from].gone && self.noticed.insert((from, to)) {
+            // Not before what `to` sent to `from` has arrived: a closing
+            // connection delivers its stream first.
+            let last = self.link_clock.get(&(to, from)).map_or(0, |t| t + 1);
+            let at = (self.now + self.cfg.detect_delay).max(last);
+            self.schedule(at, Ev::PeerDead { node: from, peer: to });
+        }
+    }
+
+    pub(super) fn crash(&mut self, n: usize) {
+        if n >= self.nodes.len() || self.nodes[n].gone {
+            return;
+        }
+        self.nodes[n].gone = true;
+        self.nodes[n].crashed = true;
+        for j in 0..self.nodes.len() {
+            if !self.nodes[j].gone {
+                let jitter = self.rng.below(self.cfg.detect_delay / 10 + 1);
+                let at = self.now + self.cfg.detect_delay + jitter;
+                self.schedule(at, Ev::PeerDead { node: j, peer: n });
+            }
+        }
+    }
+}

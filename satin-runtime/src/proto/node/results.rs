@@ -156,17 +156,21 @@ impl Node {
 
     /// Whether a job with this key runs here for another node.
     pub fn runs(&self, key: &JobKey) -> bool {
-        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key)
+        self.runs_where(key, |_| true)
     }
 
     /// Whether a job with this key and an epoch below `epoch` runs here.
     fn runs_before(&self, key: &JobKey, epoch: u32) -> bool {
-        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && r.epoch < epoch)
+        self.runs_where(key, |e| e < epoch)
     }
 
     /// Whether a job with this key and epoch runs here for another node.
     fn runs_at(&self, key: &JobKey, epoch: u32) -> bool {
-        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && r.epoch == epoch)
+        self.runs_where(key, |e| e == epoch)
+    }
+
+    fn runs_where(&self, key: &JobKey, epoch_ok: impl Fn(u32) -> bool) -> bool {
+        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && epoch_ok(r.epoch))
     }
 
     pub(super) fn job_result(&mut self, stamp: u64, key: JobKey, value: Vec<u8>, exec: &mut impl Executor) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Distributed runs on loopback: 4 node processes x 1 worker, ratios from one
-# invocation. Usage: bench/loopback.sh [N-queens size] [repetitions] [raytracer side]
+# invocation.
+# Usage: bench/loopback.sh [N-queens size] [repetitions] [raytracer side] [rays per pixel, per axis]
 # Prints Markdown tables for docs/results.md.
 #
 # Crashes: a worker or the master killed (SIGKILL), against 3 nodes from the
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/.."
 N=${1:-16}
 REPS=${2:-3}
 RT=${3:-3000}
+SAMPLES=${4:-5}
 cargo build --release -q -p satin-examples --bin nqueens --bin raytracer
 COMMON=(--workers 1 --idle-timeout-ms 1000 --no-progress)
 CKPT=$(mktemp -d)
@@ -92,6 +94,7 @@ scenario kill    "$expect" --local-nodes 4 --chaos 'kill:node=2,at=50%'
 scenario master  "$expect" --local-nodes 4 --chaos 'kill:node=0,at=50%'
 scenario master2 "$expect" --local-nodes 4 --chaos 'kill:node=0,at=20%'
 scenario master8 "$expect" --local-nodes 4 --chaos 'kill:node=0,at=80%'
+SATIN_DEATH_NOTICES=off scenario mastert "$expect" --local-nodes 4 --chaos 'kill:node=0,at=50%'
 scenario naive   "$expect" --local-nodes 4 --ft naive --chaos 'kill:node=2,at=50%'
 # Checkpoints every second: paired with the run without them.
 paired plain ckpt "$expect" --local-nodes 4
@@ -109,6 +112,7 @@ echo "| kill 1 of 4 (a worker) at 50 % | ${T[kill]} | ${C[kill]} | vs 3 from sta
 echo "| kill the master at 20 % | ${T[master2]} | ${C[master2]} | vs 3 from start $(r "${T[master2]}" "${T[three]}") | $(pct "${C[master2]}" "${C[ft]}") |"
 echo "| kill the master at 50 % | ${T[master]} | ${C[master]} | vs 3 from start $(r "${T[master]}" "${T[three]}") | $(pct "${C[master]}" "${C[ft]}") |"
 echo "| kill the master at 80 % | ${T[master8]} | ${C[master8]} | vs 3 from start $(r "${T[master8]}" "${T[three]}") | $(pct "${C[master8]}" "${C[ft]}") |"
+echo "| kill the master at 50 %, found by the idle timeout (1 s) | ${T[mastert]} | ${C[mastert]} | vs 3 from start $(r "${T[mastert]}" "${T[three]}") | $(pct "${C[mastert]}" "${C[ft]}") |"
 echo "| kill 1 of 4 at 50 %, --ft naive | ${T[naive]} | ${C[naive]} | vs 3 from start $(r "${T[naive]}" "${T[three]}") | $(pct "${C[naive]}" "${C[ft]}") |"
 echo "| no faults, without checkpoints (paired) | ${T[plain]} | ${C[plain]} | 1.000 | |"
 echo "| no faults, --checkpoint-interval 1s | ${T[ckpt]} | ${C[ckpt]} | $(r "${T[ckpt]}" "${T[plain]}") | $(pct "${C[ckpt]}" "${C[plain]}") |"
@@ -116,7 +120,7 @@ echo "| every node killed at 50 %, then resumed | ${T[lost]} | ${C[lost]} | vs u
 echo "| suspended at 50 %, then resumed | ${T[suspend]} | ${C[suspend]} | vs uninterrupted $(r "${T[suspend]}" "${T[plain]}") | $(pct "${C[suspend]}" "${C[plain]}") |"
 
 # The raytracer: large results (image parts) travel and are checkpointed.
-BIN=(target/release/raytracer --width "$RT" --height $((RT * 3 / 4)))
+BIN=(target/release/raytracer --width "$RT" --height $((RT * 3 / 4)) --samples "$SAMPLES")
 expect=$("${BIN[@]}" --workers 2 2>/dev/null)
 scenario rt      "$expect" --local-nodes 4
 paired rtplain rtckpt "$expect" --local-nodes 4
@@ -124,7 +128,7 @@ scenario rtmaster "$expect" --local-nodes 4 --chaos 'kill:node=0,at=50%'
 interrupted rtlost    "$expect" 'kill:node=all,at=50%' --local-nodes 4
 interrupted rtsuspend "$expect" 'suspend:at=50%' --local-nodes 4
 echo
-echo "raytracer ${RT}x$((RT * 3 / 4)), 4 processes x 1 worker, median of $REPS"
+echo "raytracer ${RT}x$((RT * 3 / 4)), ${SAMPLES}x$SAMPLES rays per pixel, 4 processes x 1 worker, median of $REPS"
 echo
 echo "| run | time (s) | cpu of all nodes (s) | ratio | extra cpu |"
 echo "|---|---|---|---|---|"

@@ -17,24 +17,31 @@ pub struct Area {
 /// Rectangles of at most this many pixels are rendered directly.
 const LEAF_PIXELS: u32 = 1024;
 
-/// RGB bytes of `area` (row-major) of a `width`×`height` image.
+/// RGB bytes of `area` (row-major) of a `width`×`height` image, each pixel
+/// the mean of `samples`×`samples` rays (supersampling: more work per
+/// pixel, the same result size).
 #[divide_and_conquer]
-pub fn render(area: Area, width: u32, height: u32) -> Vec<u8> {
+pub fn render(area: Area, width: u32, height: u32, samples: u32) -> Vec<u8> {
     if area.w * area.h <= LEAF_PIXELS || (area.w == 1 && area.h == 1) {
-        return render_block(area, width, height);
+        return render_block(area, width, height, samples);
     }
     let (first, second) = split(area);
-    let a = render(first, width, height);
-    let b = render(second, width, height);
+    let a = render(first, width, height, samples);
+    let b = render(second, width, height, samples);
     join_halves(area, first, &a, &b)
 }
 
-/// The whole image.
+/// The whole image, one ray per pixel.
 pub fn image(width: u32, height: u32) -> Vec<u8> {
+    image_sampled(width, height, 1)
+}
+
+/// The whole image, `samples`×`samples` rays per pixel.
+pub fn image_sampled(width: u32, height: u32, samples: u32) -> Vec<u8> {
     if width == 0 || height == 0 {
         return Vec::new();
     }
-    render(Area { x: 0, y: 0, w: width, h: height }, width, height)
+    render(Area { x: 0, y: 0, w: width, h: height }, width, height, samples.max(1))
 }
 
 fn split(a: Area) -> (Area, Area) {
@@ -141,14 +148,24 @@ fn trace(origin: V3, dir: V3, depth: u32) -> V3 {
     c
 }
 
-fn render_block(area: Area, width: u32, height: u32) -> Vec<u8> {
+fn render_block(area: Area, width: u32, height: u32, samples: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity((area.w * area.h * 3) as usize);
     let aspect = width as f64 / height as f64;
+    let n = samples.max(1);
+    let step = 1.0 / n as f64;
     for y in area.y..area.y + area.h {
         for x in area.x..area.x + area.w {
-            let u = (2.0 * (x as f64 + 0.5) / width as f64 - 1.0) * aspect;
-            let v = 1.0 - 2.0 * (y as f64 + 0.5) / height as f64;
-            let c = trace([0.0, 1.5, 0.0], norm([u, v - 0.2, 1.6]), 0);
+            let mut sum = [0.0; 3];
+            for sy in 0..n {
+                for sx in 0..n {
+                    let px = x as f64 + (sx as f64 + 0.5) * step;
+                    let py = y as f64 + (sy as f64 + 0.5) * step;
+                    let u = (2.0 * px / width as f64 - 1.0) * aspect;
+                    let v = 1.0 - 2.0 * py / height as f64;
+                    sum = add(sum, trace([0.0, 1.5, 0.0], norm([u, v - 0.2, 1.6]), 0));
+                }
+            }
+            let c = mul(sum, 1.0 / (n * n) as f64);
             out.extend(c.iter().map(|ch| (ch.clamp(0.0, 1.0) * 255.0).round() as u8));
         }
     }
@@ -157,7 +174,12 @@ fn render_block(area: Area, width: u32, height: u32) -> Vec<u8> {
 
 /// Renders the image row by row without the annotation, for comparison.
 pub fn image_plain(width: u32, height: u32) -> Vec<u8> {
-    render_block(Area { x: 0, y: 0, w: width, h: height }, width, height)
+    image_plain_sampled(width, height, 1)
+}
+
+/// [`image_plain`] with `samples`×`samples` rays per pixel.
+pub fn image_plain_sampled(width: u32, height: u32, samples: u32) -> Vec<u8> {
+    render_block(Area { x: 0, y: 0, w: width, h: height }, width, height, samples)
 }
 
 /// Writes RGB bytes as a PNG file.

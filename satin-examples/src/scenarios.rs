@@ -223,3 +223,198 @@ pub fn checkpoint(base: &SimConfig) -> Vec<String> {
     println!("[\n  {}\n]", rows.join(",\n  "));
     rows
 }
+
+const HOUR: u64 = 3_600_000_000_000;
+/// Day 3's degraded tasks take this much longer: past the narrow hard
+/// timeout (1.10), within the default one (2).
+const SLOW_FACTOR: f64 = 1.5;
+
+/// Seed 003's Monte Carlo experiment: 4 machines × 2 job slots (nodes 1–4;
+/// node 0 is the master and runs no task), 960 independent tasks of one
+/// hour, the failures of its Table II — day 1 machine 2's workers killed
+/// every 4 h (the tasks vanish without a word); day 2 machine 3's job
+/// service killed every 4 h (its tasks fail and say so); day 3 machine 4
+/// runs new tasks 1.5 times as long for 2 h of every 4; day 4 machine 1
+/// refuses new tasks for 2 h of every 4 — with the user's estimate of one
+/// hour and timeouts `soft` and `hard` × that.
+pub fn gridsuperscalar_config(base: &SimConfig, soft: f64, hard: f64) -> SimConfig {
+    let mut c = base.clone();
+    c.clusters = 1;
+    c.nodes_per_cluster = 5;
+    c.slots = 2;
+    c.master_slots = Some(0);
+    c.shape = sim::workload::Shape::Flat { leaves: 960 };
+    c.cost = sim::workload::Cost::Constant;
+    c.mean_leaf_cost = HOUR;
+    c.local_latency = 1_000_000;
+    c.local_bandwidth = 10e6;
+    c.detect_delay = 60_000_000_000;
+    c.time_limit = 400 * HOUR;
+    c.protocol.steal = satin::proto::StealPolicy::Random;
+    c.protocol.publish_after = None;
+    // An idle slot asks again every 10 s (GRID superscalar polls every 30 s).
+    c.protocol.steal_backoff = 10_000_000_000;
+    c.protocol.stragglers = satin::proto::Stragglers {
+        expect: Some(HOUR),
+        soft,
+        hard,
+        answer_timeout: 60_000_000_000,
+        retries: 1000,
+        strike_window: 4 * HOUR,
+        cool_down: HOUR / 6,
+        max_drops: 1000,
+        duplicate_after: 0,
+        ..satin::proto::Stragglers::default()
+    };
+    let at = |h: f64| Trigger::At((h * HOUR as f64) as u64);
+    // The kills of days 1 and 2 strike once in every 4 hours, at a moment
+    // drawn from the seed (so they hit tasks at any point of their hour).
+    let mut rng = satin::proto::SplitMix64::new(base.seed ^ 0x6515);
+    let mut moment = |k: u32| 4.0 * k as f64 + 4.0 * rng.below(1 << 20) as f64 / (1 << 20) as f64;
+    let mut f = Vec::new();
+    for k in 0..6 {
+        f.push(Fault { when: at(moment(k)), kind: FaultKind::LoseRunning(2) });
+        f.push(Fault { when: at(24.0 + moment(k)), kind: FaultKind::FailRunning(3) });
+    }
+    // Days 3 and 4 follow a fixed pattern from a moment of the day drawn
+    // from the seed: 2 hours on, then 2 off.
+    let phase = moment(0);
+    for k in 0..4 {
+        let h = 48.0 + phase + 4.0 * k as f64;
+        f.push(Fault { when: at(h), kind: FaultKind::Slow { node: 4, factor: SLOW_FACTOR } });
+        f.push(Fault { when: at(h + 2.0), kind: FaultKind::Slow { node: 4, factor: 1.0 } });
+    }
+    let phase = moment(0);
+    for k in 0..6 {
+        let h = 72.0 + phase + 4.0 * k as f64;
+        f.push(Fault { when: at(h), kind: FaultKind::FailRate { node: 1, rate: 1.0 } });
+        f.push(Fault { when: at(h + 2.0), kind: FaultKind::FailRate { node: 1, rate: 0.0 } });
+    }
+    c.faults = f;
+    c
+}
+
+/// The published figures of seed 003 (Table III, total time).
+const GS_PUBLISHED_HOURS: f64 = 135.0 + 47.0 / 60.0 + 39.0 / 3600.0;
+const GS_EXPECTED_HOURS: f64 = 125.25;
+
+/// One run of [`gridsuperscalar_config`] as a JSON object: the total time
+/// beside the published one, Table III's columns per machine.
+fn gridsuperscalar_run(base: &SimConfig, soft: f64, hard: f64) -> (String, sim::Report) {
+    let r = sim::run(&gridsuperscalar_config(base, soft, hard));
+    let hours = r.virtual_seconds * 1e9 / HOUR as f64;
+    let machines: Vec<String> = (1..r.per_node.len())
+        .map(|i| {
+            let n = &r.per_node[i];
+            let days = (hours / 24.0).ceil().max(1.0) as usize;
+            let mut per_day = vec![0u64; days];
+            for t in &n.started_at {
+                per_day[((*t / (24 * HOUR)) as usize).min(days - 1)] += 1;
+            }
+            let per_day: Vec<String> = per_day.iter().map(u64::to_string).collect();
+            format!(
+                "{{\"name\":\"bscgrid0{i}\",\"completed\":{},\"failed\":{},\"jobs_per_day\":[{}],\"drops\":{}}}",
+                n.leaves,
+                n.strikes,
+                per_day.join(","),
+                n.drops
+            )
+        })
+        .collect();
+    let json = format!(
+        "{{\"soft\":{soft},\"hard\":{hard},\"total_hours\":{hours:.3},\"ideal_hours\":120,\"expected_hours\":{GS_EXPECTED_HOURS},\"published_hours\":{GS_PUBLISHED_HOURS:.3},\"result_ok\":{},\"tasks_completed_twice\":{},\"tasks_executed\":{},\"tasks\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"machines\":[{}]}}",
+        r.result_ok,
+        r.completed_twice,
+        r.leaves_executed,
+        r.leaves_needed,
+        r.duplicates_started,
+        r.duplicates_won,
+        r.duplicates_aborted,
+        r.status_checks,
+        r.jobs_lost,
+        r.hard_timeouts,
+        r.retried,
+        r.drops,
+        machines.join(",")
+    );
+    (json, r)
+}
+
+/// Seed 003, Tables II and III: the narrow timeouts of the experiment
+/// (soft 1.05, hard 1.10) and the defaults (1.25, 2). Prints one JSON
+/// object: the narrow run, with the default run under `default_timeouts`.
+pub fn gridsuperscalar(base: &SimConfig) -> String {
+    let (narrow, r) = gridsuperscalar_run(base, 1.05, 1.10);
+    let (default, d) = gridsuperscalar_run(base, 1.25, 2.0);
+    for (name, r) in [("narrow timeouts (1.05, 1.10)", &r), ("default timeouts (1.25, 2)", &d)] {
+        eprintln!(
+            "gridsuperscalar, {name}: {:.2} h (ideal 120, expected 125.25, published {GS_PUBLISHED_HOURS:.2}), ok {}, completed twice {}",
+            r.virtual_seconds * 1e9 / HOUR as f64,
+            r.result_ok,
+            r.completed_twice
+        );
+    }
+    let json = format!("{},\"default_timeouts\":{default}}}", narrow.trim_end_matches('}'));
+    println!("{json}");
+    json
+}
+
+/// Stragglers in the Fig. 4 setup (4 × 16 nodes): one node 10 × slower
+/// from the start, or hung from the start, with and without duplicates,
+/// against the run without that node and the fault-free run.
+pub fn stragglers(base: &SimConfig) -> Vec<String> {
+    let mut rows = Vec::new();
+    let at0 = Trigger::At(0);
+    let slow = vec![Fault { when: at0, kind: FaultKind::Slow { node: 37, factor: 10.0 } }];
+    let hang = vec![Fault { when: at0, kind: FaultKind::Hang(37) }];
+    let absent = vec![Fault { when: at0, kind: FaultKind::Leave(37) }];
+    let with = |faults: &[Fault], duplicates: bool| {
+        let mut c = fig4_config(base, 4, FtMode::Table, &[]);
+        c.faults = faults.to_vec();
+        c.protocol.stragglers.duplicates = duplicates;
+        // A hung node without duplicates may never let the run end.
+        c.time_limit = 600_000_000_000;
+        c
+    };
+    let run = |name: &str, cfg: &SimConfig| {
+        let r = sim::run(cfg);
+        eprintln!(
+            "{name}: {:.1} s, redundancy {:.2} %, ok {}, duplicates {} (won {}), hard timeouts {}, drops {}",
+            r.virtual_seconds,
+            100.0 * r.redundancy(),
+            r.result_ok,
+            r.duplicates_started,
+            r.duplicates_won,
+            r.hard_timeouts,
+            r.drops
+        );
+        let row = format!(
+            "{{\"name\":\"{name}\",\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"loser_seconds\":{:.3},\"hard_timeouts\":{},\"drops\":{},\"completed_twice\":{}}}",
+            r.virtual_seconds,
+            r.leaves_executed,
+            r.leaves_needed,
+            r.result_ok,
+            r.duplicates_started,
+            r.duplicates_won,
+            r.loser_seconds,
+            r.hard_timeouts,
+            r.drops,
+            r.completed_twice
+        );
+        (row, r.virtual_seconds)
+    };
+    let (row, _) = run("64 nodes, no faults", &with(&[], true));
+    rows.push(row);
+    let (row, _) = run("no faults, duplicates off", &with(&[], false));
+    rows.push(row);
+    let (row, _) = run("node 37 absent (left at the start)", &with(&absent, true));
+    rows.push(row);
+    for (what, faults) in [("10 x slower", &slow), ("hung", &hang)] {
+        let (row, _) = run(&format!("node 37 {what}, duplicates"), &with(faults, true));
+        rows.push(row);
+        let (row, _) = run(&format!("node 37 {what}, no duplicates"), &with(faults, false));
+        rows.push(row);
+    }
+    println!("[\n  {}\n]", rows.join(",\n  "));
+    rows
+}

@@ -88,8 +88,8 @@ proptest! {
     }
 
     #[test]
-    fn raytracer_matches_plain(w in 1u32..90, h in 1u32..70) {
-        prop_assert_eq!(rt().run(move || raytracer::image(w, h)), raytracer::image_plain(w, h));
+    fn raytracer_matches_plain(w in 1u32..90, h in 1u32..70, s in 1u32..4) {
+        prop_assert_eq!(rt().run(move || raytracer::image_sampled(w, h, s)), raytracer::image_plain_sampled(w, h, s));
     }
 
     #[test]

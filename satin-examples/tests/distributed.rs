@@ -96,6 +96,34 @@ fn the_answer_survives_the_master_killed_half_way() {
     assert_eq!(stdout(&out), "365596");
 }
 
+/// The supervisor tells the survivors of a death at once: with an idle
+/// timeout of ten minutes, only its notice can end this run in time.
+#[test]
+fn the_supervisor_reports_a_dead_node_at_once() {
+    let out = run(&["14", "--local-nodes", "3", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "600000"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "365596");
+    assert!(stderr(&out).contains("node 0 is gone: its process ended (seen by the supervisor)"), "{}", stderr(&out));
+}
+
+/// Without the supervisor's notices (as across machines) the idle timeout
+/// finds the dead master.
+#[test]
+fn without_death_notices_the_idle_timeout_finds_a_dead_master() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let child = Command::new(NQUEENS)
+        .args(["14", "--local-nodes", "3", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "500"])
+        .env("SATIN_DEATH_NOTICES", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nqueens starts");
+    let out = finish(child);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "365596");
+    assert!(!stderr(&out).contains("seen by the supervisor"), "{}", stderr(&out));
+}
+
 #[test]
 fn a_node_that_joins_mid_run_steals_work() {
     let out = run(&["16", "--local-nodes", "2", "--workers", "1", "--chaos", "join:at=300ms"]);

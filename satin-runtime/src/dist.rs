@@ -95,6 +95,34 @@ pub struct LocalExecutor {
     active: Arc<AtomicUsize>,
     /// Let orphans run to the end instead of aborting them.
     keep_orphans: bool,
+    /// Chaos: jobs stolen from now on fail at once with this probability.
+    fail_rate: f64,
+    /// Wall time with at least one entry job running here.
+    busy: Arc<std::sync::Mutex<BusyClock>>,
+    rng: crate::proto::SplitMix64,
+}
+
+/// Wall time with work to do: closed spans plus the open one.
+#[derive(Default)]
+struct BusyClock {
+    closed: std::time::Duration,
+    since: Option<std::time::Instant>,
+}
+
+impl BusyClock {
+    fn start(&mut self) {
+        self.since.get_or_insert_with(std::time::Instant::now);
+    }
+
+    fn stop(&mut self) {
+        if let Some(t) = self.since.take() {
+            self.closed += t.elapsed();
+        }
+    }
+
+    fn total(&self) -> std::time::Duration {
+        self.closed + self.since.map_or(std::time::Duration::ZERO, |t| t.elapsed())
+    }
 }
 
 /// Why a [`LocalExecutor`] cannot attach to a runtime.
@@ -138,6 +166,9 @@ impl LocalExecutor {
             root: None,
             active: Arc::new(AtomicUsize::new(0)),
             keep_orphans: false,
+            fail_rate: 0.0,
+            busy: Arc::default(),
+            rng: crate::proto::SplitMix64::new(std::process::id() as u64),
         })
     }
 
@@ -147,6 +178,17 @@ impl LocalExecutor {
     /// otherwise lost. Only worth it with the result table.
     pub fn keep_orphans(&mut self, on: bool) {
         self.keep_orphans = on;
+    }
+
+    /// Chaos (`--chaos fail`): jobs stolen from now on fail at once with
+    /// probability `rate`, as if they had panicked.
+    pub fn set_fail_rate(&mut self, rate: f64) {
+        self.fail_rate = rate.clamp(0.0, 1.0);
+    }
+
+    /// Kernel thread ids of the pool's workers (chaos pauses them).
+    pub fn worker_thread_ids(&self) -> Vec<libc::pid_t> {
+        self.runtime.registry().thread_ids.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The job stolen from `victim` by steal `stamp` finished (the driver saw
@@ -162,7 +204,11 @@ impl LocalExecutor {
     /// finishes, keeps a draining node from leaving between the two with
     /// the job's result still unsent.
     pub fn entry_ended(&mut self) -> bool {
-        self.active.fetch_sub(1, Ordering::AcqRel) == 1
+        let last = self.active.fetch_sub(1, Ordering::AcqRel) == 1;
+        if last {
+            self.busy.lock().unwrap_or_else(|e| e.into_inner()).stop();
+        }
+        last
     }
 
     /// Raises the publication threshold (see `LocalExecutor::new`).
@@ -181,7 +227,9 @@ impl LocalExecutor {
     }
 
     fn start(&self, job: &JobSpec, abort: Arc<AtomicBool>, origin: Origin) {
-        self.active.fetch_add(1, Ordering::AcqRel);
+        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.busy.lock().unwrap_or_else(|e| e.into_inner()).start();
+        }
         let events = Arc::clone(&self.events);
         let done = move |outcome: EntryOutcome, ran: Ran| {
             events(match (outcome, origin) {
@@ -224,6 +272,18 @@ impl Executor for LocalExecutor {
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
+        if self.fail_rate > 0.0 && (self.rng.below(1 << 20) as f64) < self.fail_rate * (1 << 20) as f64 {
+            // Counted as an entry job: the driver ends it when it handles the event.
+            self.active.fetch_add(1, Ordering::AcqRel);
+            let reason = "injected failure (--chaos fail)".to_string();
+            (self.events)(ExecEvent::StolenFailed {
+                victim,
+                stamp: job.stamp,
+                reason,
+                ran: Ran { worker: 0, start: std::time::Instant::now(), took: std::time::Duration::ZERO },
+            });
+            return;
+        }
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
         let origin = Origin::Stolen { victim, stamp: job.stamp, key: job.key };
@@ -282,6 +342,13 @@ impl Executor for LocalExecutor {
 
     fn runs_anything(&self) -> bool {
         self.active.load(Ordering::Acquire) > 0
+    }
+
+    /// Calls made so far (through the spawn path), and how long entry
+    /// jobs have been running here.
+    fn progress(&self) -> (u64, u64) {
+        let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).total();
+        (self.runtime.stats().spawns, busy.as_nanos() as u64)
     }
 
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {

@@ -11,7 +11,7 @@
 //! the simulator prints every violation and, if the run gets stuck, the
 //! state of every node.
 
-use satin::proto::{Config, FtMode, SplitMix64, StealPolicy};
+use satin::proto::{Config, FtMode, SplitMix64, StealPolicy, Stragglers};
 use satin::sim::faults::{Fault, FaultKind, Trigger};
 use satin::sim::workload::{Cost, Shape};
 use satin::sim::{self, SimCheckpoint, SimConfig};
@@ -39,6 +39,7 @@ fn random_config(seed: u64) -> SimConfig {
         checkpoint_interval: None,
         checkpoint_first: None,
         publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
+        stragglers: Stragglers::default(),
     };
     // One original node survives; the others may crash or leave.
     let survivor = r.below(n);
@@ -84,6 +85,8 @@ fn random_config(seed: u64) -> SimConfig {
         faults,
         checkpoint: None,
         resume_after: None,
+        slots: 1,
+        master_slots: None,
         seed,
         time_limit: std::env::var("SATIN_SIM_LIMIT_S").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000)
             * 1_000

@@ -12,6 +12,10 @@ struct Args {
     width: u32,
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..=16384))]
     height: u32,
+    /// Rays per pixel along each axis (supersampling: N×N rays per pixel,
+    /// more work for the same image size).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    samples: u32,
     /// Output PNG file (optional: without it only the checksum is printed).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
@@ -21,8 +25,8 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let (w, h) = (args.width, args.height);
-    let rgb = cli::run("raytracer", &args.run, move || raytracer::image(w, h));
+    let (w, h, s) = (args.width, args.height, args.samples);
+    let rgb = cli::run("raytracer", &args.run, move || raytracer::image_sampled(w, h, s));
     println!("{}", raytracer::checksum(&rgb));
     if let Some(path) = &args.output {
         if let Err(e) = raytracer::write_png(path, w, h, &rgb) {

@@ -45,6 +45,11 @@ enum Scenario {
     /// Seed 002 (Satin checkpointing): 2 clusters of 16, one removed half-way; naive, orphan saving,
     /// checkpoints every 1, 2, 5 min, graceful leave, 1.5 clusters; fault-free overhead; suspend/resume.
     SatinCheckpoint,
+    /// Seed 003 (GRID superscalar), Tables II–III: 4 machines x 2 slots, 960 tasks of 1 h, four kinds of
+    /// failure on days 1–4; narrow and default timeouts (prints one JSON object).
+    Gridsuperscalar,
+    /// A straggler in the Fig. 4 setup: one of 64 nodes 10 x slower or hung, with and without duplicates.
+    Stragglers,
 }
 
 #[derive(Parser, Debug)]
@@ -128,6 +133,23 @@ struct Args {
     /// finished parts saved (the paper).
     #[arg(long, value_enum, default_value_t = Orphans::Run)]
     orphans: Orphans,
+    /// Never run copies of late jobs (straggler duplicates).
+    #[arg(long)]
+    no_duplicates: bool,
+    /// Soft and hard timeouts, as factors of a stolen job's estimate.
+    #[arg(long, default_value_t = 1.25)]
+    soft_timeout: f64,
+    #[arg(long, default_value_t = 2.0)]
+    hard_timeout: f64,
+    /// The expected duration of a stolen job in seconds (default: learned per depth).
+    #[arg(long)]
+    expect_s: Option<f64>,
+    /// Attempts after the first for a job that fails on a thief.
+    #[arg(long, default_value_t = 0)]
+    retries: u32,
+    /// Jobs each node runs at once (processors per node).
+    #[arg(long, default_value_t = 1)]
+    slots: u32,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -175,8 +197,21 @@ fn config(a: &Args) -> Result<SimConfig, String> {
             pointer_threshold: a.pointer_threshold,
             table_capacity: a.table_capacity,
             publish_after: (a.publish_after_s > 0.0).then_some((a.publish_after_s * 1e9) as u64),
+            stragglers: {
+                let s = satin::proto::Stragglers {
+                    duplicates: !a.no_duplicates,
+                    soft: a.soft_timeout,
+                    hard: a.hard_timeout,
+                    expect: a.expect_s.map(|e| (e.max(0.0) * 1e9) as u64),
+                    retries: a.retries,
+                    ..satin::proto::Stragglers::default()
+                };
+                s.check()?;
+                s
+            },
             ..Config::default()
         },
+        slots: a.slots.max(1),
         result_bytes: a.result_bytes,
         keep_orphans: matches!(a.orphans, Orphans::Run),
         checkpoint: match a.checkpoint_interval_s {
@@ -208,6 +243,8 @@ fn main() {
         Some(Scenario::SatinFig4) => drop(satin_examples::scenarios::fig4(&cfg)),
         Some(Scenario::Scale) => drop(satin_examples::scenarios::scale(&cfg)),
         Some(Scenario::SatinCheckpoint) => drop(satin_examples::scenarios::checkpoint(&cfg)),
+        Some(Scenario::Gridsuperscalar) => drop(satin_examples::scenarios::gridsuperscalar(&cfg)),
+        Some(Scenario::Stragglers) => drop(satin_examples::scenarios::stragglers(&cfg)),
         None => {
             let r = sim::run(&cfg);
             if args.json {

@@ -60,6 +60,9 @@ pub(crate) struct NodeSpec {
     /// A run of this process alone (a local run that keeps a checkpoint):
     /// nothing to say about listening.
     pub(crate) lone: bool,
+    /// Started by `--local-nodes`: the supervisor writes death notices to
+    /// this node's standard input.
+    pub(crate) supervised: bool,
 }
 
 /// How a node's run ended.
@@ -124,6 +127,45 @@ pub(super) enum Input {
     },
     Exec(ExecEvent),
     Checkpoint(Done),
+    /// The supervisor saw the process of the node at `addr` end.
+    ProcessEnded {
+        addr: SocketAddr,
+    },
+    /// Chaos from the supervisor: run the workers `factor` times slower
+    /// (infinite: hung).
+    Slow {
+        factor: f64,
+    },
+    /// Chaos from the supervisor: jobs stolen from now on fail with
+    /// probability `rate`.
+    FailRate {
+        rate: f64,
+    },
+}
+
+/// Reads what the supervisor tells this node on standard input — death
+/// notices (`gone ADDR`) and chaos (`slow F`, `fail P`) — on a thread of
+/// its own: the read blocks until the next line.
+fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>) {
+    use super::supervise::{FAIL_ORDER, GONE_NOTICE, SLOW_ORDER};
+    use std::io::BufRead;
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
+            let got = if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
+                Input::ProcessEnded { addr }
+            } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
+                Input::Slow { factor }
+            } else if let Some(rate) = arg(FAIL_ORDER).and_then(|r| r.parse().ok()) {
+                Input::FailRate { rate }
+            } else {
+                continue;
+            };
+            if input.send(got).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Runs one node to the end of the run. Blocks the calling thread.
@@ -157,6 +199,8 @@ struct Driver {
     progress: Option<Progress>,
     /// The checkpoint file's thread, once this node writes the file.
     checkpointer: Option<Checkpointer>,
+    /// Chaos: pauses the workers (`--chaos slow`, `hang`).
+    throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
 }
 
@@ -191,6 +235,9 @@ async fn drive(
         }
         Some(_) => Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id),
     };
+    if spec.supervised {
+        read_supervisor(input_tx.clone());
+    }
     let exec_tx = input_tx.clone();
     let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
     let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
@@ -240,6 +287,7 @@ async fn drive(
         trace,
         progress,
         checkpointer: None,
+        throttle: None,
         input: driver_input,
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
@@ -398,6 +446,17 @@ impl Driver {
             Input::PeerDown { id, reason, unanswered } => self.on_peer_down(id, reason, unanswered),
             Input::Exec(event) => self.on_exec(event),
             Input::Checkpoint(done) => self.on_checkpoint(done),
+            Input::Slow { factor } => {
+                let workers = self.exec.worker_thread_ids();
+                self.throttle.get_or_insert_with(|| super::throttle::Throttle::start(workers)).set(factor);
+            }
+            Input::FailRate { rate } => self.exec.set_fail_rate(rate),
+            Input::ProcessEnded { addr } => {
+                let id = self.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
+                if let Some(id) = id {
+                    self.on_peer_down(id, "its process ended (seen by the supervisor)".into(), false);
+                }
+            }
         }
     }
 

@@ -14,6 +14,7 @@ mod driver;
 mod progress;
 mod slurm;
 mod supervise;
+mod throttle;
 mod tls;
 mod trace;
 mod wire;
@@ -29,7 +30,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::codec::{Hello, DEFAULT_MAX_FRAME};
-use crate::proto::{Config, FtMode};
+use crate::proto::{Config, FtMode, Stragglers};
 use crate::Builder;
 use checkpointer::CheckpointSpec;
 use driver::{NodeSpec, RunEnd};
@@ -144,6 +145,27 @@ pub struct Launch {
     /// Discard an existing checkpoint in FILE and start over.
     #[arg(long, requires = "checkpoint")]
     pub checkpoint_fresh: bool,
+    /// How long a job given to another node is expected to take (e.g. 2s,
+    /// 1h); without it the estimate is learned per depth of the tree from
+    /// the jobs that came back. Timeouts count from it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub expect: Option<Duration>,
+    /// Past this many times its estimate, a node asks the thief whether a
+    /// job still runs there (no answer, or no: the job runs again).
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.25)]
+    pub soft_timeout: f64,
+    /// Past this many times its estimate, a job given to another node is
+    /// aborted there and runs again.
+    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
+    pub hard_timeout: f64,
+    /// Attempts after the first for a job that fails (panics) on another
+    /// node, before the failure ends the run (for jobs that touch flaky
+    /// resources; 0: a panic propagates at once, as in a local run).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
+    /// Never run copies of late jobs (straggler duplicates).
+    #[arg(long)]
+    pub no_duplicates: bool,
 }
 
 impl Launch {
@@ -193,6 +215,10 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             }
             Err(e) => fail(app, e),
         }
+    }
+    if let Err(e) = stragglers(args).check() {
+        eprintln!("{app}: error: --soft-timeout/--hard-timeout: {e}");
+        std::process::exit(2)
     }
     if let Some(n) = args.local_nodes {
         supervise::run(app, args, n)
@@ -316,6 +342,19 @@ fn slurm_launch(args: &Launch) -> Result<(Launch, u32), String> {
     Ok((launch, task.rank))
 }
 
+/// Timeouts, retries and duplicates as the flags say.
+fn stragglers(args: &Launch) -> Stragglers {
+    Stragglers {
+        duplicates: !args.no_duplicates,
+        expect: args.expect.map(|d| d.as_nanos() as u64),
+        soft: args.soft_timeout,
+        hard: args.hard_timeout,
+        answer_timeout: args.idle_timeout_ms * 1_000_000,
+        retries: args.retries,
+        ..Stragglers::default()
+    }
+}
+
 fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
     let master = args.join.is_none();
     let listen = args.listen.unwrap_or_else(|| {
@@ -340,6 +379,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
+        stragglers: stragglers(args),
         ..Config::default()
     };
     let cluster =
@@ -360,6 +400,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
+        supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
     }
 }
 

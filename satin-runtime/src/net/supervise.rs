@@ -3,10 +3,16 @@
 //! others with `--join`), injects `--chaos` faults, forwards their logs
 //! with a `[node i]` prefix, and prints the standard output of the node
 //! that finishes the run as master — whichever node that is after crashes.
+//!
+//! It is also a failure detector: it sees a node's process end the moment
+//! it does and writes `gone ADDR` to the standard input of every other
+//! node, which then recovers at once instead of waiting for the idle
+//! timeout (as a TCP reset told Satin's nodes of a dead process). Across
+//! machines, or with `SATIN_DEATH_NOTICES=off`, the timeout remains.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -31,6 +37,17 @@ enum Outcome {
 pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
 /// The node's number, for its logs and trace.
 pub(super) const NODE_INDEX_ENV: &str = "SATIN_NODE_INDEX";
+/// `off`: the supervisor does not tell nodes of a dead peer (they find
+/// out by the idle timeout, as across machines).
+const DEATH_NOTICES_ENV: &str = "SATIN_DEATH_NOTICES";
+/// What a supervised node reads on its standard input when a peer's
+/// process ended: this prefix, then the peer's address.
+pub(super) const GONE_NOTICE: &str = "gone ";
+/// Chaos for a supervised node, on its standard input: `slow F` (its
+/// workers run F times slower; `inf`: hung) and `fail P` (jobs it steals
+/// fail with probability P).
+pub(super) const SLOW_ORDER: &str = "slow ";
+pub(super) const FAIL_ORDER: &str = "fail ";
 
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -64,6 +81,9 @@ struct Cluster {
     pool: std::path::PathBuf,
     pids: Vec<Option<u32>>,
     addrs: Vec<Option<SocketAddr>>,
+    /// Where death notices go; `None` once the node exited.
+    stdins: Vec<Option<ChildStdin>>,
+    death_notices: bool,
     events: Sender<Event>,
     trace: Option<std::path::PathBuf>,
 }
@@ -89,10 +109,11 @@ impl Cluster {
             None => cmd.args(["--listen", "127.0.0.1:0"]),
             Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
         };
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::piped());
         let mut child: Child = cmd.spawn().unwrap_or_else(|e| fail(app, format!("cannot start node {node}: {e}")));
         self.pids.push(Some(child.id()));
         self.addrs.push(None);
+        self.stdins.push(child.stdin.take());
         let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
         let tx = self.events.clone();
         std::thread::spawn(move || {
@@ -127,6 +148,26 @@ impl Cluster {
             // preconditions; the child is not reaped before its waiter
             // thread reports it, so the pid is still ours.
             unsafe { libc::kill(*pid as libc::pid_t, sig) };
+        }
+    }
+
+    /// `node` exited: unless it ended as planned (its run over, a leave,
+    /// a suspend), tell every other live node that it is gone.
+    fn exited(&mut self, node: usize, status: ExitStatus) {
+        self.pids[node] = None;
+        self.stdins[node] = None;
+        let planned = status.success() || status.code() == Some(SUSPENDED_STATUS);
+        let Some(addr) = self.addrs[node].filter(|_| self.death_notices && !planned) else { return };
+        for stdin in self.stdins.iter_mut().flatten() {
+            // A node that is ending closes its end: nothing to tell it.
+            let _ = writeln!(stdin, "{GONE_NOTICE}{addr}").and_then(|()| stdin.flush());
+        }
+    }
+
+    /// Writes one line to node `node`'s standard input.
+    fn tell(&mut self, node: usize, line: &str) {
+        if let Some(Some(stdin)) = self.stdins.get_mut(node) {
+            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
         }
     }
 
@@ -182,6 +223,8 @@ fn run_cluster(
         pool: pool.to_path_buf(),
         pids: Vec::new(),
         addrs: Vec::new(),
+        stdins: Vec::new(),
+        death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
         events: tx,
         trace: args.trace.clone(),
     };
@@ -219,7 +262,7 @@ fn run_cluster(
                 }
             }
             Ok(Event::Exited { node, status, cpu }) => {
-                cluster.pids[node] = None;
+                cluster.exited(node, status);
                 out.cpu += cpu;
                 put(&mut out.exited, node, status);
                 if answered_at.is_none() && out.any_answer().is_some() {
@@ -370,6 +413,18 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
                 cluster.signal(t, libc::SIGUSR1);
             }
         }
+        ChaosKind::Slow { node, factor } => {
+            match factor {
+                f if f.is_infinite() => eprintln!("{app}: chaos: node {node} hangs"),
+                f if f <= 1.0 => eprintln!("{app}: chaos: node {node} runs at full speed again"),
+                f => eprintln!("{app}: chaos: node {node} runs {f} times slower"),
+            }
+            cluster.tell(node as usize, &format!("{SLOW_ORDER}{factor}"));
+        }
+        ChaosKind::Fail { node, rate } => {
+            eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
+            cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
+        }
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
                 let node = cluster.spawn(app, Some(addr));
@@ -390,7 +445,12 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         None => Vec::new(),
     };
     for e in &events {
-        if let ChaosKind::Kill { node } | ChaosKind::Leave { node } | ChaosKind::Suspend { node: Some(node) } = e.kind {
+        if let ChaosKind::Kill { node }
+        | ChaosKind::Leave { node }
+        | ChaosKind::Suspend { node: Some(node) }
+        | ChaosKind::Slow { node, .. }
+        | ChaosKind::Fail { node, .. } = e.kind
+        {
             let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
             if node >= n + joins {
                 eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);

@@ -31,7 +31,9 @@ mod rng;
 mod table;
 
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
-pub use node::{Action, Config, FtMode, Lookup, Node, NodeStats, StealPolicy, Time, PUBLISH_FRACTION};
+pub use node::{
+    Action, Config, FtMode, HealthReport, Lookup, Node, NodeStats, StealPolicy, Stragglers, Time, PUBLISH_FRACTION,
+};
 pub use rng::SplitMix64;
 pub use table::{SharedEntry, SharedTable};
 
@@ -91,6 +93,13 @@ pub trait Executor {
     /// leaves when not). Defaults to [`has_work`](Self::has_work).
     fn runs_anything(&self) -> bool {
         self.has_work()
+    }
+    /// How much work this node has done so far, in the executor's own unit
+    /// (calls, leaves), and for how long (nanoseconds) it had work to do:
+    /// only the rate matters — a node whose work per busy second is far
+    /// below this one's is a straggler (see `stragglers.rs`).
+    fn progress(&self) -> (u64, u64) {
+        (0, 0)
     }
     /// A peer failed. From now on every job that starts here may duplicate
     /// work finished elsewhere: treat all queued, running and future jobs as

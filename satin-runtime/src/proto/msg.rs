@@ -155,6 +155,33 @@ pub enum Msg {
     },
     /// Please suspend the run (to the coordinator).
     SuspendRequest,
+    /// Victim to thief: does the job of steal `stamp` still run with you?
+    /// (Its soft timeout passed.)
+    JobStatus {
+        stamp: u64,
+    },
+    /// Thief to victim: the answer to `JobStatus`, with how much work the
+    /// thief has done so far ([`crate::proto::Executor::progress`]): the
+    /// victim compares its rate with its own to spot a slow or hung node.
+    JobStatusReply {
+        stamp: u64,
+        running: bool,
+        progress: (u64, u64),
+    },
+    /// Victim to thief: stop the job of steal `stamp` — another copy of it
+    /// finished, or it ran past its hard timeout. No result is wanted.
+    AbortJob {
+        stamp: u64,
+    },
+    /// Broadcast by a victim that dropped `node` (its jobs kept timing
+    /// out or failing): give it no work for `for_ns` nanoseconds. `drops`
+    /// counts its drops so far; a node dropped `Config::max_drops` times
+    /// leaves the run.
+    NodeDropped {
+        node: NodeId,
+        for_ns: u64,
+        drops: u32,
+    },
     /// The run is being suspended (from the coordinator): send what you
     /// have and stop.
     Suspend,

@@ -41,6 +41,8 @@ pub(crate) struct Registry {
     pub(crate) remote: OnceLock<Remote>,
     pub(crate) table_hits: AtomicU64,
     pub(crate) table_lookups: AtomicU64,
+    /// Kernel thread ids of the workers, for chaos that pauses them.
+    pub(crate) thread_ids: std::sync::Mutex<Vec<libc::pid_t>>,
 }
 
 impl Registry {
@@ -58,6 +60,7 @@ impl Registry {
             remote: OnceLock::new(),
             table_hits: AtomicU64::new(0),
             table_lookups: AtomicU64::new(0),
+            thread_ids: std::sync::Mutex::new(Vec::new()),
         };
         (Arc::new(registry), deques)
     }
@@ -232,6 +235,9 @@ impl WorkerThread {
 
     /// The worker thread's main loop.
     pub(crate) fn main_loop(&self) {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        self.registry.thread_ids.lock().unwrap_or_else(|e| e.into_inner()).push(tid);
         let backoff = Backoff::new();
         loop {
             if let Some((job, taken)) = self.find_work() {

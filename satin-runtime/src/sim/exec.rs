@@ -1,10 +1,13 @@
-//! A simulated node's local job store and single processor: the simulator's
+//! A simulated node's local job store and processors: the simulator's
 //! implementation of [`Executor`].
 //!
 //! Jobs are instances of tree nodes. Running an inner job spawns all its
 //! children (pushed so the first child runs first, work-first) and waits
-//! for them; a leaf keeps the processor busy for its cost. Thieves take the
-//! oldest queued instance. A finished child's value stays in its parent's
+//! for them; a leaf keeps one processor (of `slots`, usually one) busy for
+//! its cost times the node's slowness. Thieves take the oldest queued
+//! instance. A node with no slots only hands work out (a pure master).
+//! Faults make the jobs stolen by this node fail (`fail_running`, new ones
+//! with `fail_rate`) or vanish without a word (`lose_running`). A finished child's value stays in its parent's
 //! record until the parent finishes, so an orphaned subtree's finished parts
 //! can be saved.
 
@@ -77,8 +80,8 @@ pub enum Output {
         inst: InstId,
         done_at: Nanos,
     },
-    /// A leaf of tree node `job` finished executing.
-    LeafExecuted(u32),
+    /// A leaf of tree node `job` finished executing; it had started then.
+    LeafExecuted(u32, Nanos),
     /// A job spawned here finished after running for `ran`.
     LocalFinished {
         ran: Nanos,
@@ -91,6 +94,16 @@ pub enum Output {
     Missed {
         job: u32,
         epoch: u32,
+    },
+    /// A job stolen from `victim` failed here (an injected fault).
+    StolenFailed {
+        victim: NodeId,
+        stamp: u64,
+    },
+    /// A job stolen from `victim` vanished here (its workers were killed).
+    StolenLost {
+        victim: NodeId,
+        stamp: u64,
     },
 }
 
@@ -109,7 +122,23 @@ pub struct ModelExecutor<'t> {
     running_stolen: HashMap<(NodeId, u64), InstId>,
     /// Jobs waiting for a table fetch; several copies of one job may wait.
     lookups: HashMap<JobKey, Vec<InstId>>,
-    busy: Option<InstId>,
+    /// Leaves running on the processors.
+    busy: Vec<InstId>,
+    slots: usize,
+    /// Leaves started from now on take this many times their cost
+    /// (`f64::INFINITY`: they never finish — a hung node).
+    pub slowness: f64,
+    /// Jobs stolen by this node fail at once with this probability.
+    pub fail_rate: f64,
+    rng: crate::proto::SplitMix64,
+    /// Children whose value reached their parent, to catch a second one.
+    delivered: std::collections::HashSet<(InstId, u32)>,
+    /// Values that reached a parent that already had one for that child.
+    pub completed_twice: u64,
+    /// Leaves executed here and the time processors spent on leaves that
+    /// ended (the executor's progress).
+    leaves_done: u64,
+    leaf_time: Nanos,
     /// Set after the first recovery: every job looks up the table.
     lookup_mode: bool,
     /// The current virtual time; the world sets it before every call.
@@ -133,6 +162,11 @@ pub fn decode(bytes: &[u8]) -> u64 {
 impl<'t> ModelExecutor<'t> {
     /// The processor of simulated node `node`.
     pub fn new(tree: &'t Tree, result_bytes: usize, node: u64, keep_orphans: bool) -> Self {
+        Self::with_slots(tree, result_bytes, node, keep_orphans, 1)
+    }
+
+    /// A node with `slots` processors (0: it runs no leaves).
+    pub fn with_slots(tree: &'t Tree, result_bytes: usize, node: u64, keep_orphans: bool, slots: usize) -> Self {
         ModelExecutor {
             tree,
             frame_base: (node + 1) << 40,
@@ -144,7 +178,15 @@ impl<'t> ModelExecutor<'t> {
             stolen_out: HashMap::default(),
             running_stolen: HashMap::default(),
             lookups: HashMap::default(),
-            busy: None,
+            busy: Vec::new(),
+            slots,
+            slowness: 1.0,
+            fail_rate: 0.0,
+            rng: crate::proto::SplitMix64::new(node ^ 0xFA11),
+            delivered: std::collections::HashSet::new(),
+            completed_twice: 0,
+            leaves_done: 0,
+            leaf_time: 0,
             lookup_mode: false,
             now: 0,
             outputs: Vec::new(),
@@ -198,12 +240,20 @@ impl<'t> ModelExecutor<'t> {
         )
     }
 
-    /// Starts queued work until the processor is busy or nothing is left.
+    /// Starts queued work until the processors are busy or nothing is left.
     pub fn step(&mut self, now: Nanos, core: &mut Node) {
-        while self.busy.is_none() {
+        loop {
+            if self.slots > 0 && self.busy.len() >= self.slots {
+                return;
+            }
             let Some(id) = self.deque.pop_back() else { return };
             let Some(inst) = self.instances.get(&id) else { continue };
             let (job, redone, looked_up, epoch) = (inst.job, inst.redone, inst.looked_up, inst.epoch);
+            if self.slots == 0 && self.tree.is_leaf(job) {
+                // A pure master only expands inner jobs; leaves wait for thieves.
+                self.deque.push_back(id);
+                return;
+            }
             let key = key_of(job);
             if redone && !looked_up {
                 match core.lookup(&key, epoch) {
@@ -222,8 +272,11 @@ impl<'t> ModelExecutor<'t> {
             self.instances.get_mut(&id).expect("present").started = now;
             if self.tree.is_leaf(job) {
                 self.instances.get_mut(&id).expect("present").state = State::Running;
-                self.busy = Some(id);
-                self.outputs.push(Output::LeafStarted { inst: id, done_at: now + self.tree.leaf_cost(job) });
+                self.busy.push(id);
+                if self.slowness.is_finite() {
+                    let cost = (self.tree.leaf_cost(job) as f64 * self.slowness) as Nanos;
+                    self.outputs.push(Output::LeafStarted { inst: id, done_at: now + cost });
+                }
             } else {
                 let kids = self.tree.children(job);
                 let depth = {
@@ -242,12 +295,12 @@ impl<'t> ModelExecutor<'t> {
 
     /// The leaf `inst` finished at its scheduled time (ignored if aborted).
     pub fn leaf_done(&mut self, inst: InstId) {
-        if self.busy != Some(inst) {
-            return;
-        }
-        self.busy = None;
-        let job = self.instances[&inst].job;
-        self.outputs.push(Output::LeafExecuted(job));
+        let Some(at) = self.busy.iter().position(|b| *b == inst) else { return };
+        self.busy.swap_remove(at);
+        let (job, started) = (self.instances[&inst].job, self.instances[&inst].started);
+        self.leaves_done += 1;
+        self.leaf_time += self.now.saturating_sub(started);
+        self.outputs.push(Output::LeafExecuted(job, started));
         self.complete(inst, self.tree.leaf_value(job));
     }
 
@@ -269,6 +322,10 @@ impl<'t> ModelExecutor<'t> {
                     self.outputs.push(Output::LocalFinished { ran, key, value, meta });
                 }
                 let Some(p) = self.instances.get_mut(&parent) else { return };
+                if !self.delivered.insert((parent, inst.job)) {
+                    self.completed_twice += 1;
+                    return;
+                }
                 p.acc = p.acc.wrapping_add(value);
                 p.finished_children.push((inst.job, value));
                 p.pending -= 1;
@@ -330,7 +387,10 @@ impl<'t> ModelExecutor<'t> {
                         }
                     }
                 }
-                State::Running => self.busy = None,
+                State::Running => {
+                    self.busy.retain(|b| b != id);
+                    self.leaf_time += self.now.saturating_sub(inst.started);
+                }
                 _ => {}
             }
             if let Origin::Stolen { victim, stamp } = inst.origin {
@@ -339,6 +399,34 @@ impl<'t> ModelExecutor<'t> {
         }
         self.deque.retain(|id| self.instances.contains_key(id));
         result
+    }
+}
+
+impl ModelExecutor<'_> {
+    /// Every job stolen by this node fails now (its job service died and
+    /// says so).
+    pub fn fail_running(&mut self) {
+        for (victim, stamp) in self.abort_stolen() {
+            self.outputs.push(Output::StolenFailed { victim, stamp });
+        }
+    }
+
+    /// Every job stolen by this node vanishes (its workers were killed;
+    /// nobody tells the victims).
+    pub fn lose_running(&mut self) {
+        for (victim, stamp) in self.abort_stolen() {
+            self.outputs.push(Output::StolenLost { victim, stamp });
+        }
+    }
+
+    fn abort_stolen(&mut self) -> Vec<(NodeId, u64)> {
+        let mut tops: Vec<((NodeId, u64), InstId)> = self.running_stolen.iter().map(|(k, v)| (*k, *v)).collect();
+        tops.sort_unstable();
+        for (_, top) in &tops {
+            let ids = self.subtree(*top);
+            self.remove_all(&ids);
+        }
+        tops.into_iter().map(|(k, _)| k).collect()
     }
 }
 
@@ -364,6 +452,10 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
+        if self.fail_rate > 0.0 && (self.rng.below(1 << 20) as f64) < self.fail_rate * (1 << 20) as f64 {
+            self.outputs.push(Output::StolenFailed { victim, stamp: job.stamp });
+            return;
+        }
         let origin = Origin::Stolen { victim, stamp: job.stamp };
         let id = self.add(node_of(&job.key), origin, job.redone, job.epoch, job.depth, job.parent);
         self.running_stolen.insert((victim, job.stamp), id);
@@ -434,7 +526,13 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn has_work(&self) -> bool {
-        self.busy.is_some() || !self.deque.is_empty()
+        self.busy.len() >= self.slots || !self.deque.is_empty()
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        let running: Nanos =
+            self.busy.iter().filter_map(|b| self.instances.get(b)).map(|i| self.now.saturating_sub(i.started)).sum();
+        (self.leaves_done, self.leaf_time + running)
     }
 
     fn runs_anything(&self) -> bool {

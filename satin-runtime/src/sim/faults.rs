@@ -34,6 +34,20 @@ pub enum FaultKind {
     Suspend,
     /// One random bit of the checkpoint file flips.
     Corrupt,
+    /// Leaves that start on the node from now on take `factor` times as
+    /// long (1: normal again).
+    Slow { node: u64, factor: f64 },
+    /// The node's jobs stop progressing; it still answers messages.
+    Hang(u64),
+    /// Jobs the node steals from now on fail at once with probability
+    /// `rate` (0: never again).
+    FailRate { node: u64, rate: f64 },
+    /// The jobs the node runs for others fail now (its job service died
+    /// and says so).
+    FailRunning(u64),
+    /// The jobs the node runs for others vanish now, without a word to
+    /// their victims (its workers were killed).
+    LoseRunning(u64),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -43,22 +57,39 @@ pub struct Fault {
 }
 
 /// Parses `kind:key=value,...` faults separated by `;`, e.g.
-/// `crash:node=3,at=50%;crash-cluster:cluster=1,at=20s;crash-master:at=60%;leave:node=2,at=10s;join:cluster=0,at=5s`.
+/// `crash:node=3,at=50%;crash-cluster:cluster=1,at=20s;crash-master:at=60%;leave:node=2,at=10s;join:cluster=0,at=5s`,
+/// `slow:node=2,factor=10,at=5s,for=20s;hang:node=3,at=1s;fail:node=1,rate=0.5,at=0s;fail-running:node=1,at=3s;kill-jobs:node=2,at=4s`.
+/// A `for=` duration ends a slow-down or a failure rate (it needs `at=` a time).
 pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
     let mut out = Vec::new();
     for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
         let (kind, args) = part.split_once(':').unwrap_or((part, ""));
         let mut when = None;
         let (mut node, mut cluster) = (None, None);
+        let (mut factor, mut rate, mut lasting) = (None, None, None);
         for kv in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` in `{part}`: expected key=value"))?;
+            let number = |what: &str| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| format!("`{part}`: {what} must be a number"))
+            };
             match k {
                 "at" => when = Some(parse_when(v).map_err(|e| format!("`{part}`: {e}"))?),
                 "node" => node = Some(v.parse::<u64>().map_err(|_| format!("`{part}`: node must be a number"))?),
                 "cluster" => {
                     cluster = Some(v.parse::<u32>().map_err(|_| format!("`{part}`: cluster must be a number"))?)
                 }
-                _ => return Err(format!("`{part}`: unknown key `{k}` (expected at, node, cluster)")),
+                "factor" => factor = Some(number("factor")?).filter(|f| *f >= 1.0),
+                "rate" => rate = Some(number("rate")?).filter(|r| (0.0..=1.0).contains(r)),
+                "for" => match parse_when(v).map_err(|e| format!("`{part}`: {e}"))? {
+                    Trigger::At(d) => lasting = Some(d),
+                    Trigger::Progress(_) => return Err(format!("`{part}`: for= is a duration (e.g. for=20s)")),
+                },
+                _ => {
+                    return Err(format!("`{part}`: unknown key `{k}` (expected at, node, cluster, factor, rate, for)"))
+                }
             }
         }
         let when = when.ok_or_else(|| format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)"))?;
@@ -74,12 +105,36 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
             "crash-all" => FaultKind::CrashAll,
             "suspend" => FaultKind::Suspend,
             "corrupt" => FaultKind::Corrupt,
+            "slow" => FaultKind::Slow {
+                node: need_node()?,
+                factor: factor.ok_or_else(|| format!("`{part}`: missing factor=F (at least 1)"))?,
+            },
+            "hang" => FaultKind::Hang(need_node()?),
+            "fail" => FaultKind::FailRate {
+                node: need_node()?,
+                rate: rate.ok_or_else(|| format!("`{part}`: missing rate=P (0 to 1)"))?,
+            },
+            "fail-running" => FaultKind::FailRunning(need_node()?),
+            "kill-jobs" => FaultKind::LoseRunning(need_node()?),
             k => {
                 return Err(format!(
-                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, leave, drain, join, suspend, corrupt)"
+                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs)"
                 ))
             }
         };
+        if let Some(d) = lasting {
+            let Trigger::At(at) = when else {
+                return Err(format!("`{part}`: for= needs at= a time, not a percentage"));
+            };
+            let end = match kind {
+                FaultKind::Slow { node, .. } => FaultKind::Slow { node, factor: 1.0 },
+                FaultKind::FailRate { node, .. } => FaultKind::FailRate { node, rate: 0.0 },
+                _ => return Err(format!("`{part}`: for= is for slow and fail only")),
+            };
+            out.push(Fault { when, kind });
+            out.push(Fault { when: Trigger::At(at + d), kind: end });
+            continue;
+        }
         out.push(Fault { when, kind });
     }
     Ok(out)
@@ -123,5 +178,20 @@ mod tests {
         assert!(parse("explode:at=5s").unwrap_err().contains("unknown fault"));
         assert!(parse("crash:node=1,at=150%").unwrap_err().contains("outside"));
         assert!(parse("crash:node=1,at=soon").unwrap_err().contains("bad time"));
+    }
+
+    #[test]
+    fn parses_slow_hang_and_failing_nodes() {
+        let f = parse("slow:node=2,factor=10,at=5s,for=20s;hang:node=3,at=1s;fail:node=1,rate=0.5,at=0s").unwrap();
+        assert_eq!(f.len(), 4);
+        assert_eq!(f[0].kind, FaultKind::Slow { node: 2, factor: 10.0 });
+        assert_eq!(f[1], Fault { when: Trigger::At(25_000_000_000), kind: FaultKind::Slow { node: 2, factor: 1.0 } });
+        assert_eq!(f[2].kind, FaultKind::Hang(3));
+        assert_eq!(f[3].kind, FaultKind::FailRate { node: 1, rate: 0.5 });
+        assert!(parse("slow:node=1,at=1s").unwrap_err().contains("missing factor"));
+        assert!(parse("slow:node=1,factor=0.5,at=1s").unwrap_err().contains("missing factor"));
+        assert!(parse("fail:node=1,rate=2,at=1s").unwrap_err().contains("missing rate"));
+        assert!(parse("slow:node=1,factor=2,at=50%,for=1s").unwrap_err().contains("needs at= a time"));
+        assert!(parse("hang:node=1,at=1s,for=1s").unwrap_err().contains("slow and fail only"));
     }
 }

@@ -36,16 +36,18 @@ impl World<'_> {
             self.nodes.push(SimNode {
                 core,
                 // As real runs: only the table's runs keep orphans.
-                exec: ModelExecutor::new(
+                exec: ModelExecutor::with_slots(
                     self.tree,
                     cfg.result_bytes,
                     id,
                     cfg.keep_orphans && cfg.protocol.ft == crate::proto::FtMode::Table,
+                    if id as usize == base { cfg.master_slots.unwrap_or(cfg.slots) } else { cfg.slots } as usize,
                 ),
                 cluster,
                 gone: false,
                 crashed: false,
                 leaves: 0,
+                started_at: Vec::new(),
             });
         }
         let now = self.now;
@@ -148,13 +150,32 @@ impl World<'_> {
                     }
                 }
             }
+            FaultKind::Slow { node, factor } => self.on_exec(node, |x| x.slowness = factor),
+            FaultKind::Hang(node) => self.on_exec(node, |x| x.slowness = f64::INFINITY),
+            FaultKind::FailRate { node, rate } => self.on_exec(node, |x| x.fail_rate = rate),
+            FaultKind::FailRunning(node) => self.on_exec(node, |x| x.fail_running()),
+            FaultKind::LoseRunning(node) => self.on_exec(node, |x| x.lose_running()),
             FaultKind::Join(cluster) => {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
                 let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
                 let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
-                let exec = ModelExecutor::new(self.tree, self.cfg.result_bytes, id as u64, keep);
-                self.nodes.push(SimNode { core, exec, cluster, gone: false, crashed: false, leaves: 0 });
+                let exec = ModelExecutor::with_slots(
+                    self.tree,
+                    self.cfg.result_bytes,
+                    id as u64,
+                    keep,
+                    self.cfg.slots as usize,
+                );
+                self.nodes.push(SimNode {
+                    core,
+                    exec,
+                    cluster,
+                    gone: false,
+                    crashed: false,
+                    leaves: 0,
+                    started_at: Vec::new(),
+                });
                 // The newcomer learns of crashes its contact may not have detected yet.
                 let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
                 for d in dead {
@@ -163,6 +184,15 @@ impl World<'_> {
                 }
                 self.pump(id);
             }
+        }
+    }
+
+    /// Changes node `n`'s processor (a fault), then lets it react.
+    fn on_exec(&mut self, n: u64, change: impl FnOnce(&mut ModelExecutor<'_>)) {
+        let n = n as usize;
+        if n < self.nodes.len() && !self.nodes[n].gone {
+            change(&mut self.nodes[n].exec);
+            self.pump(n);
         }
     }
 

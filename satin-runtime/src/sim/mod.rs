@@ -63,6 +63,10 @@ pub struct SimConfig {
     /// suspended), start the same number of new nodes this much later: the
     /// same command run again. `None`: the run ends there.
     pub resume_after: Option<Nanos>,
+    /// Processors per node (jobs a node runs at once), and of the first
+    /// node, the master, if different (0: it only hands out work).
+    pub slots: u32,
+    pub master_slots: Option<u32>,
     pub seed: u64,
     /// A run still going at this virtual time is reported as not terminated.
     pub time_limit: Nanos,
@@ -90,6 +94,8 @@ impl Default for SimConfig {
             faults: Vec::new(),
             checkpoint: None,
             resume_after: None,
+            slots: 1,
+            master_slots: None,
             seed: 1,
             time_limit: 100_000 * 1_000_000_000,
         }
@@ -170,6 +176,8 @@ struct SimNode<'t> {
     gone: bool,
     crashed: bool,
     leaves: u64,
+    /// When each leaf executed here started.
+    started_at: Vec<Nanos>,
 }
 
 struct World<'t> {
@@ -266,9 +274,26 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.report.redone += s.redone;
         w.report.orphans_saved += s.orphans_saved;
         w.report.adopted += s.adopted;
+        w.report.duplicates_started += s.duplicates_started;
+        w.report.duplicates_won += s.duplicates_won;
+        w.report.duplicates_aborted += s.duplicates_aborted;
+        w.report.loser_seconds += s.loser_time as f64 / 1e9;
+        w.report.status_checks += s.status_checks;
+        w.report.jobs_lost += s.jobs_lost;
+        w.report.hard_timeouts += s.hard_timeouts;
+        w.report.retried += s.retried;
+        w.report.drops += s.drops;
+        w.report.completed_twice += node.exec.completed_twice;
         w.report.table_entries = w.report.table_entries.max(node.core.table_len() as u64);
     }
     w.report.nodes = w.nodes.len() as u64;
+    w.report.per_node = (0..w.nodes.len())
+        .map(|i| {
+            let judged = w.nodes.iter().flat_map(|n| n.core.health_report()).filter(|h| h.node == i as u64);
+            let (strikes, drops) = judged.fold((0, 0), |(s, d), h| (s + h.strikes, d.max(h.drops)));
+            report::PerNode { leaves: w.nodes[i].leaves, started_at: w.nodes[i].started_at.clone(), strikes, drops }
+        })
+        .collect();
     w.report.leaves_on_crashed = w.nodes.iter().filter(|n| n.crashed).map(|n| n.leaves).sum();
     w.report.result_ok = w.report.failure.is_none() && w.report.answer == Some(tree.answer());
     w.report
@@ -427,9 +452,10 @@ impl World<'_> {
                 progressed = true;
                 match o {
                     Output::LeafStarted { inst, done_at } => self.schedule(done_at, Ev::LeafDone { node: i, inst }),
-                    Output::LeafExecuted(job) => {
+                    Output::LeafExecuted(job, started) => {
                         self.report.leaves_executed += 1;
                         self.nodes[i].leaves += 1;
+                        self.nodes[i].started_at.push(started);
                         self.distinct_leaves.insert(job);
                         self.check_progress();
                     }
@@ -445,6 +471,14 @@ impl World<'_> {
                     }
                     Output::LocalFinished { .. } => {}
                     Output::Missed { job, epoch } => self.check_miss(i, job, epoch),
+                    Output::StolenFailed { victim, stamp } => {
+                        let SimNode { core, exec, .. } = &mut self.nodes[i];
+                        core.handle_job_failed(now, victim, stamp, "injected failure".into(), exec)
+                    }
+                    Output::StolenLost { victim, stamp } => {
+                        let SimNode { core, exec, .. } = &mut self.nodes[i];
+                        core.handle_job_aborted(now, victim, stamp, exec)
+                    }
                 }
             }
             {

@@ -44,6 +44,34 @@ pub struct Report {
     /// Leaf executions done by nodes that later crashed (their unreturned
     /// results died with them).
     pub leaves_on_crashed: u64,
+    /// Copies of late jobs started, won, aborted, and the time the aborted
+    /// ones had run (all nodes, seconds).
+    pub duplicates_started: u64,
+    pub duplicates_won: u64,
+    pub duplicates_aborted: u64,
+    pub loser_seconds: f64,
+    /// Soft-timeout status questions, jobs found lost, hard timeouts,
+    /// retries of failed jobs, drops of nodes.
+    pub status_checks: u64,
+    pub jobs_lost: u64,
+    pub hard_timeouts: u64,
+    pub retried: u64,
+    pub drops: u64,
+    /// Results that reached a waiting parent a second time (must stay 0).
+    pub completed_twice: u64,
+    /// Per node, in id order.
+    pub per_node: Vec<PerNode>,
+}
+
+/// What one simulated node did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PerNode {
+    /// Leaves executed, and when each started (virtual nanoseconds).
+    pub leaves: u64,
+    pub started_at: Vec<u64>,
+    /// Strikes against it (timeouts, lost and failed jobs) and its drops.
+    pub strikes: u64,
+    pub drops: u32,
 }
 
 impl Report {
@@ -59,7 +87,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -83,7 +111,17 @@ impl Report {
             self.checkpoint_repairs,
             self.suspended,
             self.restarts,
-            self.leaves_on_crashed
+            self.leaves_on_crashed,
+            self.duplicates_started,
+            self.duplicates_won,
+            self.duplicates_aborted,
+            self.loser_seconds,
+            self.status_checks,
+            self.jobs_lost,
+            self.hard_timeouts,
+            self.retried,
+            self.drops,
+            self.completed_twice
         )
     }
 }

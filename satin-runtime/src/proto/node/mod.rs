@@ -8,12 +8,18 @@
 //! | `results.rs` | results of stolen and local jobs, the table, lookups, adoption of running jobs |
 //! | `recovery.rs` | a peer's death: new master, orphans, re-queued work, root restart |
 //! | `checkpoint.rs` | the checkpoint coordinator: batches, writes, resume, suspend |
+//! | `stragglers.rs` | late stolen jobs: estimates, soft and hard timeouts, duplicates, first result wins, retries |
+//! | `health.rs` | strikes against nodes whose jobs time out, get lost or fail; drops and re-admission |
 
 mod checkpoint;
+mod health;
 mod membership;
 mod recovery;
 mod results;
 mod stealing;
+mod stragglers;
+
+pub use health::HealthReport;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -79,6 +85,83 @@ pub struct Config {
     /// results returned to victims, so that little finished work dies with
     /// a crashed node. `None`: only returned results (the paper's table).
     pub publish_after: Option<Time>,
+    /// Late stolen jobs, failing jobs and the nodes that run them.
+    pub stragglers: Stragglers,
+}
+
+/// How a victim treats the jobs it lost to thieves when they are late or
+/// fail (see `stragglers.rs` and `health.rs`). The defaults are GRID
+/// superscalar's: soft timeout 1.25 × the estimate, hard 2 ×, a node
+/// dropped after 3 strikes.
+#[derive(Clone, Debug)]
+pub struct Stragglers {
+    /// An idle node runs a copy of a late job it lost to a thief (or gives
+    /// one to an idle thief); the first result wins, the other copy is
+    /// aborted.
+    pub duplicates: bool,
+    /// A job is worth a copy once it ran this long at least, and past its
+    /// soft timeout: tiny jobs are never copied.
+    pub duplicate_after: Time,
+    /// The expected duration of a stolen job, if the user knows it; else
+    /// it is learned per depth of the tree from the jobs that came back.
+    pub expect: Option<Time>,
+    /// Past `soft × estimate` the victim asks the thief whether the job
+    /// still runs; no answer, or "no", and it runs again.
+    pub soft: f64,
+    /// Past `hard × estimate` the copy is aborted and the job runs again
+    /// (with a learned estimate, only if the jobs it comes from took
+    /// similar times).
+    pub hard: f64,
+    /// How long a status question may go unanswered.
+    pub answer_timeout: Time,
+    /// Attempts after the first for a job that fails (panics) on a thief;
+    /// 0: a failure propagates at once, as a panic does locally.
+    pub retries: u32,
+    /// Strikes (timeouts, lost or failed jobs) within `strike_window` that
+    /// drop a node: it gets no work for `cool_down` (doubled at each drop).
+    pub drop_after: u32,
+    pub strike_window: Time,
+    pub cool_down: Time,
+    /// A node dropped this often leaves the run.
+    pub max_drops: u32,
+}
+
+impl Default for Stragglers {
+    fn default() -> Self {
+        Stragglers {
+            duplicates: true,
+            duplicate_after: 50_000_000,
+            expect: None,
+            soft: 1.25,
+            hard: 2.0,
+            answer_timeout: 1_000_000_000,
+            retries: 0,
+            drop_after: 3,
+            strike_window: 60_000_000_000,
+            cool_down: 10_000_000_000,
+            max_drops: 8,
+        }
+    }
+}
+
+impl Stragglers {
+    /// Refuses factors that make no sense: a soft timeout must come after
+    /// the estimate, and the hard one after the soft one.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.soft > 1.0 && self.soft.is_finite()) {
+            return Err(format!("the soft timeout factor must be above 1 (got {})", self.soft));
+        }
+        if !(self.hard > self.soft && self.hard.is_finite()) {
+            return Err(format!(
+                "the hard timeout factor must be above the soft one, {} (got {})",
+                self.soft, self.hard
+            ));
+        }
+        if self.drop_after == 0 {
+            return Err("a node must be dropped after at least one strike".into());
+        }
+        Ok(())
+    }
 }
 
 impl Default for Config {
@@ -93,6 +176,7 @@ impl Default for Config {
             checkpoint_interval: None,
             checkpoint_first: None,
             publish_after: Some(1_000_000_000),
+            stragglers: Stragglers::default(),
         }
     }
 }
@@ -175,6 +259,22 @@ pub struct NodeStats {
     pub records_written: u64,
     pub checkpoint_bytes: u64,
     pub records_loaded: u64,
+    /// Copies of late jobs this node started (here or on idle thieves),
+    /// copies that delivered the result first, copies aborted because
+    /// another finished first, and the time those losers had run.
+    pub duplicates_started: u64,
+    pub duplicates_won: u64,
+    pub duplicates_aborted: u64,
+    pub loser_time: Time,
+    /// Status questions asked (soft timeouts), jobs found lost, jobs
+    /// aborted at their hard timeout, failed jobs retried.
+    pub status_checks: u64,
+    pub jobs_lost: u64,
+    pub hard_timeouts: u64,
+    pub retried: u64,
+    /// Nodes this node dropped, and how often this node was dropped.
+    pub drops: u64,
+    pub dropped: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -183,11 +283,22 @@ struct Member {
     alive: bool,
 }
 
-/// A job this node lost to a thief: enough to run it again.
+/// A job this node lost to a thief — or a copy of one, run by an idle
+/// thief or by this node itself: enough to run it again.
 #[derive(Clone, Debug)]
 struct Stolen {
     thief: NodeId,
+    /// `spec.stamp` names this copy; `orig` the steal the executor waits
+    /// for (the same for the first copy).
     spec: JobSpec,
+    orig: u64,
+    since: Time,
+    /// A status question is out since then (soft timeout).
+    asked: Option<Time>,
+    /// The thief last said it still runs the job then.
+    confirmed: Option<Time>,
+    /// Status answers "still running" so far (questions grow sparser).
+    checks: u32,
 }
 
 /// A job this node runs for another node.
@@ -248,6 +359,16 @@ pub struct Node {
     actions: VecDeque<Action>,
     stats: NodeStats,
     checkpoint: Option<checkpoint::Checkpoint>,
+    /// Durations of stolen jobs, per depth (see `stragglers.rs`).
+    estimates: stragglers::Estimates,
+    /// Failed attempts so far per job (retries).
+    attempts: BTreeMap<JobKey, u32>,
+    /// Strikes and drops per node (see `health.rs`).
+    health: BTreeMap<NodeId, health::Health>,
+    /// This node was dropped: it steals nothing until then.
+    dropped_until: Option<Time>,
+    /// When `check_late_jobs` wants to run next.
+    late_timer: Option<Time>,
 }
 
 impl Node {
@@ -286,6 +407,11 @@ impl Node {
                 .filter(|_| config.ft == FtMode::Table)
                 .map(checkpoint::Checkpoint::new),
             config,
+            estimates: stragglers::Estimates::default(),
+            attempts: BTreeMap::new(),
+            health: BTreeMap::new(),
+            dropped_until: None,
+            late_timer: None,
         }
     }
 
@@ -394,9 +520,9 @@ impl Node {
                 self.membership_changed();
             }
             Msg::Leave => self.handle_peer_dead(now, from, exec),
-            Msg::StealRequest { id } => self.steal_request(from, id, exec),
+            Msg::StealRequest { id } => self.steal_request(now, from, id, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
-            Msg::JobResult { stamp, key, value } => self.job_result(stamp, key, value, exec),
+            Msg::JobResult { stamp, key, value } => self.job_result(now, from, stamp, key, value, exec),
             Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),
             Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
             Msg::TableSync { entries } => {
@@ -416,11 +542,7 @@ impl Node {
                 self.actions.push_back(Action::Finished { value });
                 self.stop();
             }
-            Msg::JobFailed { stamp, reason } => {
-                if self.stolen.remove(&stamp).is_some() {
-                    exec.fail(stamp, &reason);
-                }
-            }
+            Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
             Msg::RunFailed { reason } => {
                 self.actions.push_back(Action::Failed { reason });
                 self.stop();
@@ -428,6 +550,18 @@ impl Node {
             Msg::CheckpointBatch { records, last } => self.checkpoint_batch(from, records, last),
             Msg::SuspendRequest => self.suspend(now),
             Msg::Suspend => self.suspend_ordered(from),
+            Msg::JobStatus { stamp } => {
+                let running = self.running_for.contains_key(&(from, stamp));
+                let progress = exec.progress();
+                self.actions
+                    .push_back(Action::Send { to: from, msg: Msg::JobStatusReply { stamp, running, progress } });
+            }
+            Msg::JobStatusReply { stamp, running, progress } => {
+                self.record_progress(from, progress);
+                self.status_reply(now, from, stamp, running, exec)
+            }
+            Msg::AbortJob { stamp } => self.abort_job(from, stamp, exec),
+            Msg::NodeDropped { node, for_ns, drops } => self.node_dropped(now, node, for_ns, drops, exec),
         }
     }
 
@@ -450,6 +584,11 @@ impl Node {
             }
         }
         self.checkpoint_tick(now);
+        self.check_late_jobs(now, exec);
+        if self.dropped_until.is_some_and(|t| now >= t) {
+            self.dropped_until = None;
+            idle = true;
+        }
         if idle {
             self.handle_idle(now, exec);
         }

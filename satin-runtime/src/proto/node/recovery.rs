@@ -62,7 +62,7 @@ impl Node {
                 None => {}
             }
             for s in abandoned.stolen_out {
-                self.stolen.remove(&s);
+                self.forget_job(s, false, exec);
             }
             for (k, v) in abandoned.finished {
                 self.stats.orphans_saved += 1;
@@ -70,11 +70,11 @@ impl Node {
             }
         }
         // Step 1: re-queue what the dead node stole from us, marked redone.
+        // (A job with another copy still running elsewhere waits for it.)
         let lost: Vec<u64> = self.stolen.iter().filter(|(_, s)| s.thief == peer).map(|(k, _)| *k).collect();
         for stamp in lost {
-            if let Some(s) = self.stolen.remove(&stamp) {
-                self.stats.redone += 1;
-                exec.requeue(JobSpec { redone: true, ..s.spec });
+            if let Some(copy) = self.stolen.remove(&stamp) {
+                self.copy_ended(copy, exec);
             }
         }
         // The restarted root will reach jobs that still run here: have it

@@ -20,13 +20,21 @@ impl Node {
     /// [`Executor::abandon`]), into the table only.
     pub fn handle_job_finished(
         &mut self,
-        _now: Time,
+        now: Time,
         victim: NodeId,
         stamp: u64,
         key: JobKey,
         value: Vec<u8>,
         exec: &mut impl Executor,
     ) {
+        if victim == self.id {
+            // A copy of a late job, run here (see `stragglers.rs`).
+            if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+                self.publish(key, value.clone(), meta_of(&r), exec);
+                self.job_result(now, victim, stamp, key, value, exec);
+            }
+            return;
+        }
         if let Some(r) = self.running_for.remove(&(victim, stamp)) {
             if self.is_alive(victim) {
                 let msg = Msg::JobResult { stamp, key, value: value.clone() };
@@ -51,12 +59,19 @@ impl Node {
     /// nowhere: its re-executed copy meets the same failure.
     pub fn handle_job_failed(
         &mut self,
-        _now: Time,
+        now: Time,
         victim: NodeId,
         stamp: u64,
         reason: String,
         exec: &mut impl Executor,
     ) {
+        if victim == self.id {
+            if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+                self.void_running(&r, exec);
+                self.job_failed(now, victim, stamp, reason, exec);
+            }
+            return;
+        }
         if let Some(r) = self.running_for.remove(&(victim, stamp)) {
             self.void_running(&r, exec);
             if self.is_alive(victim) && !self.stopped {
@@ -73,6 +88,12 @@ impl Node {
         let gone = self.running_for.remove(&(victim, stamp)).or_else(|| self.orphans.remove(&(victim, stamp)));
         if let Some(r) = gone {
             self.void_running(&r, exec);
+        }
+        // A copy run here that was not aborted on purpose: another may run.
+        if victim == self.id {
+            if let Some(copy) = self.stolen.remove(&stamp) {
+                self.copy_ended(copy, exec);
+            }
         }
     }
 
@@ -171,16 +192,6 @@ impl Node {
 
     fn runs_where(&self, key: &JobKey, epoch_ok: impl Fn(u32) -> bool) -> bool {
         self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && epoch_ok(r.epoch))
-    }
-
-    pub(super) fn job_result(&mut self, stamp: u64, key: JobKey, value: Vec<u8>, exec: &mut impl Executor) {
-        let spec = self.stolen.remove(&stamp).map(|s| s.spec);
-        let waited = spec.is_some() && exec.deliver(stamp, value.clone());
-        if !waited {
-            // An orphan result: its parent was aborted here.
-            let meta = spec.map_or(ResultMeta::UNKNOWN, |s| ResultMeta { depth: s.depth, id: 0, parent: s.parent });
-            self.publish(key, value, meta, exec);
-        }
     }
 
     pub(super) fn table_put(

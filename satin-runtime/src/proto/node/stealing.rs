@@ -23,6 +23,9 @@ impl Node {
         if exec.has_work() {
             return;
         }
+        if self.dropped_until.is_some_and(|t| now < t) {
+            return;
+        }
         if self.backoff_until.is_some_and(|t| now < t) {
             return;
         }
@@ -55,15 +58,20 @@ impl Node {
         }
     }
 
-    pub(super) fn steal_request(&mut self, thief: NodeId, id: u64, exec: &mut impl Executor) {
+    pub(super) fn steal_request(&mut self, now: Time, thief: NodeId, id: u64, exec: &mut impl Executor) {
         // A request can overtake its sender's `Leave`, or come from a node
-        // declared dead: a job given to it would be lost.
-        let thief_ok = self.joined && self.is_alive(thief);
-        let job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
+        // declared dead: a job given to it would be lost. A dropped node
+        // gets nothing until its cool-down is over.
+        let thief_ok = self.joined && self.is_alive(thief) && !self.is_dropped(now, thief);
+        let mut job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
         if let Some(spec) = &job {
             self.next_stamp += 1;
             self.stats.jobs_given += 1;
-            self.stolen.insert(spec.stamp, Stolen { thief, spec: spec.clone() });
+            self.stolen.insert(spec.stamp, Stolen::new(thief, spec.clone(), now));
+            self.set_late_timer(now);
+        } else if thief_ok {
+            // Nothing else to give: a copy of a late job, if one is worth it.
+            job = self.copy_for(now, thief, exec);
         }
         self.actions.push_back(Action::Send { to: thief, msg: Msg::StealReply { id, job } });
     }
@@ -117,6 +125,10 @@ impl Node {
                 let peers = self.local_peers.len() + self.wide_peers.len();
                 if self.failed_steals >= peers.max(1) {
                     self.failed_steals = 0;
+                    // Nobody has work to give: run a copy of a late job.
+                    if self.copy_here(now, exec) {
+                        return;
+                    }
                     let until = now + self.config.steal_backoff;
                     self.backoff_until = Some(until);
                     self.actions.push_back(Action::SetTimer { at: until });

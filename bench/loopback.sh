@@ -100,6 +100,24 @@ scenario naive   "$expect" --local-nodes 4 --ft naive --chaos 'kill:node=2,at=50
 paired plain ckpt "$expect" --local-nodes 4
 interrupted lost    "$expect" 'kill:node=all,at=50%' --local-nodes 4
 interrupted suspend "$expect" 'suspend:at=50%' --local-nodes 4
+# Stragglers: one node slowed 5 x or hung at 20 %, with and without
+# duplicates; the mechanism's fault-free cost (paired: on, then off —
+# no copies and timeouts too far out to matter).
+OFF=(--no-duplicates --soft-timeout 1000 --hard-timeout 2000)
+paired_args() {
+    local on=$1 off=$2 expect=$3; shift 3
+    local ot=() oc=() ft=() fc=()
+    for _ in $(seq "$REPS"); do
+        read -r t c < <(run "$expect" "$@"); ot+=("$t"); oc+=("$c")
+        read -r t c < <(run "$expect" "$@" "${OFF[@]}"); ft+=("$t"); fc+=("$c")
+    done
+    T[$on]=$(printf '%s\n' "${ot[@]}" | median); C[$on]=$(printf '%s\n' "${oc[@]}" | median)
+    T[$off]=$(printf '%s\n' "${ft[@]}" | median); C[$off]=$(printf '%s\n' "${fc[@]}" | median)
+}
+paired_args son soff "$expect" --local-nodes 4
+scenario slow    "$expect" --local-nodes 4 --chaos 'slow:node=2,factor=5,at=20%'
+scenario slowoff "$expect" --local-nodes 4 --chaos 'slow:node=2,factor=5,at=20%' --no-duplicates
+scenario hung    "$expect" --local-nodes 4 --chaos 'hang:node=2,at=20%'
 
 echo "nqueens $N, 4 processes x 1 worker on loopback, median of $REPS, $(nproc) cores; sequential $seq_s s"
 echo
@@ -118,6 +136,11 @@ echo "| no faults, without checkpoints (paired) | ${T[plain]} | ${C[plain]} | 1.
 echo "| no faults, --checkpoint-interval 1s | ${T[ckpt]} | ${C[ckpt]} | $(r "${T[ckpt]}" "${T[plain]}") | $(pct "${C[ckpt]}" "${C[plain]}") |"
 echo "| every node killed at 50 %, then resumed | ${T[lost]} | ${C[lost]} | vs uninterrupted $(r "${T[lost]}" "${T[plain]}") | $(pct "${C[lost]}" "${C[plain]}") |"
 echo "| suspended at 50 %, then resumed | ${T[suspend]} | ${C[suspend]} | vs uninterrupted $(r "${T[suspend]}" "${T[plain]}") | $(pct "${C[suspend]}" "${C[plain]}") |"
+echo "| no faults, straggler handling off (paired) | ${T[soff]} | ${C[soff]} | 1.000 | |"
+echo "| no faults, straggler handling on | ${T[son]} | ${C[son]} | $(r "${T[son]}" "${T[soff]}") | $(pct "${C[son]}" "${C[soff]}") |"
+echo "| node 2 slowed 5 x at 20 %, duplicates | ${T[slow]} | ${C[slow]} | vs no faults $(r "${T[slow]}" "${T[son]}") | $(pct "${C[slow]}" "${C[son]}") |"
+echo "| node 2 slowed 5 x at 20 %, no duplicates | ${T[slowoff]} | ${C[slowoff]} | vs no faults $(r "${T[slowoff]}" "${T[son]}") | $(pct "${C[slowoff]}" "${C[son]}") |"
+echo "| node 2 hung at 20 %, duplicates | ${T[hung]} | ${C[hung]} | vs no faults $(r "${T[hung]}" "${T[son]}") | $(pct "${C[hung]}" "${C[son]}") |"
 
 # The raytracer: large results (image parts) travel and are checkpointed.
 BIN=(target/release/raytracer --width "$RT" --height $((RT * 3 / 4)) --samples "$SAMPLES")

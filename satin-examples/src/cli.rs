@@ -26,6 +26,10 @@ pub struct RunArgs {
 /// Exits with status 1 and a message if the runtime cannot start.
 pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) -> R {
     let start = Instant::now();
+    if let Err(e) = args.launch.check() {
+        eprintln!("{name}: error: {e}");
+        std::process::exit(2)
+    }
     if args.sequential {
         let r = app();
         eprintln!("{name}: sequential, {:.3} s", start.elapsed().as_secs_f64());

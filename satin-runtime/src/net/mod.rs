@@ -169,6 +169,12 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// Refuses flag values that make no sense together (the timeout
+    /// factors); [`run`] calls it too.
+    pub fn check(&self) -> Result<(), String> {
+        stragglers(self).check().map_err(|e| format!("--soft-timeout/--hard-timeout: {e}"))
+    }
+
     fn is_distributed(&self) -> bool {
         self.listen.is_some() || self.join.is_some()
     }
@@ -216,8 +222,8 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             Err(e) => fail(app, e),
         }
     }
-    if let Err(e) = stragglers(args).check() {
-        eprintln!("{app}: error: --soft-timeout/--hard-timeout: {e}");
+    if let Err(e) = args.check() {
+        eprintln!("{app}: error: {e}");
         std::process::exit(2)
     }
     if let Some(n) = args.local_nodes {
@@ -283,10 +289,13 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 }
             } else {
                 eprintln!(
-                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, frames sent {}, bytes sent {}",
+                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}",
                     r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
                     r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted, r.stats.orphans_saved,
-                    r.records_written, r.checkpoint_bytes, r.stats.records_loaded, r.frames_sent, r.bytes_sent
+                    r.records_written, r.checkpoint_bytes, r.stats.records_loaded,
+                    r.stats.duplicates_started, r.stats.duplicates_won, r.stats.duplicates_aborted,
+                    r.stats.loser_time as f64 / 1e9, r.stats.status_checks, r.stats.jobs_lost, r.stats.hard_timeouts,
+                    r.stats.retried, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent
                 );
             }
         }

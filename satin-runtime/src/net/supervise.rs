@@ -83,6 +83,8 @@ struct Cluster {
     addrs: Vec<Option<SocketAddr>>,
     /// Where death notices go; `None` once the node exited.
     stdins: Vec<Option<ChildStdin>>,
+    /// Nodes chaos hung: they cannot end by themselves once the run is over.
+    hung: Vec<usize>,
     death_notices: bool,
     events: Sender<Event>,
     trace: Option<std::path::PathBuf>,
@@ -164,6 +166,13 @@ impl Cluster {
         }
     }
 
+    /// The run is over: nodes chaos hung would only go at the wind-down.
+    fn kill_hung(&mut self) {
+        for node in std::mem::take(&mut self.hung) {
+            self.signal(node, libc::SIGKILL);
+        }
+    }
+
     /// Writes one line to node `node`'s standard input.
     fn tell(&mut self, node: usize, line: &str) {
         if let Some(Some(stdin)) = self.stdins.get_mut(node) {
@@ -224,6 +233,7 @@ fn run_cluster(
         pids: Vec::new(),
         addrs: Vec::new(),
         stdins: Vec::new(),
+        hung: Vec::new(),
         death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
         events: tx,
         trace: args.trace.clone(),
@@ -238,6 +248,9 @@ fn run_cluster(
     pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
+    // How long the run took: until its answer was out (a hung node may
+    // take the wind-down to go).
+    let mut took: Option<Duration> = None;
     let mut all_killed = false;
     loop {
         let live = cluster.pids.iter().filter(|p| p.is_some()).count();
@@ -259,6 +272,8 @@ fn run_cluster(
                 put(&mut out.stdout, node, text);
                 if answered_at.is_none() && out.any_answer().is_some() {
                     answered_at = Some(Instant::now());
+                    took.get_or_insert(start.elapsed());
+                    cluster.kill_hung();
                 }
             }
             Ok(Event::Exited { node, status, cpu }) => {
@@ -267,6 +282,8 @@ fn run_cluster(
                 put(&mut out.exited, node, status);
                 if answered_at.is_none() && out.any_answer().is_some() {
                     answered_at = Some(Instant::now());
+                    took.get_or_insert(start.elapsed());
+                    cluster.kill_hung();
                 }
             }
             Err(_) if answered_at.is_some() => {
@@ -283,7 +300,7 @@ fn run_cluster(
             }
         }
     }
-    let elapsed = start.elapsed();
+    let elapsed = took.unwrap_or_else(|| start.elapsed());
     for node in 0..cluster.pids.len() {
         cluster.signal(node, libc::SIGKILL);
     }
@@ -420,6 +437,9 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
                 f => eprintln!("{app}: chaos: node {node} runs {f} times slower"),
             }
             cluster.tell(node as usize, &format!("{SLOW_ORDER}{factor}"));
+            if factor.is_infinite() {
+                cluster.hung.push(node as usize);
+            }
         }
         ChaosKind::Fail { node, rate } => {
             eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
@@ -490,13 +510,8 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
             (at, e.kind)
         })
         .collect();
-    let start = Instant::now();
-    let (outcome, _, cpu) = run_cluster(app, args, n, &pool, &chaos, false);
-    eprintln!(
-        "{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s",
-        start.elapsed().as_secs_f64(),
-        cpu.as_secs_f64()
-    );
+    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, false);
+    eprintln!("{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s", took.as_secs_f64(), cpu.as_secs_f64());
     drop(pool);
     let resume = |what: &str| match &args.checkpoint {
         Some(file) => format!(

@@ -35,7 +35,7 @@ use crate::proto::Executor;
 use crate::JobKey;
 
 /// What timeouts count from before any stolen job came back.
-const UNKNOWN_ESTIMATE: Time = 1_000_000_000;
+const UNKNOWN_ESTIMATE: Time = 250_000_000;
 
 /// A learned estimate is trusted for hard timeouts (which abort work)
 /// only from this many samples whose spread is below this coefficient of
@@ -177,13 +177,36 @@ impl Node {
         if !self.config.stragglers.duplicates || self.draining {
             return false;
         }
-        let Some(orig) = self.latest(now, self.id, exec) else { return false };
+        let Some(orig) = self.latest(now, self.id, exec) else {
+            self.probe_thieves(now);
+            return false;
+        };
         let spec = self.new_copy(now, orig, self.id);
         let running =
             Running { key: spec.key, epoch: spec.epoch, depth: spec.depth, parent: spec.parent, announced: false };
         self.running_for.insert((self.id, spec.stamp), running);
         exec.run_stolen(spec, self.id);
         true
+    }
+
+    /// An idle node asks the thieves of its jobs how they fare (at most
+    /// every `duplicate_after` per job), so that a slow or hung one is
+    /// known before the soft timeout: idle, it has nothing better to do.
+    fn probe_thieves(&mut self, now: Time) {
+        let every = self.config.stragglers.duplicate_after;
+        let me = self.id;
+        let mut asks = Vec::new();
+        for (stamp, copy) in self.stolen.iter_mut().filter(|(_, s)| s.thief != me) {
+            let quiet = copy.confirmed.is_none_or(|c| now >= c + every);
+            if copy.asked.is_none() && quiet && now >= copy.since + every {
+                copy.asked = Some(now);
+                asks.push((copy.thief, *stamp));
+            }
+        }
+        for (thief, stamp) in asks {
+            self.stats.status_checks += 1;
+            self.actions.push_back(Action::Send { to: thief, msg: Msg::JobStatus { stamp } });
+        }
     }
 
     /// The result of copy `stamp` came back, from thief `from` (this node

@@ -1,0 +1,103 @@
+//! Slow, hung and failing nodes in real runs: node processes on loopback
+//! whose workers `--chaos` pauses (slow, hang) or whose stolen jobs fail.
+
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
+/// Generous bound on one run; only a hang gets anywhere near it.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+/// One cluster at a time: they share two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(args: &[&str]) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let child: Child =
+        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    rx.recv_timeout(RUN_LIMIT)
+        .unwrap_or_else(|_| {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("the run did not finish within {RUN_LIMIT:?}")
+        })
+        .expect("output")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// `field` summed over the statistics lines of every node.
+fn total(log: &str, field: &str) -> u64 {
+    log.lines()
+        .filter(|l| l.contains("jobs stolen"))
+        .flat_map(|l| l.split(", "))
+        .filter_map(|kv| kv.rsplit_once(' ').filter(|(k, _)| k.ends_with(field)))
+        .filter_map(|(_, v)| v.parse::<u64>().ok())
+        .sum()
+}
+
+/// Node 1 hangs while it runs a job it stole from the master (one worker
+/// each: it always holds one): the master, idle, finds it hung from its
+/// status answers and runs a copy, which wins.
+#[test]
+fn a_hung_node_is_copied_around_and_the_answer_comes() {
+    let out = run(&["15", "--local-nodes", "2", "--workers", "1", "--chaos", "hang:node=1,at=30%"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "2279184");
+    assert!(log.contains("chaos: node 1 hangs"), "{log}");
+    assert!(total(&log, "duplicates won") >= 1, "a copy must have replaced the hung job:\n{log}");
+}
+
+#[test]
+fn a_node_five_times_slower_does_not_change_the_answer() {
+    let out = run(&["14", "--local-nodes", "3", "--workers", "1", "--chaos", "slow:node=2,factor=5,at=10%"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "365596");
+    assert!(stderr(&out).contains("chaos: node 2 runs 5 times slower"), "{}", stderr(&out));
+}
+
+/// A failing job ends the run as a panic would — unless retries are on.
+#[test]
+fn failing_jobs_end_the_run_unless_retried() {
+    let spec = "fail:node=1,rate=1";
+    let out = run(&["14", "--local-nodes", "2", "--workers", "1", "--chaos", spec]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("injected failure"), "{}", stderr(&out));
+    let out = run(&["14", "--local-nodes", "2", "--workers", "1", "--retries", "50", "--chaos", spec]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "365596");
+    assert!(total(&log, "retried") >= 1, "{log}");
+    // Every job it takes fails: it is dropped.
+    assert!(total(&log, "drops") >= 1, "{log}");
+}
+
+#[test]
+fn nonsensical_timeout_factors_are_refused() {
+    for (args, says) in [
+        (vec!["14", "--soft-timeout", "1"], "soft timeout factor must be above 1"),
+        (
+            vec!["14", "--soft-timeout", "1.5", "--hard-timeout", "1.2"],
+            "hard timeout factor must be above the soft one",
+        ),
+        (vec!["14", "--local-nodes", "2", "--chaos", "slow:node=1,at=1s"], "missing factor"),
+        (vec!["14", "--local-nodes", "2", "--chaos", "fail:node=1,rate=2"], "probability"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}

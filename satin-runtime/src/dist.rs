@@ -97,32 +97,20 @@ pub struct LocalExecutor {
     keep_orphans: bool,
     /// Chaos: jobs stolen from now on fail at once with this probability.
     fail_rate: f64,
-    /// Wall time with at least one entry job running here.
-    busy: Arc<std::sync::Mutex<BusyClock>>,
     rng: crate::proto::SplitMix64,
 }
 
-/// Wall time with work to do: closed spans plus the open one.
-#[derive(Default)]
-struct BusyClock {
-    closed: std::time::Duration,
-    since: Option<std::time::Instant>,
-}
-
-impl BusyClock {
-    fn start(&mut self) {
-        self.since.get_or_insert_with(std::time::Instant::now);
-    }
-
-    fn stop(&mut self) {
-        if let Some(t) = self.since.take() {
-            self.closed += t.elapsed();
-        }
-    }
-
-    fn total(&self) -> std::time::Duration {
-        self.closed + self.since.map_or(std::time::Duration::ZERO, |t| t.elapsed())
-    }
+/// User and system CPU time of this process, in nanoseconds.
+fn process_cpu_ns() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct,
+    // and getrusage only writes into it.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(usage.ru_utime) + ns(usage.ru_stime)
 }
 
 /// Why a [`LocalExecutor`] cannot attach to a runtime.
@@ -167,7 +155,6 @@ impl LocalExecutor {
             active: Arc::new(AtomicUsize::new(0)),
             keep_orphans: false,
             fail_rate: 0.0,
-            busy: Arc::default(),
             rng: crate::proto::SplitMix64::new(std::process::id() as u64),
         })
     }
@@ -204,11 +191,7 @@ impl LocalExecutor {
     /// finishes, keeps a draining node from leaving between the two with
     /// the job's result still unsent.
     pub fn entry_ended(&mut self) -> bool {
-        let last = self.active.fetch_sub(1, Ordering::AcqRel) == 1;
-        if last {
-            self.busy.lock().unwrap_or_else(|e| e.into_inner()).stop();
-        }
-        last
+        self.active.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
     /// Raises the publication threshold (see `LocalExecutor::new`).
@@ -227,9 +210,7 @@ impl LocalExecutor {
     }
 
     fn start(&self, job: &JobSpec, abort: Arc<AtomicBool>, origin: Origin) {
-        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
-            self.busy.lock().unwrap_or_else(|e| e.into_inner()).start();
-        }
+        self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
         let done = move |outcome: EntryOutcome, ran: Ran| {
             events(match (outcome, origin) {
@@ -344,11 +325,14 @@ impl Executor for LocalExecutor {
         self.active.load(Ordering::Acquire) > 0
     }
 
-    /// Calls made so far (through the spawn path), and how long entry
-    /// jobs have been running here.
+    /// CPU time this process used, and how long its workers were not
+    /// parked: a worker that waits for other nodes parks; one that shares
+    /// its core with a noisy neighbour, or is paused, or hung, does not —
+    /// and gets less CPU than wall time. (Calls made would be no measure:
+    /// one call's work differs from another's.)
     fn progress(&self) -> (u64, u64) {
-        let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).total();
-        (self.runtime.stats().spawns, busy.as_nanos() as u64)
+        // In CPU milliseconds: the core compares rates over at least 20 units.
+        (process_cpu_ns() / 1_000_000, self.runtime.registry().busy_ns())
     }
 
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {

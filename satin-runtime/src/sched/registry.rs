@@ -43,6 +43,8 @@ pub(crate) struct Registry {
     pub(crate) table_lookups: AtomicU64,
     /// Kernel thread ids of the workers, for chaos that pauses them.
     pub(crate) thread_ids: std::sync::Mutex<Vec<libc::pid_t>>,
+    /// When the pool started (its workers' lifetime, for busy time).
+    pub(crate) born: std::time::Instant,
 }
 
 impl Registry {
@@ -61,12 +63,20 @@ impl Registry {
             table_hits: AtomicU64::new(0),
             table_lookups: AtomicU64::new(0),
             thread_ids: std::sync::Mutex::new(Vec::new()),
+            born: std::time::Instant::now(),
         };
         (Arc::new(registry), deques)
     }
 
     pub(crate) fn stealers(&self) -> &[Stealer<JobRef>] {
         &self.stealers
+    }
+
+    /// Nanoseconds the workers were not parked since the pool started,
+    /// all together: working, or paused (a slow or hung node).
+    pub(crate) fn busy_ns(&self) -> u64 {
+        let lifetime = self.born.elapsed().as_nanos() as u64 * self.stealers.len() as u64;
+        lifetime.saturating_sub(self.sleep.parked_ns())
     }
 
     pub(crate) fn num_workers(&self) -> usize {

@@ -6,9 +6,9 @@
 //! park therefore has a short timeout, which bounds the cost of the race to one
 //! timeout instead of adding a fence to every spawn.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const PARK_TIMEOUT: Duration = Duration::from_millis(1);
 
@@ -17,6 +17,10 @@ pub(crate) struct Sleep {
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
+    /// Nanoseconds workers spent parked, all together: what is not parked
+    /// of their lifetime is busy (a rate of work per busy second tells a
+    /// slow node from one that waits, see `proto/node/health.rs`).
+    parked_ns: AtomicU64,
 }
 
 impl Sleep {
@@ -25,9 +29,16 @@ impl Sleep {
         let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         if still_idle() {
+            let since = Instant::now();
             let _ = self.wake.wait_timeout(guard, PARK_TIMEOUT);
+            self.parked_ns.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Nanoseconds spent parked so far, by all workers together.
+    pub(crate) fn parked_ns(&self) -> u64 {
+        self.parked_ns.load(Ordering::Relaxed)
     }
 
     /// Workers parked right now: they found no work anywhere in the pool.

@@ -69,3 +69,53 @@ fn fig4_scenario_prints_one_json_object_per_row() {
     assert_eq!(text.matches("\"name\"").count(), 11, "{text}");
     assert_eq!(text.matches("\"result_ok\":true").count(), 11, "{text}");
 }
+
+/// Seed 003's experiment: the interface other checks read, every task's
+/// result right and none delivered twice, and the run faster than GRID
+/// superscalar's published 135.8 h.
+#[test]
+fn gridsuperscalar_scenario_prints_table_three_as_one_json_object() {
+    let out = Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .args(["--scenario", "gridsuperscalar", "--seed", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let json = text.trim();
+    assert!(json.starts_with('{') && json.ends_with('}') && json.lines().count() == 1, "{json}");
+    for field in ["\"total_hours\":", "\"result_ok\":true", "\"tasks_completed_twice\":0", "\"machines\":["] {
+        assert!(json.contains(field), "{field} missing in {json}");
+    }
+    for field in ["\"name\":\"bscgrid0", "\"completed\":", "\"failed\":", "\"jobs_per_day\":[", "],\"drops\":"] {
+        assert_eq!(json.matches(field).count(), 8, "{field}: 4 machines in each of two runs: {json}");
+    }
+    let hours: f64 = json["{\"soft\":1.05,\"hard\":1.1,\"total_hours\":".len()..]
+        .split(',')
+        .next()
+        .and_then(|h| h.parse().ok())
+        .expect("total_hours first");
+    assert!((120.0..135.79).contains(&hours), "{hours} h");
+}
+
+/// A straggler in the Fig. 4 setup: a hung node is copied around (the run
+/// ends, about as fast as without that node); without duplicates it never
+/// ends.
+#[test]
+fn a_hung_node_in_the_fig4_setup_costs_little_with_duplicates() {
+    use satin::sim::faults::{Fault, FaultKind, Trigger};
+    let base = SimConfig { seed: 1, ..SimConfig::default() };
+    let with = |kind: FaultKind, duplicates: bool| {
+        let mut c = fig4_config(&base, 4, FtMode::Table, &[]);
+        c.faults = vec![Fault { when: Trigger::At(0), kind }];
+        c.protocol.stragglers.duplicates = duplicates;
+        c.time_limit = 200_000_000_000;
+        sim::run(&c)
+    };
+    let absent = with(FaultKind::Leave(37), true);
+    let hung = with(FaultKind::Hang(37), true);
+    assert!(absent.result_ok && hung.result_ok, "{}", hung.to_json());
+    assert!(hung.duplicates_won >= 1 && hung.completed_twice == 0, "{}", hung.to_json());
+    let ratio = hung.virtual_seconds / absent.virtual_seconds;
+    assert!(ratio <= 1.05, "hung / absent = {ratio}");
+    assert!(!with(FaultKind::Hang(37), false).result_ok);
+}

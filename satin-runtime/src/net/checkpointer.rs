@@ -7,8 +7,10 @@ use std::sync::mpsc::{channel, Sender};
 use std::thread::JoinHandle;
 
 use tokio::sync::mpsc::UnboundedSender;
+use tracing::warn;
 
 use super::driver::Input;
+use super::retry::{retry, transient, LOCAL_OPERATIONS};
 use crate::checkpoint::{CheckpointError, Identity, OpenReport, Record, Store};
 
 /// Where the checkpoint goes, as the command line said.
@@ -61,7 +63,12 @@ impl Checkpointer {
                         }
                         Command::Write { seq, records } => match store.as_mut() {
                             None => continue,
-                            Some(s) => match write(s, &records, root.as_ref()) {
+                            Some(s) => match retry(
+                                LOCAL_OPERATIONS,
+                                || write(s, &records, root.as_ref()),
+                                |e| matches!(e, CheckpointError::Io { error, .. } if transient(error.kind())),
+                                |e, wait| warn!("checkpoint write failed ({e}); trying again in {wait:?}"),
+                            ) {
                                 Ok(bytes) => {
                                     written.0 += records.len() as u64;
                                     written.1 += bytes;

@@ -216,7 +216,14 @@ async fn drive(
     };
     server.transport_config(transport(spec.idle_timeout));
     client.transport_config(transport(spec.idle_timeout));
-    let mut endpoint = match Endpoint::server(server, spec.listen) {
+    let bind = || Endpoint::server(server.clone(), spec.listen);
+    let bound = super::retry::retry(
+        super::retry::LOCAL_OPERATIONS,
+        bind,
+        |e| super::retry::transient(e.kind()),
+        |e, wait| warn!("cannot listen on {} ({e}); trying again in {wait:?}", spec.listen),
+    );
+    let mut endpoint = match bound {
         Ok(e) => e,
         Err(e) => return (RunEnd::Failed(format!("cannot listen on {}: {e}", spec.listen)), None),
     };

@@ -12,6 +12,7 @@ mod checkpointer;
 mod conn;
 mod driver;
 mod progress;
+mod retry;
 mod slurm;
 mod supervise;
 mod throttle;

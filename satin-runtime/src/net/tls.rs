@@ -83,8 +83,13 @@ impl Pool {
     /// holding [`POOL_FILE`]).
     pub fn load(path: &Path) -> Result<Pool, PoolError> {
         let file = if path.is_dir() { path.join(POOL_FILE) } else { path.to_path_buf() };
-        let pem =
-            std::fs::read(&file).map_err(|e| err(format!("cannot read pool credential {}: {e}", file.display())))?;
+        let pem = super::retry::retry(
+            super::retry::LOCAL_OPERATIONS,
+            || std::fs::read(&file),
+            |e| super::retry::transient(e.kind()),
+            |e, wait| tracing::warn!("cannot read pool credential {} ({e}); trying again in {wait:?}", file.display()),
+        )
+        .map_err(|e| err(format!("cannot read pool credential {}: {e}", file.display())))?;
         Pool::from_pem(&pem).map_err(|e| err(format!("{}: {e}", file.display())))
     }
 

@@ -101,3 +101,24 @@ fn nonsensical_timeout_factors_are_refused() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// With a stated estimate, a job past its hard timeout is aborted on the
+/// slow node and runs again elsewhere; the answer is the same.
+#[test]
+fn past_the_hard_timeout_a_job_is_aborted_and_run_again() {
+    let out = run(&[
+        "14",
+        "--local-nodes",
+        "2",
+        "--workers",
+        "1",
+        "--expect",
+        "20ms",
+        "--chaos",
+        "slow:node=1,factor=20,at=10%",
+    ]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "365596");
+    assert!(total(&log, "hard timeouts") >= 1, "{log}");
+}

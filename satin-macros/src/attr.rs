@@ -2,11 +2,17 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
-use syn::{LitStr, Path};
+use syn::{LitInt, LitStr, Path};
 
 pub(crate) struct Args {
     /// Path of the runtime crate in generated code.
     pub(crate) krate: Path,
+    /// `expect = "2s"`: how long a call of this function is expected to
+    /// take on another node, in nanoseconds (timeouts count from it).
+    pub(crate) expect_ns: Option<u64>,
+    /// `retries = 3`: attempts after the first when a call fails on
+    /// another node.
+    pub(crate) retries: Option<u32>,
 }
 
 /// An argument that may be given at most once.
@@ -37,16 +43,55 @@ impl<T> Once<T> {
 
 pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
     let mut krate = Once::new("crate");
+    let mut expect = Once::new("expect");
+    let mut retries = Once::new("retries");
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
             let lit: LitStr = meta.value()?.parse()?;
             let path: Path = lit.parse()?;
             krate.set(path, lit.span())
+        } else if meta.path.is_ident("expect") {
+            let lit: LitStr = meta.value()?.parse()?;
+            let ns = duration_ns(&lit.value()).ok_or_else(|| {
+                syn::Error::new(lit.span(), "`expect` is a duration such as \"500ms\", \"2s\", \"5m\" or \"1h\"")
+            })?;
+            expect.set(ns, lit.span())
+        } else if meta.path.is_ident("retries") {
+            let value = meta.value()?;
+            let what = |span| syn::Error::new(span, "`retries` is a number of attempts, such as 3");
+            let lit: LitInt = value.parse().map_err(|e| what(e.span()))?;
+            let n: u32 = lit.base10_parse().map_err(|_| what(lit.span()))?;
+            retries.set(n, lit.span())
         } else {
-            Err(meta
-                .error("unknown argument to #[divide_and_conquer]; the only argument is `crate = \"path::to::satin\"`"))
+            Err(meta.error(
+                "unknown argument to #[divide_and_conquer]; the arguments are `crate = \"path::to::satin\"`, \
+                 `expect = \"2s\"` and `retries = 3`",
+            ))
         }
     });
     parser.parse2(args)?;
-    Ok(Args { krate: krate.get().unwrap_or_else(|| syn::parse_quote!(::satin)) })
+    Ok(Args {
+        krate: krate.get().unwrap_or_else(|| syn::parse_quote!(::satin)),
+        expect_ns: expect.get(),
+        retries: retries.get(),
+    })
+}
+
+/// `500ms`, `2s`, `1.5s`, `5m`, `1h` in nanoseconds; positive and finite.
+fn duration_ns(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60e9)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600e9)
+    } else {
+        return None;
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    let ns = x * scale;
+    (ns.is_finite() && ns >= 1.0 && ns < u64::MAX as f64).then_some(ns as u64)
 }

@@ -23,7 +23,7 @@ pub(crate) fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenS
     if let Err(e) = signature::check(&func) {
         return with_error(item, e);
     }
-    expand(&args.krate, func)
+    expand(&args, func)
 }
 
 /// Keeps the user's item next to the error so the rest of their code (and
@@ -47,7 +47,16 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
     syn::Error::new(span, format!("#[divide_and_conquer] applies to a recursive free function, not to {what}"))
 }
 
-fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
+fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
+    let krate = &args.krate;
+    let expect_ns = match args.expect_ns {
+        Some(ns) => quote!(::core::option::Option::Some(#ns)),
+        None => quote!(::core::option::Option::None),
+    };
+    let retries = match args.retries {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
     let ItemFn { attrs, vis, sig, block } = func;
     let name = &sig.ident;
     let job = format_ident!("__SatinJob_{}", name);
@@ -137,7 +146,9 @@ fn expand(krate: &syn::Path, func: ItemFn) -> TokenStream {
             }
         }
 
-        #krate::__private::inventory::submit! { #krate::__private::JobFn::of::<#job>() }
+        #krate::__private::inventory::submit! {
+            #krate::__private::JobFn::of::<#job>().with_policy(#expect_ns, #retries)
+        }
 
         #[doc(hidden)]
         #(#others)*

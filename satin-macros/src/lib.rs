@@ -22,7 +22,10 @@ use proc_macro::TokenStream;
 /// forms and the purity rule.
 ///
 /// Arguments: `crate = "path"` names the runtime crate if it is re-exported
-/// under another path (default `::satin`).
+/// under another path (default `::satin`); `expect = "2s"` and `retries = 3`
+/// give the function's own estimate and retries for calls that run on
+/// other nodes (timeouts count from the estimate; a failed call runs again
+/// up to `retries` times).
 #[proc_macro_attribute]
 pub fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::divide_and_conquer(args.into(), item.into()).into()

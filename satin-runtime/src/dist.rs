@@ -325,6 +325,10 @@ impl Executor for LocalExecutor {
         self.active.load(Ordering::Acquire) > 0
     }
 
+    fn policy(&self, job: &JobSpec) -> crate::proto::JobPolicy {
+        crate::job::policy_of(&job.payload)
+    }
+
     /// CPU time this process used, and how long its workers were not
     /// parked: a worker that waits for other nodes parks; one that shares
     /// its core with a noisy neighbour, or is paused, or hung, does not —

@@ -46,7 +46,7 @@ mod sched;
 #[allow(missing_docs)]
 pub mod sim;
 
-pub use job::{check_call, encode_job, function_ids, BuildKeyHasher, CallError, Job, JobKey, KeyHasher};
+pub use job::{check_call, encode_job, function_ids, policy_of, BuildKeyHasher, CallError, Job, JobKey, KeyHasher};
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 

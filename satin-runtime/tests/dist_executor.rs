@@ -191,3 +191,25 @@ fn tracked_calls_publish_their_results() {
     }
     assert!(published > 0);
 }
+
+/// A function that touches a flaky resource states its own estimate and
+/// retries; the executor hands them to the protocol with each of its jobs.
+#[divide_and_conquer(expect = "1.5s", retries = 3)]
+fn flaky(n: u32) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    flaky(n - 1) + flaky(n - 2)
+}
+
+#[test]
+fn a_functions_own_estimate_and_retries_reach_the_protocol() {
+    use satin::proto::JobPolicy;
+    let own = encode_job(&__SatinJob_flaky(10));
+    assert_eq!(satin::policy_of(&own), JobPolicy { expect: Some(1_500_000_000), retries: Some(3) });
+    let plain = encode_job(&__SatinJob_fib(10));
+    assert_eq!(satin::policy_of(&plain), JobPolicy::default());
+    let (exec, _events) = executor(1);
+    let key = __SatinJob_flaky(10).key();
+    assert_eq!(exec.policy(&JobSpec::new(key, 1, own)).retries, Some(3));
+}

@@ -5,7 +5,7 @@ mod key;
 pub(crate) mod registry;
 
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use registry::{check_call, encode_job, function_ids, CallError, JobFn};
+pub use registry::{check_call, encode_job, function_ids, policy_of, CallError, JobFn};
 
 use serde::{de::DeserializeOwned, Serialize};
 

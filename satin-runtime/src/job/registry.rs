@@ -16,13 +16,32 @@ pub struct JobFn {
     fn_id: &'static str,
     run: fn(&[u8], &Ctx<'_>) -> Result<Vec<u8>, postcard::Error>,
     check: fn(&[u8]) -> Result<(), postcard::Error>,
+    policy: crate::proto::JobPolicy,
 }
 
 impl JobFn {
     /// The entry for job type `J`; used by generated code.
     pub const fn of<J: Job>() -> JobFn {
-        JobFn { fn_id: J::FN_ID, run: run_encoded::<J>, check: check_encoded::<J> }
+        JobFn {
+            fn_id: J::FN_ID,
+            run: run_encoded::<J>,
+            check: check_encoded::<J>,
+            policy: crate::proto::JobPolicy { expect: None, retries: None },
+        }
     }
+
+    /// With the function's own estimate (nanoseconds) and retries, from
+    /// `#[divide_and_conquer(expect = "2s", retries = 3)]`.
+    pub const fn with_policy(mut self, expect: Option<u64>, retries: Option<u32>) -> JobFn {
+        self.policy = crate::proto::JobPolicy { expect, retries };
+        self
+    }
+}
+
+/// The estimate and retries the annotated function of an encoded call
+/// asked for (none for an unknown call).
+pub fn policy_of(payload: &[u8]) -> crate::proto::JobPolicy {
+    check_call(payload).ok().and_then(|id| by_id().get(id)).map(|f| f.policy).unwrap_or_default()
 }
 
 inventory::collect!(JobFn);

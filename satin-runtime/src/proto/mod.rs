@@ -39,6 +39,16 @@ pub use table::{SharedEntry, SharedTable};
 
 use crate::JobKey;
 
+/// What an annotated function asks of the jobs of its calls that run on
+/// other nodes (`#[divide_and_conquer(expect = "2s", retries = 3)]`); each
+/// unset field falls back to the run's [`Stragglers`] setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobPolicy {
+    /// Expected duration, nanoseconds.
+    pub expect: Option<u64>,
+    pub retries: Option<u32>,
+}
+
 /// What an [`Executor::abandon`] leaves behind.
 #[derive(Debug, Default)]
 pub struct Abandoned {
@@ -93,6 +103,10 @@ pub trait Executor {
     /// leaves when not). Defaults to [`has_work`](Self::has_work).
     fn runs_anything(&self) -> bool {
         self.has_work()
+    }
+    /// The policy of the function `job` calls (default: none of its own).
+    fn policy(&self, _job: &JobSpec) -> JobPolicy {
+        JobPolicy::default()
     }
     /// How much work this node has done so far, in the executor's own unit
     /// (calls, leaves), and for how long (nanoseconds) it had work to do:

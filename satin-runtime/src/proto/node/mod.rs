@@ -299,6 +299,8 @@ struct Stolen {
     confirmed: Option<Time>,
     /// Status answers "still running" so far (questions grow sparser).
     checks: u32,
+    /// What the job's function asks for (its estimate, its retries).
+    policy: super::JobPolicy,
 }
 
 /// A job this node runs for another node.

@@ -67,7 +67,8 @@ impl Node {
         if let Some(spec) = &job {
             self.next_stamp += 1;
             self.stats.jobs_given += 1;
-            self.stolen.insert(spec.stamp, Stolen::new(thief, spec.clone(), now));
+            let policy = exec.policy(spec);
+            self.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now) });
             self.set_late_timer(now);
         } else if thief_ok {
             // Nothing else to give: a copy of a late job, if one is worth it.

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use super::{Action, Node, Running, Stolen, Time};
 use crate::checkpoint::ResultMeta;
 use crate::proto::msg::{JobSpec, Msg, NodeId};
-use crate::proto::Executor;
+use crate::proto::{Executor, JobPolicy};
 use crate::JobKey;
 
 /// What timeouts count from before any stolen job came back.
@@ -81,20 +81,32 @@ impl Estimates {
 
 impl Stolen {
     pub(super) fn new(thief: NodeId, spec: JobSpec, now: Time) -> Stolen {
-        Stolen { thief, orig: spec.stamp, spec, since: now, asked: None, confirmed: None, checks: 0 }
+        Stolen {
+            thief,
+            orig: spec.stamp,
+            spec,
+            since: now,
+            asked: None,
+            confirmed: None,
+            checks: 0,
+            policy: JobPolicy::default(),
+        }
     }
 }
 
 impl Node {
     /// How long a stolen job at `depth` is expected to take.
-    fn estimate(&self, depth: u32) -> Option<Time> {
-        self.config.stragglers.expect.or_else(|| self.estimates.get(depth))
+    /// The function's own (`expect = ...`), else the run's, else learned.
+    fn estimate(&self, copy: &Stolen) -> Option<Time> {
+        copy.policy.expect.or(self.config.stragglers.expect).or_else(|| self.estimates.get(copy.spec.depth))
     }
 
     /// Whether a job at `depth` past its hard timeout may be aborted: the
     /// user stated the estimate, or the learned one is consistent.
-    fn hard_timeout_applies(&self, depth: u32) -> bool {
-        self.config.stragglers.expect.is_some() || self.estimates.consistent(depth)
+    fn hard_timeout_applies(&self, copy: &Stolen) -> bool {
+        copy.policy.expect.is_some()
+            || self.config.stragglers.expect.is_some()
+            || self.estimates.consistent(copy.spec.depth)
     }
 
     fn copies_of(&self, orig: u64) -> impl Iterator<Item = (&u64, &Stolen)> {
@@ -119,7 +131,7 @@ impl Node {
         if !self.copies_of(orig).all(|(_, s)| self.is_slow(s.thief, exec)) {
             return None;
         }
-        let Some(est) = self.estimate_near(first.spec.depth) else {
+        let Some(est) = self.estimate_near(first) else {
             return Some(elapsed as f64 / self.config.stragglers.duplicate_after.max(1) as f64);
         };
         let late = elapsed as f64 / est.max(1) as f64;
@@ -128,15 +140,15 @@ impl Node {
 
     /// The estimate at `depth`, or else at the nearest depth above it
     /// (a subtree takes no longer than its parent), or else the longest.
-    fn estimate_near(&self, depth: u32) -> Option<Time> {
-        self.estimate(depth).or_else(|| self.estimates.near(depth))
+    fn estimate_near(&self, copy: &Stolen) -> Option<Time> {
+        self.estimate(copy).or_else(|| self.estimates.near(copy.spec.depth))
     }
 
     /// The estimate timeouts count from: with nothing learned yet, a
     /// generous guess, so that a job lost before any came back is still
     /// asked about (hard timeouts never apply to it).
-    fn timeout_estimate(&self, depth: u32) -> Time {
-        self.estimate_near(depth).unwrap_or(UNKNOWN_ESTIMATE)
+    fn timeout_estimate(&self, copy: &Stolen) -> Time {
+        self.estimate_near(copy).unwrap_or(UNKNOWN_ESTIMATE)
     }
 
     /// The latest job that `runner` does not run already. (Every copy of a
@@ -155,10 +167,11 @@ impl Node {
 
     /// A new copy of job `orig` for `runner`, registered as stolen by it.
     fn new_copy(&mut self, now: Time, orig: u64, runner: NodeId) -> JobSpec {
-        let base = self.copies_of(orig).map(|(_, s)| s.spec.clone()).next().expect("a late job has a copy");
+        let (base, policy) =
+            self.copies_of(orig).map(|(_, s)| (s.spec.clone(), s.policy)).next().expect("a late job has a copy");
         self.next_stamp += 1;
         let spec = JobSpec { stamp: self.next_stamp, redone: true, ..base };
-        self.stolen.insert(spec.stamp, Stolen { orig, ..Stolen::new(runner, spec.clone(), now) });
+        self.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now) });
         self.stats.duplicates_started += 1;
         spec
     }
@@ -301,7 +314,7 @@ impl Node {
         let Some(copy) = self.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
         let tries = self.attempts.entry(copy.spec.key).or_insert(0);
         *tries += 1;
-        if *tries <= self.config.stragglers.retries {
+        if *tries <= copy.policy.retries.unwrap_or(self.config.stragglers.retries) {
             self.stats.retried += 1;
             self.strike(now, from);
             self.copy_ended(copy, exec);
@@ -368,9 +381,9 @@ impl Node {
         let stamps: Vec<u64> = self.stolen.iter().filter(|(_, s)| s.thief != self.id).map(|(c, _)| *c).collect();
         for stamp in stamps {
             let Some(copy) = self.stolen.get(&stamp) else { continue };
-            let est = self.timeout_estimate(copy.spec.depth);
+            let est = self.timeout_estimate(copy);
             let elapsed = now.saturating_sub(copy.since);
-            if elapsed as f64 >= cfg.hard * est as f64 && self.hard_timeout_applies(copy.spec.depth) {
+            if elapsed as f64 >= cfg.hard * est as f64 && self.hard_timeout_applies(copy) {
                 let copy = self.stolen.remove(&stamp).expect("present");
                 self.stats.hard_timeouts += 1;
                 self.strike(now, copy.thief);
@@ -399,13 +412,10 @@ impl Node {
         let cfg = &self.config.stragglers;
         let mut next: Option<Time> = None;
         for copy in self.stolen.values().filter(|s| s.thief != self.id) {
-            let est = self.timeout_estimate(copy.spec.depth);
+            let est = self.timeout_estimate(copy);
             let soft = copy.since + (cfg.soft * est as f64) as Time;
-            let hard = if self.hard_timeout_applies(copy.spec.depth) {
-                copy.since + (cfg.hard * est as f64) as Time
-            } else {
-                Time::MAX
-            };
+            let hard =
+                if self.hard_timeout_applies(copy) { copy.since + (cfg.hard * est as f64) as Time } else { Time::MAX };
             let check = match (copy.asked, copy.confirmed) {
                 (Some(t), _) => t + cfg.answer_timeout,
                 (None, Some(c)) => c + status_interval(est, copy.checks),

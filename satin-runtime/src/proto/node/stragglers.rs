@@ -1,20 +1,24 @@
 //! Jobs this node lost to thieves that are late, lost or failing.
 //!
-//! A victim keeps every job it lost to a thief (see `Stolen`) and learns
-//! how long such jobs take, per depth of the tree, from the ones that came
-//! back (or is told, [`super::Stragglers::expect`]). With an estimate:
+//! A victim keeps every job it lost to a thief (see `Stolen`) and an
+//! estimate of how long it takes: the function's own (`expect = "2s"`), the
+//! run's ([`super::Stragglers::expect`]), or one learned per depth of the
+//! tree from the jobs that came back. From it:
 //!
 //! - past the **soft** timeout it asks the thief whether the job still
 //!   runs there (`JobStatus`); "no", or no answer, and the job is lost: it
 //!   runs again (a lost result, a hung connection, killed workers);
-//! - past the **hard** timeout it aborts the thief's copy (`AbortJob`) and
-//!   runs the job again.
+//! - past the **hard** timeout — with a stated estimate, or a learned one
+//!   from jobs of similar length — it aborts the thief's copy (`AbortJob`)
+//!   and runs the job again.
 //!
 //! **Duplicates**: a node with nothing else to do — its steal attempts all
-//! failed — runs a copy of its latest job itself, or gives one to an idle
-//! thief that asks. A job is *late* once it ran longer than its estimate
-//! (and at least `duplicate_after`), or at once if its thief was dropped;
-//! the latest is the one furthest past its estimate (LATE's rule). Keys
+//! failed — asks its thieves how they fare (their answers carry their rate
+//! of work, see `health.rs`), then runs a copy of its latest job itself, or
+//! gives one to an idle thief that asks. A job is worth a copy when every
+//! node holding it is dropped, or works at less than half this node's rate
+//! and the job is past its soft timeout; the latest is the one furthest past
+//! its estimate (LATE's rule). Keys
 //! are content hashes, so both copies compute the same value: the first
 //! result is delivered, every other copy is aborted, and nothing is
 //! delivered twice — the executor waits for one steal (`orig`), and every

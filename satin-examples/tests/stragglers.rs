@@ -63,9 +63,9 @@ fn a_hung_node_is_copied_around_and_the_answer_comes() {
 
 #[test]
 fn a_node_five_times_slower_does_not_change_the_answer() {
-    let out = run(&["14", "--local-nodes", "3", "--workers", "1", "--chaos", "slow:node=2,factor=5,at=10%"]);
+    let out = run(&["15", "--local-nodes", "3", "--workers", "1", "--chaos", "slow:node=2,factor=5,at=10%"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "365596");
+    assert_eq!(stdout(&out), "2279184");
     assert!(stderr(&out).contains("chaos: node 2 runs 5 times slower"), "{}", stderr(&out));
 }
 
@@ -107,7 +107,7 @@ fn nonsensical_timeout_factors_are_refused() {
 #[test]
 fn past_the_hard_timeout_a_job_is_aborted_and_run_again() {
     let out = run(&[
-        "14",
+        "15",
         "--local-nodes",
         "2",
         "--workers",
@@ -119,6 +119,6 @@ fn past_the_hard_timeout_a_job_is_aborted_and_run_again() {
     ]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
-    assert_eq!(stdout(&out), "365596");
+    assert_eq!(stdout(&out), "2279184");
     assert!(total(&log, "hard timeouts") >= 1, "{log}");
 }

@@ -49,14 +49,16 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
 
 fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let krate = &args.krate;
-    let expect_ns = match args.expect_ns {
-        Some(ns) => quote!(::core::option::Option::Some(#ns)),
+    // Only a function that states its own estimate or retries says so.
+    let option = |v: Option<TokenStream>| match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
     };
-    let retries = match args.retries {
-        Some(n) => quote!(::core::option::Option::Some(#n)),
-        None => quote!(::core::option::Option::None),
-    };
+    let policy = (args.expect_ns.is_some() || args.retries.is_some()).then(|| {
+        let expect_ns = option(args.expect_ns.map(|ns| quote!(#ns)));
+        let retries = option(args.retries.map(|n| quote!(#n)));
+        quote!(.with_policy(#expect_ns, #retries))
+    });
     let ItemFn { attrs, vis, sig, block } = func;
     let name = &sig.ident;
     let job = format_ident!("__SatinJob_{}", name);
@@ -147,7 +149,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         }
 
         #krate::__private::inventory::submit! {
-            #krate::__private::JobFn::of::<#job>().with_policy(#expect_ns, #retries)
+            #krate::__private::JobFn::of::<#job>()#policy
         }
 
         #[doc(hidden)]

@@ -174,3 +174,23 @@ fn random_schedules_of_slow_hung_failing_and_crashing_nodes_give_the_right_answe
     let failures: Vec<String> = (0..seeds).filter_map(|s| check(s).err()).collect();
     assert!(failures.is_empty(), "{} of {seeds} seeds failed; first:\n{}", failures.len(), failures[0]);
 }
+
+/// A node dropped `max_drops` times leaves the run: it is not dropped again,
+/// as one allowed to stay keeps being (every job it takes fails).
+#[test]
+fn a_node_dropped_too_often_leaves() {
+    let run = |max_drops| {
+        let mut cfg = small(Shape::Flat { leaves: 400 }, 3);
+        cfg.protocol.stragglers.retries = 1000;
+        cfg.protocol.stragglers.cool_down = 5 * MS;
+        cfg.protocol.stragglers.max_drops = max_drops;
+        cfg.faults = vec![Fault { when: at(0), kind: FaultKind::FailRate { node: 1, rate: 1.0 } }];
+        sim::run(&cfg)
+    };
+    let left = run(2);
+    assert!(left.result_ok, "{}", left.to_json());
+    assert_eq!(left.per_node[1].drops, 2, "{}", left.to_json());
+    let stays = run(100);
+    assert!(stays.result_ok, "{}", stays.to_json());
+    assert!(stays.per_node[1].drops > 2, "{}", stays.to_json());
+}

@@ -2,41 +2,16 @@
 //! of them), suspended with SIGUSR1, a damaged file, a file of another
 //! computation — then the same command again.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
-/// Generous bound on one run; only a hang gets anywhere near it.
-const RUN_LIMIT: Duration = Duration::from_secs(180);
+use common::{one_at_a_time, run, stderr, stdout, total, NQUEENS, RUN_LIMIT};
+
 const SUSPENDED: i32 = 75;
 const ALL_KILLED: i32 = 3;
-
-/// One run at a time: they share two cores.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn run(args: &[&str]) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child =
-        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
-    let deadline = Instant::now() + RUN_LIMIT;
-    while child.try_wait().expect("waits").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("nqueens {args:?} did not finish within {RUN_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("satin-ckpt-test-{}-{name}", std::process::id()));
@@ -45,13 +20,6 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-/// The sum of one statistic over every node's line (`field N`).
-fn total(log: &str, field: &str) -> u64 {
-    log.lines()
-        .filter_map(|l| l.split(&format!("{field} ")).nth(1))
-        .filter_map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
-        .sum()
-}
 
 /// Runs nqueens 15 on 3 local nodes with a checkpoint and the given chaos,
 /// which must end the run without an answer with `status`.
@@ -130,7 +98,7 @@ fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
 fn one_node_alone_resumes_after_a_kill() {
     let file = dir("lone").join("run.ckpt");
     let f = file.to_str().expect("utf-8");
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = one_at_a_time();
     let mut child = Command::new(NQUEENS)
         .args(["16", "--workers", "2", "--checkpoint", f, "--checkpoint-interval", "50ms"])
         .stdout(Stdio::piped())

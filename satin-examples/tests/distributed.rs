@@ -4,37 +4,14 @@
 //! `SATIN_NET_TRIALS` sets the number of random kill trials (default 6);
 //! `SATIN_NET_SEED` replays one sequence of trials.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
 
 use rand::{Rng, SeedableRng};
 
-const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
-/// Generous bound on one run; only a hang gets anywhere near it.
-const RUN_LIMIT: Duration = Duration::from_secs(180);
-
-/// One cluster at a time: they share two cores, and timing-dependent
-/// scenarios (kill at 300 ms) mean more when runs do not compete.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Runs a command to completion, failing the test (and killing it) if it
-/// does not finish within `RUN_LIMIT`.
-fn run(args: &[&str]) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let child =
-        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
-    finish(child)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
+use common::{finish, one_at_a_time, run, stderr, stdout, NQUEENS};
 
 /// The statistics line a node prints at the end (the first line of `log`
 /// starting with `prefix`), as `(field, value)` pairs.
@@ -111,15 +88,8 @@ fn the_supervisor_reports_a_dead_node_at_once() {
 /// finds the dead master.
 #[test]
 fn without_death_notices_the_idle_timeout_finds_a_dead_master() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let child = Command::new(NQUEENS)
-        .args(["14", "--local-nodes", "3", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "500"])
-        .env("SATIN_DEATH_NOTICES", "off")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nqueens starts");
-    let out = finish(child);
+    let args = ["14", "--local-nodes", "3", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "500"];
+    let out = common::run_with(&args, &[("SATIN_DEATH_NOTICES", "off")]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "365596");
     assert!(!stderr(&out).contains("seen by the supervisor"), "{}", stderr(&out));
@@ -236,7 +206,7 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
     let pool = temp_pool("slurm");
     let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
     let port = port.to_string();
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = one_at_a_time();
     let task = |rank: u32| {
         Command::new(NQUEENS)
             .args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
@@ -395,22 +365,6 @@ impl Drop for TwoSites {
     }
 }
 
-/// Waits for a child, killing it (and failing the test) if it does not
-/// finish within `RUN_LIMIT`.
-fn finish(child: Child) -> Output {
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    rx.recv_timeout(RUN_LIMIT)
-        .unwrap_or_else(|_| {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("a node did not finish within {RUN_LIMIT:?}")
-        })
-        .expect("output")
-}
 
 #[test]
 fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
@@ -422,7 +376,7 @@ fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
         }
     };
     let pool = temp_pool("sites");
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = one_at_a_time();
     let listen_a = format!("{}:0", sites.ip_a);
     let listen_b = format!("{}:0", sites.ip_b);
     let common = ["--workers", "1", "--pool", pool.as_str(), "--idle-timeout-ms", "3000"];

@@ -1,52 +1,9 @@
 //! Slow, hung and failing nodes in real runs: node processes on loopback
 //! whose workers `--chaos` pauses (slow, hang) or whose stolen jobs fail.
 
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
 
-const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
-/// Generous bound on one run; only a hang gets anywhere near it.
-const RUN_LIMIT: Duration = Duration::from_secs(180);
-
-/// One cluster at a time: they share two cores.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn run(args: &[&str]) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let child: Child =
-        Command::new(NQUEENS).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("nqueens starts");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    rx.recv_timeout(RUN_LIMIT)
-        .unwrap_or_else(|_| {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("the run did not finish within {RUN_LIMIT:?}")
-        })
-        .expect("output")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-/// `field` summed over the statistics lines of every node.
-fn total(log: &str, field: &str) -> u64 {
-    log.lines()
-        .filter(|l| l.contains("jobs stolen"))
-        .flat_map(|l| l.split(", "))
-        .filter_map(|kv| kv.rsplit_once(' ').filter(|(k, _)| k.ends_with(field)))
-        .filter_map(|(_, v)| v.parse::<u64>().ok())
-        .sum()
-}
+use common::{run, stderr, stdout, total};
 
 /// Node 1 hangs while it runs a job it stole from the master (one worker
 /// each: it always holds one): the master, idle, finds it hung from its

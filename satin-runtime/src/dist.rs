@@ -253,7 +253,7 @@ impl Executor for LocalExecutor {
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
-        if self.fail_rate > 0.0 && (self.rng.below(1 << 20) as f64) < self.fail_rate * (1 << 20) as f64 {
+        if self.fail_rate > 0.0 && self.rng.unit() < self.fail_rate {
             // Counted as an entry job: the driver ends it when it handles the event.
             self.active.fetch_add(1, Ordering::AcqRel);
             let reason = "injected failure (--chaos fail)".to_string();

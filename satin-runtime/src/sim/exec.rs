@@ -452,7 +452,7 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
-        if self.fail_rate > 0.0 && (self.rng.below(1 << 20) as f64) < self.fail_rate * (1 << 20) as f64 {
+        if self.fail_rate > 0.0 && self.rng.unit() < self.fail_rate {
             self.outputs.push(Output::StolenFailed { victim, stamp: job.stamp });
             return;
         }

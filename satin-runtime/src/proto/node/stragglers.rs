@@ -159,8 +159,8 @@ impl Node {
     /// late job is suspect, so a new one is added only while all that run
     /// are on slow, hung or dropped nodes.)
     fn latest(&self, now: Time, runner: NodeId, exec: &impl Executor) -> Option<u64> {
-        let mut origs: Vec<u64> = self.stolen.values().map(|s| s.orig).collect();
-        origs.dedup();
+        // Copies of one job need not sit next to each other by stamp.
+        let origs: std::collections::BTreeSet<u64> = self.stolen.values().map(|s| s.orig).collect();
         origs
             .into_iter()
             .filter(|o| self.copies_of(*o).all(|(_, s)| s.thief != runner))

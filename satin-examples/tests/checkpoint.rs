@@ -20,7 +20,6 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-
 /// Runs nqueens 15 on 3 local nodes with a checkpoint and the given chaos,
 /// which must end the run without an answer with `status`.
 fn interrupted(file: &Path, chaos: &str, status: i32) -> Output {

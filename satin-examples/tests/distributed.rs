@@ -365,7 +365,6 @@ impl Drop for TwoSites {
     }
 }
 
-
 #[test]
 fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
     let sites = match TwoSites::create(20) {

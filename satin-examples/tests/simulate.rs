@@ -95,6 +95,16 @@ fn gridsuperscalar_scenario_prints_table_three_as_one_json_object() {
         .and_then(|h| h.parse().ok())
         .expect("total_hours first");
     assert!((120.0..135.79).contains(&hours), "{hours} h");
+    // Narrow timeouts abort a slow machine's first late task, not every
+    // task it starts (its hard timeouts are stretched): within an hour of
+    // the default timeouts' run.
+    let default: f64 = json
+        .split("\"default_timeouts\":{\"soft\":1.25,\"hard\":2,\"total_hours\":")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .and_then(|h| h.parse().ok())
+        .expect("default run's total_hours");
+    assert!(hours < default + 1.0, "narrow {hours} h, default {default} h");
 }
 
 /// A straggler in the Fig. 4 setup: a hung node is copied around (the run

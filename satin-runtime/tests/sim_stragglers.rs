@@ -73,6 +73,23 @@ fn a_slow_copy_is_aborted_at_the_hard_timeout_and_runs_again() {
 }
 
 #[test]
+fn a_thief_that_runs_late_gets_longer_hard_timeouts() {
+    // Narrow timeouts (hard 1.1 ×) and a node 1.5 × slower: its first job
+    // is aborted, the next ones get stretched timeouts and finish there.
+    let mut cfg = small(Shape::Flat { leaves: 60 }, 3);
+    cfg.protocol.stragglers =
+        Stragglers { expect: Some(5 * MS), soft: 1.05, hard: 1.1, duplicates: false, ..Stragglers::default() };
+    cfg.faults = vec![Fault { when: at(0), kind: FaultKind::Slow { node: 2, factor: 1.5 } }];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.hard_timeouts >= 1, "the first late job is aborted: {}", r.to_json());
+    assert!(r.hard_timeouts <= 2, "later ones get longer timeouts: {}", r.to_json());
+    assert!(r.per_node[2].leaves >= 5, "the slow node still does its share: {}", r.to_json());
+    assert_eq!(r.per_node[2].drops, 0, "{}", r.to_json());
+    assert_eq!(r.completed_twice, 0);
+}
+
+#[test]
 fn failures_propagate_without_retries_and_are_retried_with_them() {
     let mut cfg = small(Shape::Flat { leaves: 40 }, 3);
     cfg.faults = vec![Fault { when: at(3), kind: FaultKind::FailRunning(1) }];

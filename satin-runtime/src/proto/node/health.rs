@@ -35,6 +35,10 @@ pub(super) struct Health {
     /// first and the latest, for its rate of work.
     first_seen: Option<(u64, u64)>,
     last_seen: Option<(u64, u64)>,
+    /// How much longer than estimated its jobs take: set by each job that
+    /// came back (took / estimate), doubled by each hard timeout of a job
+    /// it said it still ran. `None` is 1.
+    pace: Option<f64>,
 }
 
 /// A node whose rate of work is below this fraction of this node's own is
@@ -44,6 +48,9 @@ const SLOW_RATE: f64 = 0.5;
 /// this much work (leaves in the simulator, CPU milliseconds in real runs):
 /// less says nothing about jobs of uneven sizes.
 const RATE_EVIDENCE: f64 = 20.0;
+
+/// The most a node's pace stretches the hard timeouts of its jobs.
+const MAX_STRETCH: f64 = 4.0;
 
 /// One node's record, as [`Node::health_report`] gives it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,6 +123,31 @@ impl Node {
         }
         let theirs = w1.saturating_sub(w0) as f64 / (b1 - b0) as f64;
         theirs < SLOW_RATE * ours
+    }
+
+    /// By how much the hard timeouts of jobs `node` runs are stretched.
+    ///
+    /// As TCP backs off its retransmission timer (Karn's rule), a node
+    /// that answers but runs late — throttled, overloaded, a slower
+    /// machine — gets longer timeouts after each hard timeout, and the
+    /// next job it returns sets them from what it took. Without this, every
+    /// job a slow node starts is aborted at the hard timeout and none ever
+    /// finishes there.
+    pub(super) fn stretch(&self, node: NodeId) -> f64 {
+        self.health.get(&node).and_then(|h| h.pace).unwrap_or(1.0).clamp(1.0, MAX_STRETCH)
+    }
+
+    /// A job `node` ran came back after `took` of `estimate`.
+    pub(super) fn record_pace(&mut self, node: NodeId, took: Time, estimate: Time) {
+        if node != self.id && estimate > 0 {
+            self.health.entry(node).or_default().pace = Some(took as f64 / estimate as f64);
+        }
+    }
+
+    /// A job `node` said it still ran passed its hard timeout.
+    pub(super) fn back_off_timeouts(&mut self, node: NodeId) {
+        let h = self.health.entry(node).or_default();
+        h.pace = Some((h.pace.unwrap_or(1.0).max(1.0) * 2.0).min(MAX_STRETCH));
     }
 
     /// `node` returned a result: it is off probation.

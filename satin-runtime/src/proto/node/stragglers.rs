@@ -10,7 +10,8 @@
 //!   runs again (a lost result, a hung connection, killed workers);
 //! - past the **hard** timeout — with a stated estimate, or a learned one
 //!   from jobs of similar length — it aborts the thief's copy (`AbortJob`)
-//!   and runs the job again.
+//!   and runs the job again. A thief that said it still ran the job gets
+//!   longer hard timeouts next time (see `Node::stretch` in `health.rs`).
 //!
 //! **Duplicates**: a node with nothing else to do — its steal attempts all
 //! failed — asks its thieves how they fare (their answers carry their rate
@@ -243,6 +244,10 @@ impl Node {
             self.publish(key, value, ResultMeta::UNKNOWN, exec);
             return;
         };
+        if won.thief != self.id && self.hard_timeout_applies(&won) {
+            let estimate = self.timeout_estimate(&won);
+            self.record_pace(won.thief, now.saturating_sub(won.since), estimate);
+        }
         self.estimates.learn(won.spec.depth, now.saturating_sub(won.since));
         self.attempts.remove(&key);
         self.proved_healthy(from);
@@ -387,9 +392,12 @@ impl Node {
             let Some(copy) = self.stolen.get(&stamp) else { continue };
             let est = self.timeout_estimate(copy);
             let elapsed = now.saturating_sub(copy.since);
-            if elapsed as f64 >= cfg.hard * est as f64 && self.hard_timeout_applies(copy) {
+            if elapsed as f64 >= self.hard_after(copy, est) && self.hard_timeout_applies(copy) {
                 let copy = self.stolen.remove(&stamp).expect("present");
                 self.stats.hard_timeouts += 1;
+                if copy.confirmed.is_some() {
+                    self.back_off_timeouts(copy.thief);
+                }
                 self.strike(now, copy.thief);
                 self.abort_copy(stamp, &copy, exec);
                 self.copy_ended(copy, exec);
@@ -410,6 +418,12 @@ impl Node {
         self.set_late_timer(now);
     }
 
+    /// How long after it started `copy` reaches its hard timeout, in ns:
+    /// `hard` × the estimate, stretched for a thief that runs late.
+    fn hard_after(&self, copy: &Stolen, est: Time) -> f64 {
+        self.config.stragglers.hard * est as f64 * self.stretch(copy.thief)
+    }
+
     /// Wakes the node at the next soft or hard timeout, status answer due,
     /// or status check.
     pub(super) fn set_late_timer(&mut self, now: Time) {
@@ -418,8 +432,11 @@ impl Node {
         for copy in self.stolen.values().filter(|s| s.thief != self.id) {
             let est = self.timeout_estimate(copy);
             let soft = copy.since + (cfg.soft * est as f64) as Time;
-            let hard =
-                if self.hard_timeout_applies(copy) { copy.since + (cfg.hard * est as f64) as Time } else { Time::MAX };
+            let hard = if self.hard_timeout_applies(copy) {
+                copy.since + self.hard_after(copy, est) as Time
+            } else {
+                Time::MAX
+            };
             let check = match (copy.asked, copy.confirmed) {
                 (Some(t), _) => t + cfg.answer_timeout,
                 (None, Some(c)) => c + status_interval(est, copy.checks),

@@ -101,19 +101,68 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     };
     let serde_crate = format!("{}::__private::serde", krate.to_token_stream()).replace(' ', "");
 
-    let names = Names { func: name.clone(), arity: types.len(), job: job.clone(), krate: krate.clone() };
+    let kinds: Vec<ParamKind> = types.iter().map(|t| ParamKind::of(t)).collect();
+    let borrows = kinds.iter().any(|k| !matches!(k, ParamKind::Owned));
+    let names = Names {
+        func: name.clone(),
+        arity: types.len(),
+        job: job.clone(),
+        krate: krate.clone(),
+        exclusive: kinds.iter().map(|k| matches!(k, ParamKind::Mut(_))).collect(),
+    };
     let mut seq_block = (*block).clone();
     rewrite::rewrite_sequential(&names, &seq, &mut seq_block);
     let mut par_block = (*block).clone();
     rewrite::rewrite_parallel(&names, &mut par_block);
 
     let (docs, others): (Vec<_>, Vec<_>) = attrs.iter().partition(|a| a.path().is_ident("doc"));
-    let assertions = types.iter().map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_param::<#ty>();));
+    let assertions = types.iter().zip(&kinds).map(|(ty, kind)| match kind {
+        ParamKind::Owned => quote_spanned!(ty.span()=> #krate::__private::assert_param::<#ty>();),
+        ParamKind::Shared(elem) => quote_spanned!(ty.span()=> #krate::__private::assert_borrowed_param::<#elem>();),
+        ParamKind::Mut(elem) => quote_spanned!(ty.span()=> #krate::__private::assert_mut_param::<#elem>();),
+    });
     let output_span = match &sig.output {
         ReturnType::Default => name.span(),
         ReturnType::Type(_, ty) => ty.span(),
     };
     let output_assertion = quote_spanned!(output_span=> #krate::__private::assert_result::<#output>(););
+
+    let generics = &sig.generics;
+    let run_fns = quote! {
+        #[inline]
+        fn run_parallel(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
+            let #job(#(#fields),*) = self;
+            #par(#ctx, #(#fields),*)
+        }
+        #[inline]
+        fn run_sequential(self) -> #output {
+            let #job(#(#fields),*) = self;
+            #seq(#(#fields),*)
+        }
+    };
+    let job_type = if borrows {
+        let borrowed =
+            Borrowed { job: &job, krate, serde_crate: &serde_crate, vis: &vis, output: &output, fields: &fields };
+        borrowed.job_type(name, &types, &kinds, &fn_id, &run_fns, policy.as_ref())
+    } else {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            #[derive(#krate::__private::serde::Serialize, #krate::__private::serde::Deserialize)]
+            #[serde(crate = #serde_crate)]
+            #vis struct #job(#(pub #types),*);
+
+            impl #krate::Job for #job {
+                type Output = #output;
+                const FN_ID: &'static str = concat!(module_path!(), #fn_id);
+                #run_fns
+            }
+
+            #krate::__private::inventory::submit! {
+                #krate::__private::JobFn::of::<#job>()#policy
+            }
+        }
+    };
 
     quote! {
         const _: () = {
@@ -123,45 +172,175 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
 
         #(#docs)*
         #(#others)*
-        #vis fn #name(#(#public_names: #types),*) #ret {
+        #vis fn #name #generics (#(#public_names: #types),*) #ret {
             #krate::__private::enter(#job(#(#public_names),*))
         }
 
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #[derive(#krate::__private::serde::Serialize, #krate::__private::serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
-        #vis struct #job(#(pub #types),*);
-
-        impl #krate::Job for #job {
-            type Output = #output;
-            const FN_ID: &'static str = concat!(module_path!(), #fn_id);
-            #[inline]
-            fn run_parallel(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
-                let #job(#(#fields),*) = self;
-                #par(#ctx, #(#fields),*)
-            }
-            #[inline]
-            fn run_sequential(self) -> #output {
-                let #job(#(#fields),*) = self;
-                #seq(#(#fields),*)
-            }
-        }
-
-        #krate::__private::inventory::submit! {
-            #krate::__private::JobFn::of::<#job>()#policy
-        }
+        #job_type
 
         #[doc(hidden)]
         #(#others)*
-        fn #seq(#inputs) #ret #seq_block
+        fn #seq #generics (#inputs) #ret #seq_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #par(#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #par_block
+        fn #par #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #par_block
 
     }
+}
+
+/// How a parameter is passed: owned, or borrowed (`&U`, `&mut U`).
+enum ParamKind {
+    Owned,
+    Shared(Type),
+    Mut(Type),
+}
+
+impl ParamKind {
+    fn of(ty: &Type) -> ParamKind {
+        match ty {
+            Type::Reference(r) if r.mutability.is_some() => ParamKind::Mut((*r.elem).clone()),
+            Type::Reference(r) => ParamKind::Shared((*r.elem).clone()),
+            Type::Paren(p) => ParamKind::of(&p.elem),
+            Type::Group(g) => ParamKind::of(&g.elem),
+            _ => ParamKind::Owned,
+        }
+    }
+}
+
+/// The job type of a function that borrows parameters: the job holds the
+/// references, and a second type, its owned form, is what another node
+/// decodes (see `satin::Travel`).
+struct Borrowed<'a> {
+    job: &'a Ident,
+    krate: &'a syn::Path,
+    serde_crate: &'a str,
+    vis: &'a syn::Visibility,
+    output: &'a Type,
+    fields: &'a [Ident],
+}
+
+impl Borrowed<'_> {
+    fn job_type(
+        &self,
+        name: &Ident,
+        types: &[&Type],
+        kinds: &[ParamKind],
+        fn_id: &str,
+        run_fns: &TokenStream,
+        policy: Option<&TokenStream>,
+    ) -> TokenStream {
+        let Borrowed { job, krate, serde_crate, vis, output, fields } = *self;
+        let owned = format_ident!("__SatinOwned_{}", name);
+        let lt = syn::Lifetime::new("'__satin", Span::call_site());
+        // Every lifetime of the signature becomes the job's one lifetime.
+        let field_types: Vec<Type> = types.iter().map(|t| with_lifetime((*t).clone(), &lt)).collect();
+        let owned_types: Vec<TokenStream> = types
+            .iter()
+            .zip(kinds)
+            .map(|(t, k)| match k {
+                ParamKind::Owned => quote!(#t),
+                ParamKind::Shared(u) | ParamKind::Mut(u) => quote!(<#u as #krate::Travel>::Owned),
+            })
+            .collect();
+        let borrow_args: Vec<TokenStream> = fields
+            .iter()
+            .zip(kinds)
+            .map(|(f, k)| match k {
+                ParamKind::Owned => quote!(#f),
+                ParamKind::Shared(u) => quote!(<#u as #krate::Travel>::borrow(&#f)),
+                ParamKind::Mut(u) => quote!(<#u as #krate::TravelMut>::borrow_mut(&mut #f)),
+            })
+            .collect();
+        let muts: Vec<(&Ident, &Type)> = fields
+            .iter()
+            .zip(kinds)
+            .filter_map(|(f, k)| match k {
+                ParamKind::Mut(u) => Some((f, u)),
+                _ => None,
+            })
+            .collect();
+        let mut_fields: Vec<&Ident> = muts.iter().map(|(f, _)| *f).collect();
+        let mut_owned: Vec<TokenStream> = muts.iter().map(|(_, u)| quote!(<#u as #krate::Travel>::Owned)).collect();
+        let mut_elems: Vec<&Type> = muts.iter().map(|(_, u)| *u).collect();
+        let values: Vec<Ident> = (0..muts.len()).map(|i| format_ident!("__satin_m{}", i)).collect();
+        let binding: Vec<TokenStream> = fields
+            .iter()
+            .zip(kinds)
+            .map(|(f, k)| match k {
+                ParamKind::Mut(_) => quote!(mut #f),
+                _ => quote!(#f),
+            })
+            .collect();
+        let postcard = quote!(#krate::__private::postcard);
+        // A call that changes its `&mut` parameters sends their contents
+        // back with its result, and takes them in on arrival.
+        let (mutates, encode) = if muts.is_empty() {
+            (quote!(), quote!(#postcard::to_allocvec(&__satin_out)))
+        } else {
+            let accept = quote! {
+                const MUTATES: bool = true;
+                fn accept(self, outcome: &[u8]) -> ::core::result::Result<#output, #krate::AcceptError> {
+                    let (__satin_value, #(#values),*): (#output, #(#mut_owned),*) = #postcard::from_bytes(outcome)?;
+                    #[allow(unused_variables)]
+                    let #job(#(#fields),*) = self;
+                    #(<#mut_elems as #krate::TravelMut>::write_back(#mut_fields, #values)?;)*
+                    ::core::result::Result::Ok(__satin_value)
+                }
+            };
+            (accept, quote!(#postcard::to_allocvec(&(&__satin_out, #(&#mut_fields),*))))
+        };
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            #[derive(#krate::__private::serde::Serialize)]
+            #[serde(crate = #serde_crate)]
+            #vis struct #job<#lt>(#(pub #field_types),*);
+
+            impl<#lt> #krate::Job for #job<#lt> {
+                type Output = #output;
+                const FN_ID: &'static str = concat!(module_path!(), #fn_id);
+                #mutates
+                #run_fns
+            }
+
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            #[derive(#krate::__private::serde::Deserialize)]
+            #[serde(crate = #serde_crate)]
+            #vis struct #owned(#(pub #owned_types),*);
+
+            impl #krate::OwnedJob for #owned {
+                const FN_ID: &'static str = <#job<'static> as #krate::Job>::FN_ID;
+                fn run_encoded(self, ctx: &#krate::__private::Ctx<'_>) -> ::std::vec::Vec<u8> {
+                    let #owned(#(#binding),*) = self;
+                    let __satin_out = #krate::Job::run(#job(#(#borrow_args),*), ctx);
+                    #encode.expect("postcard encodes any serde value into a Vec")
+                }
+            }
+
+            #krate::__private::inventory::submit! {
+                #krate::__private::JobFn::borrowing::<#owned>()#policy
+            }
+        }
+    }
+}
+
+/// `ty` with every lifetime, named or elided, replaced by `lt`.
+fn with_lifetime(mut ty: Type, lt: &syn::Lifetime) -> Type {
+    struct Replace<'a>(&'a syn::Lifetime);
+    impl syn::visit_mut::VisitMut for Replace<'_> {
+        fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+            *l = self.0.clone();
+        }
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            r.lifetime = Some(self.0.clone());
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+    }
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Replace(lt), &mut ty);
+    ty
 }
 
 #[cfg(test)]

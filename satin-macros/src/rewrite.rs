@@ -30,6 +30,9 @@ pub(crate) struct Names {
     pub(crate) arity: usize,
     pub(crate) job: Ident,
     pub(crate) krate: Path,
+    /// Per parameter: a `&mut` one, whose argument the call holds
+    /// exclusively while it runs.
+    pub(crate) exclusive: Vec<bool>,
 }
 
 impl Names {
@@ -43,6 +46,20 @@ impl Names {
             Expr::Paren(p) => self.recursive_call(&p.expr),
             _ => None,
         }
+    }
+
+    /// Whether two calls cannot run at once: one holds a variable through
+    /// a `&mut` parameter that the other's arguments use. (Sequentially
+    /// each borrow ends with its call; spawned, it lasts until the join.)
+    fn conflict(&self, a: &Args, b: &Args) -> bool {
+        let (held_a, held_b) = (self.held(a), self.held(b));
+        let (uses_a, uses_b) = (variables(a), variables(b));
+        held_a.iter().any(|v| uses_b.contains(v)) || held_b.iter().any(|v| uses_a.contains(v))
+    }
+
+    /// Variables in the arguments passed to `&mut` parameters.
+    fn held(&self, args: &Args) -> Vec<String> {
+        args.iter().zip(&self.exclusive).filter(|(_, &x)| x).flat_map(|(a, _)| variables(a)).collect()
     }
 
     fn job_value(&self, args: &Args) -> Expr {
@@ -153,6 +170,10 @@ impl Parallel<'_> {
         let mut i = 0;
         while i < stmts.len() {
             self.sync_mentioned(&stmts[i], &mut pending, &mut out);
+            if self.call_run_len(&stmts[i..]) >= 2 {
+                i = self.rewrite_call_run(&stmts, i, &mut pending, &mut out);
+                continue;
+            }
             if self.as_let_spawn(&stmts[i]).is_some() {
                 i = self.rewrite_let_run(&stmts, i, &mut pending, &mut out);
                 continue;
@@ -163,6 +184,67 @@ impl Parallel<'_> {
             i += 1;
         }
         out
+    }
+
+    /// The arguments of a statement that is a recursive call and nothing
+    /// else (`f(a);`, or `f(a)` ending the block).
+    fn as_call_stmt<'s>(&self, stmt: &'s Stmt) -> Option<&'s Args> {
+        match stmt {
+            Stmt::Expr(e, _) => self.names.recursive_call(e),
+            _ => None,
+        }
+    }
+
+    /// How many call statements in a row start `stmts`, none holding what
+    /// another one uses; a call ending the block ends the run.
+    fn call_run_len(&self, stmts: &[Stmt]) -> usize {
+        let mut run: Vec<&Args> = Vec::new();
+        for stmt in stmts {
+            let Some(args) = self.as_call_stmt(stmt) else { break };
+            if run.iter().any(|a| self.names.conflict(a, args)) {
+                break;
+            }
+            run.push(args);
+            if matches!(stmt, Stmt::Expr(_, None)) {
+                break;
+            }
+        }
+        run.len()
+    }
+
+    /// Calls as statements in a row (`f(left); f(right);`, as in an
+    /// in-place sort): all but the last are spawned, the last runs inline,
+    /// and all are joined before the next statement, where the sequential
+    /// function would have finished them.
+    fn rewrite_call_run(
+        &mut self,
+        stmts: &[Stmt],
+        start: usize,
+        pending: &mut Vec<PendingLet>,
+        out: &mut Vec<Stmt>,
+    ) -> usize {
+        let end = start + self.call_run_len(&stmts[start..]);
+        for stmt in &stmts[start + 1..end] {
+            self.sync_mentioned(stmt, pending, out);
+        }
+        let ctx = ctx_ident();
+        let mut slots = Vec::new();
+        for stmt in &stmts[start..end - 1] {
+            let args = self.as_call_stmt(stmt).expect("a call run").clone();
+            slots.push(self.spawn_stmts(&args, out));
+        }
+        let last = self.as_call_stmt(&stmts[end - 1]).expect("a call run").clone();
+        let value = self.fresh("value");
+        let run = self.run_inline(&self.names.job_value(&last));
+        out.push(parse_quote!(let #value = #run;));
+        for slot in slots.iter().rev() {
+            out.push(parse_quote!(#slot.as_ref().join(#ctx);));
+        }
+        out.push(match &stmts[end - 1] {
+            Stmt::Expr(_, None) => Stmt::Expr(parse_quote!(#value), None),
+            _ => parse_quote!(let _ = #value;),
+        });
+        end
     }
 
     /// Syncs (newest first) every pending result that `stmt` mentions.
@@ -190,7 +272,7 @@ impl Parallel<'_> {
         let mut end = start;
         while let Some(l) = stmts.get(end).and_then(|s| self.as_let_spawn(s)) {
             // A later call whose arguments read an earlier result ends the run.
-            if run.iter().any(|r| mentions(&l.args, &r.ident))
+            if run.iter().any(|r| mentions(&l.args, &r.ident) || self.names.conflict(&l.args, &r.args))
                 || pending.iter().any(|p| mentions(&l.args, pat_ident(&p.pat)))
             {
                 break;
@@ -249,7 +331,9 @@ impl Parallel<'_> {
         let original = expr.clone();
         let mut calls: Vec<(Ident, Args)> = Vec::new();
         self.collect_unconditional(expr, &mut calls);
-        if calls.len() < 2 {
+        let conflict =
+            calls.iter().enumerate().any(|(k, (_, a))| calls[k + 1..].iter().any(|(_, b)| self.names.conflict(a, b)));
+        if calls.len() < 2 || conflict {
             *expr = original;
             return;
         }
@@ -556,6 +640,29 @@ impl VisitMut for Substitute<'_> {
         }
         visit_mut::visit_expr_mut(self, e);
     }
+}
+
+/// The variables an expression uses: identifiers, not the names of
+/// methods, fields, functions or macros, nor paths' leading segments.
+fn variables(code: &impl quote::ToTokens) -> Vec<String> {
+    fn walk(tokens: TokenStream, out: &mut Vec<String>) {
+        let tokens: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        for (k, tt) in tokens.iter().enumerate() {
+            let is = |at: Option<&proc_macro2::TokenTree>, c: char| matches!(at, Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == c);
+            let next = tokens.get(k + 1);
+            let call = matches!(next, Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+            let member = k > 0 && is(tokens.get(k - 1), '.');
+            let named = call || member || is(next, '!') || is(next, ':');
+            match tt {
+                proc_macro2::TokenTree::Ident(i) if !named => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(code.to_token_stream(), &mut out);
+    out
 }
 
 fn pat_ident(p: &Pat) -> &Ident {

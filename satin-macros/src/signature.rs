@@ -29,7 +29,8 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
     if let Some(v) = &sig.variadic {
         errors.push(err(v.span(), "#[divide_and_conquer] cannot be used on a variadic function"));
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    let only_lifetimes = sig.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !only_lifetimes || sig.generics.where_clause.is_some() {
         errors.push(err(
             sig.generics.span(),
             "#[divide_and_conquer] does not support generic functions: a job must have one concrete type to be sent to another machine; write a non-generic wrapper for each type you need",
@@ -42,7 +43,12 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
                 "#[divide_and_conquer] does not support methods that take `self`: the receiver would have to travel with every job; make it a free function and pass the data it needs as parameters",
             )),
             FnArg::Typed(pt) => {
-                if let Some(e) = check_owned(&pt.ty, "parameter") {
+                // One outer reference may borrow; what it refers to is owned.
+                let ty = match &*pt.ty {
+                    Type::Reference(r) => &*r.elem,
+                    ty => ty,
+                };
+                if let Some(e) = check_owned(ty, "parameter") {
                     errors.push(e);
                 }
             }
@@ -62,15 +68,26 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
     }
 }
 
-/// Rejects types that can never cross a machine boundary: references and
-/// `impl Trait`. Serde and `Send` bounds are checked by the compiler against
+/// Rejects types that can never cross a machine boundary: references
+/// (other than a parameter's outer one), function pointers and `impl
+/// Trait`. Serde and `Send` bounds are checked by the compiler against
 /// generated assertions, spanned on the type.
 fn check_owned(ty: &Type, what: &str) -> Option<syn::Error> {
     match ty {
+        Type::Reference(r) if what == "parameter" => Some(syn::Error::new(
+            r.span(),
+            "only the outer reference of a #[divide_and_conquer] parameter may borrow (`&[T]`, `&mut [T]`, `&T`, `&str`): what it refers to travels to other machines by value; use owned types inside (`&[String]`, not `&[&str]`)",
+        )),
         Type::Reference(r) => Some(syn::Error::new(
             r.span(),
             format!(
-                "a #[divide_and_conquer] {what} cannot be a reference: it travels to other threads and machines; use an owned type (`Vec<T>` for `&[T]`, `String` for `&str`, `T` for `&T`)"
+                "a #[divide_and_conquer] {what} cannot be a reference: it travels back from other threads and machines; return an owned type (`Vec<T>` for `&[T]`, `String` for `&str`, `T` for `&T`)"
+            ),
+        )),
+        Type::BareFn(f) => Some(syn::Error::new(
+            f.span(),
+            format!(
+                "a #[divide_and_conquer] {what} cannot be a function pointer: it cannot travel to another machine; pass a value that says which function to use (an enum with a method that calls it)"
             ),
         )),
         Type::ImplTrait(t) => Some(syn::Error::new(

@@ -46,7 +46,10 @@ mod sched;
 #[allow(missing_docs)]
 pub mod sim;
 
-pub use job::{check_call, encode_job, function_ids, policy_of, BuildKeyHasher, CallError, Job, JobKey, KeyHasher};
+pub use job::{
+    check_call, encode_job, function_ids, policy_of, AcceptError, BuildKeyHasher, CallError, Job, JobKey, KeyHasher,
+    OwnedJob, Travel, TravelMut, WriteBackError,
+};
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 
@@ -54,9 +57,11 @@ pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT
 /// API: names and signatures here change without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
     pub use crate::job::{assert_param, assert_result, enter, JobFn};
     pub use crate::sched::{Ctx, Slot, SpawnList};
     pub use core::pin::pin;
     pub use inventory;
+    pub use postcard;
     pub use serde;
 }

@@ -213,3 +213,63 @@ fn a_functions_own_estimate_and_retries_reach_the_protocol() {
     let key = __SatinJob_flaky(10).key();
     assert_eq!(exec.policy(&JobSpec::new(key, 1, own)).retries, Some(3));
 }
+
+#[divide_and_conquer]
+fn quicksort(v: &mut [u64]) {
+    if v.len() <= 1 {
+        return;
+    }
+    let last = v.len() - 1;
+    v.swap(v.len() / 2, last);
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < v[last] {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    let (lo, hi) = v.split_at_mut(store);
+    quicksort(lo);
+    quicksort(&mut hi[1..]);
+}
+
+/// An in-place sort across two nodes: a part of the slice another node
+/// steals travels by value, is sorted there, and comes back into the
+/// caller's slice before the sync completes.
+#[test]
+fn a_mut_slice_stolen_by_another_node_comes_back_sorted() {
+    let (mut a, rx_a) = executor(1);
+    let (mut b, rx_b) = executor(2);
+    let mut x = 0x2545F4914F6CDD1Du64;
+    let data: Vec<u64> = (0..2_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
+    let root = __SatinJob_quicksort(&mut data.clone());
+    a.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
+    let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
+    b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
+    let part = match rx_b.recv().expect("the stolen part ends") {
+        ExecEvent::StolenDone { value, .. } => value,
+        other => panic!("expected StolenDone, got {other:?}"),
+    };
+    let (_, sorted_part): ((), Vec<u64>) = postcard::from_bytes(&part).expect("the result and the slice");
+    assert!(sorted_part.len() > 1000 && sorted_part.is_sorted(), "the thief sorted its copy");
+    a.deliver(stamp, part);
+    let outcome = loop {
+        match rx_a.recv().expect("the root ends") {
+            ExecEvent::RootDone { value, .. } => break value,
+            ExecEvent::Published { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let ((), result): ((), Vec<u64>) = postcard::from_bytes(&outcome).expect("the root's outcome");
+    let mut expected = data;
+    expected.sort_unstable();
+    assert_eq!(result, expected);
+}

@@ -1,8 +1,9 @@
 use satin::divide_and_conquer;
 
+// The slice may be borrowed; what it holds travels by value.
 #[divide_and_conquer]
-fn sum(xs: &[u64]) -> u64 {
-    xs.iter().sum()
+fn count(words: &[&str]) -> usize {
+    words.len()
 }
 
 fn main() {}

@@ -124,6 +124,30 @@ snapshot!(
     }
 );
 
+snapshot!(
+    borrowed_and_mut_parameters_with_statement_calls,
+    fn quicksort(v: &mut [u64], cut: &Cut) {
+        if v.len() <= cut.0 {
+            return v.sort();
+        }
+        let p = partition(v);
+        let (lo, hi) = v.split_at_mut(p);
+        quicksort(lo, cut);
+        quicksort(&mut hi[1..], cut);
+    }
+);
+
+snapshot!(
+    calls_holding_the_same_mut_borrow_stay_in_order,
+    fn twice(v: &mut Vec<u8>, n: u32) {
+        if n == 0 {
+            return;
+        }
+        twice(v, n - 1);
+        twice(v, n - 1);
+    }
+);
+
 #[test]
 fn errors_keep_the_item() {
     let out = super::divide_and_conquer(

@@ -1,11 +1,13 @@
 //! What a job is: the serialisable parameters of one call of an annotated
 //! function, plus how to run it.
 
+pub(crate) mod borrow;
 mod key;
 pub(crate) mod registry;
 
+pub use borrow::{Travel, TravelMut, WriteBackError};
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use registry::{check_call, encode_job, function_ids, policy_of, CallError, JobFn};
+pub use registry::{check_call, encode_job, function_ids, policy_of, CallError, JobFn, OwnedJob};
 
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -14,15 +16,28 @@ use crate::sched::Ctx;
 /// One call of a `#[divide_and_conquer]` function, with its parameters.
 ///
 /// The macro implements this for a struct it generates per function; users do
-/// not implement it by hand. Parameters and results cross threads (and, in
-/// distributed runs, machines), hence the serde and `Send + 'static` bounds.
-pub trait Job: Serialize + DeserializeOwned + Send + 'static {
+/// not implement it by hand. Parameters cross threads (and, in distributed
+/// runs, machines), hence the serde and `Send` bounds; a job may borrow its
+/// parameters (see `borrow.rs`): the frame that spawns it waits for it.
+pub trait Job: Serialize + Send + Sized {
     /// The function's return type.
     type Output: Serialize + DeserializeOwned + Send + 'static;
 
     /// Stable function id: module path, name and signature as written in the
     /// source. The same source built on another machine has the same id.
     const FN_ID: &'static str;
+
+    /// Whether the call changes data it borrows (`&mut` parameters). Such a
+    /// call's outcome is its result and that data; it is neither published
+    /// to nor looked up in the result table, only run (again).
+    const MUTATES: bool = false;
+
+    /// Takes the outcome of this call as another node encoded it: decodes
+    /// the result and writes back what the call changed in its `&mut`
+    /// parameters.
+    fn accept(self, outcome: &[u8]) -> Result<Self::Output, AcceptError> {
+        postcard::from_bytes(outcome).map_err(AcceptError::Decode)
+    }
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
     /// In distributed runs, calls near the top of the tree are tracked, and
@@ -69,8 +84,39 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 #[inline(never)]
 fn run_distributed<J: Job>(job: J, runner: crate::dist::RootRunner) -> J::Output {
     let bytes = runner(job.key(), registry::encode_call(&job));
-    postcard::from_bytes(&bytes)
-        .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::FN_ID))
+    job.accept(&bytes).unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::FN_ID))
+}
+
+/// Why an outcome from another node cannot be taken.
+#[derive(Debug)]
+pub enum AcceptError {
+    /// The bytes do not decode as the result (and `&mut` data).
+    Decode(postcard::Error),
+    /// A `&mut` slice came back with another length.
+    WriteBack(WriteBackError),
+}
+
+impl std::fmt::Display for AcceptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AcceptError::Decode(e) => e.fmt(f),
+            AcceptError::WriteBack(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AcceptError {}
+
+impl From<postcard::Error> for AcceptError {
+    fn from(e: postcard::Error) -> Self {
+        AcceptError::Decode(e)
+    }
+}
+
+impl From<WriteBackError> for AcceptError {
+    fn from(e: WriteBackError) -> Self {
+        AcceptError::WriteBack(e)
+    }
 }
 
 /// Marker trait for values that can be a parameter of an annotated function.

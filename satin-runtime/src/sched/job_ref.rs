@@ -35,9 +35,11 @@ pub(crate) enum Exec<'a> {
     Remote(&'a mut Option<RemoteTake>),
 }
 
-// SAFETY: a JobRef is only a pointer to a job whose data is `Send` (jobs are
-// `Send + 'static` by the `Job` bound, root closures are `Send`), and the
-// exactly-once contract above means only one thread ever executes it.
+// SAFETY: a JobRef is only a pointer to a job whose data is `Send` (jobs
+// are `Send` by the `Job` bound, root closures are `Send`), and the
+// exactly-once contract above means only one thread ever executes it. What
+// a job borrows outlives it: its slot's `Drop` (or its root's wait) does not
+// return before the job is done, as with `rayon::join`'s stack jobs.
 unsafe impl Send for JobRef {}
 
 impl JobRef {

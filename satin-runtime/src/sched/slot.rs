@@ -313,8 +313,12 @@ impl<J: Job> Slot<J> {
 unsafe fn complete_remote<J: Job>(data: *const (), completion: Completion<'_>, registry: &Registry) {
     // SAFETY: per the function contract.
     let slot = unsafe { &*(data as *const Slot<J>) };
+    // SAFETY: the job left the deque for the remote thief; the requeue that
+    // could run it here is ruled out by this completion (see `sched::remote`).
+    let job = unsafe { (*slot.job.get()).take() };
     let outcome = match completion {
-        Completion::Value(bytes) => match postcard::from_bytes::<J::Output>(bytes) {
+        // The job's `&mut` parameters get what the thief's copy ended with.
+        Completion::Value(bytes) => match job.expect("a remotely taken slot keeps its job").accept(bytes) {
             Ok(v) => Outcome::Value(v),
             Err(e) => Outcome::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
         },

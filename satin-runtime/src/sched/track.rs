@@ -67,6 +67,11 @@ fn encode<'a, J: Job>(job: &J, buf: &'a mut [u8; 128]) -> Params<'a> {
 pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let registry = ctx.worker.registry();
     let Some(remote) = registry.remote.get() else { return job.run_parallel(ctx) };
+    if J::MUTATES {
+        // Its outcome includes the data it changes in place, which the
+        // table does not hold: it only runs (again), untracked.
+        return run_fast(job, ctx);
+    }
     let depth = ctx.depth.get();
     let known = depth != DEPTH_UNKNOWN;
     let redone = ctx.redone.get();

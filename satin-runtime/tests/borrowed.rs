@@ -1,0 +1,149 @@
+//! Functions annotated as they are written: borrowed and `&mut`
+//! parameters, calls as statements — on 1, 2 and 4 workers, against the
+//! same body without the annotation.
+
+use satin::{divide_and_conquer, encode_job, Job, Runtime};
+use serde::{Deserialize, Serialize};
+
+#[divide_and_conquer]
+fn sum(xs: &[u64]) -> u64 {
+    if xs.len() <= 1 {
+        return xs.first().copied().unwrap_or(0);
+    }
+    let (left, right) = xs.split_at(xs.len() / 2);
+    sum(left) + sum(right)
+}
+
+fn partition(v: &mut [u64]) -> usize {
+    let last = v.len() - 1;
+    v.swap(v.len() / 2, last);
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < v[last] {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    store
+}
+
+#[divide_and_conquer]
+fn quicksort(v: &mut [u64]) {
+    if v.len() <= 1 {
+        return;
+    }
+    let p = partition(v);
+    let (lo, hi) = v.split_at_mut(p);
+    quicksort(lo);
+    quicksort(&mut hi[1..]);
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+enum Tree {
+    Leaf(u64),
+    Node(Box<Tree>, Box<Tree>),
+}
+
+fn build(depth: u32, seed: u64) -> Tree {
+    if depth == 0 {
+        return Tree::Leaf(seed % 1000);
+    }
+    Tree::Node(Box::new(build(depth - 1, seed * 3 + 1)), Box::new(build(depth - 1, seed * 7 + 2)))
+}
+
+#[divide_and_conquer]
+fn tree_sum(t: &Tree) -> u64 {
+    match t {
+        Tree::Leaf(v) => *v,
+        Tree::Node(l, r) => {
+            let a = tree_sum(l);
+            let b = tree_sum(r);
+            a + b
+        }
+    }
+}
+
+#[divide_and_conquer]
+fn count_vowels(s: &str) -> usize {
+    if s.len() <= 8 {
+        return s.chars().filter(|c| "aeiou".contains(*c)).count();
+    }
+    let mid = (0..=s.len() / 2).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+    count_vowels(&s[..mid]) + count_vowels(&s[mid..])
+}
+
+/// `&mut T` with an owned parameter beside it.
+#[divide_and_conquer]
+fn fill(v: &mut Vec<u32>, n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    v.push(n);
+    fill(v, n - 1) + 1
+}
+
+fn data(n: usize) -> Vec<u64> {
+    let mut x = 88172645463325252u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 1_000_000
+        })
+        .collect()
+}
+
+#[test]
+fn borrowed_parameters_give_the_plain_results_on_any_number_of_workers() {
+    let xs = data(100_000);
+    let text: String = (0..5_000).map(|i| ["ab", "ei", "xyz", "ou", "é"][i % 5]).collect();
+    let tree = build(14, 1);
+    let plain_tree = tree_sum(&tree);
+    for workers in [1, 2, 4] {
+        let rt = Runtime::builder().workers(workers).build().unwrap();
+        assert_eq!(rt.run(|| sum(&xs)), xs.iter().sum::<u64>(), "{workers} workers");
+        assert_eq!(rt.run(|| tree_sum(&tree)), plain_tree);
+        assert_eq!(rt.run(|| count_vowels(&text)), text.chars().filter(|c| "aeiou".contains(*c)).count());
+        let mut v = xs.clone();
+        rt.run(|| quicksort(&mut v));
+        let mut sorted = xs.clone();
+        sorted.sort_unstable();
+        assert_eq!(v, sorted, "{workers} workers");
+        let mut filled = Vec::new();
+        assert_eq!(rt.run(|| fill(&mut filled, 50)), 50);
+        assert_eq!(filled, (1..=50).rev().collect::<Vec<u32>>());
+    }
+}
+
+/// What travels is what the call reads: a borrowed slice encodes (and
+/// hashes) exactly as the owned vector would.
+#[test]
+fn a_borrowed_call_travels_and_hashes_as_its_data() {
+    let xs = vec![3u64, 1, 2];
+    let borrowed = __SatinJob_sum(&xs);
+    let owned_bytes = postcard::to_allocvec(&(<__SatinJob_sum<'static> as Job>::FN_ID, &xs)).unwrap();
+    assert_eq!(encode_job(&borrowed), owned_bytes);
+    let other = vec![3u64, 1, 2];
+    assert_eq!(borrowed.key(), __SatinJob_sum(&other).key(), "the same data, the same key");
+    assert_ne!(borrowed.key(), __SatinJob_sum(&xs[..2]).key());
+    assert_eq!(satin::check_call(&encode_job(&borrowed)), Ok(<__SatinJob_sum<'static> as Job>::FN_ID));
+}
+
+/// A `&mut` call's outcome is its result and the new contents of what it
+/// changed; taking the outcome writes them into the caller's borrow.
+#[test]
+fn a_mut_call_outcome_writes_back_into_the_borrow() {
+    let mut v = vec![5u64, 4, 3];
+    let outcome = postcard::to_allocvec(&((), vec![3u64, 4, 5])).unwrap();
+    __SatinJob_quicksort(&mut v).accept(&outcome).expect("a well-formed outcome");
+    assert_eq!(v, [3, 4, 5]);
+    // Another length: refused, and the borrow is left alone.
+    let short = postcard::to_allocvec(&((), vec![1u64])).unwrap();
+    let e = __SatinJob_quicksort(&mut v).accept(&short).expect_err("a slice of another length");
+    assert!(e.to_string().contains("3 elements"), "{e}");
+    assert_eq!(v, [3, 4, 5]);
+    let garbage = [0xffu8; 2];
+    assert!(__SatinJob_quicksort(&mut v).accept(&garbage).is_err());
+}

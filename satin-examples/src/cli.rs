@@ -56,11 +56,12 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     let r = rt.run(app);
     let s = rt.stats();
     eprintln!(
-        "{name}: {} workers, {:.3} s, {} spawns, {} steals, fault tolerance {}",
+        "{name}: {} workers, {:.3} s, {} spawns, {} steals, {} promotions, fault tolerance {}",
         rt.workers(),
         start.elapsed().as_secs_f64(),
         s.spawns,
         s.steals,
+        s.promotions,
         if args.no_ft { "off" } else { "on" }
     );
     r

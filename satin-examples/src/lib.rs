@@ -9,6 +9,7 @@ pub mod fib;
 pub mod knapsack;
 pub mod mergesort;
 pub mod montecarlo;
+pub mod natural;
 pub mod nqueens;
 pub mod raytracer;
 pub mod sat;

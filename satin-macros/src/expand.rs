@@ -64,6 +64,8 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let job = format_ident!("__SatinJob_{}", name);
     let seq = format_ident!("__satin_seq_{}", name);
     let par = format_ident!("__satin_par_{}", name);
+    let lazy = format_ident!("__satin_lazy_{}", name);
+    let lazy_body = format_ident!("__satin_lazybody_{}", name);
     let ctx = rewrite::ctx_ident();
 
     let types: Vec<&Type> = sig
@@ -114,6 +116,16 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     rewrite::rewrite_sequential(&names, &seq, &mut seq_block);
     let mut par_block = (*block).clone();
     rewrite::rewrite_parallel(&names, &mut par_block);
+    // Every other level of the recursion runs a copy of the body that
+    // calls the polling version without polling itself.
+    let lazy_quiet = format_ident!("__satin_lazyquiet_{}", name);
+    let lazy_quiet2 = format_ident!("__satin_lazyquiet2_{}", name);
+    let mut lazy_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy_quiet, &mut lazy_block);
+    let mut quiet_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy_quiet2, &mut quiet_block);
+    let mut quiet2_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy, &mut quiet2_block);
 
     let (docs, others): (Vec<_>, Vec<_>) = attrs.iter().partition(|a| a.path().is_ident("doc"));
     let assertions = types.iter().zip(&kinds).map(|(ty, kind)| match kind {
@@ -138,6 +150,11 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         fn run_sequential(self) -> #output {
             let #job(#(#fields),*) = self;
             #seq(#(#fields),*)
+        }
+        #[inline]
+        fn run_lazy(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
+            let #job(#(#fields),*) = self;
+            #lazy(#ctx, #(#fields),*)
         }
     };
     let job_type = if borrows {
@@ -186,6 +203,34 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
         fn #par #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #par_block
+
+        /// A call run lazily: sequentially, unless some worker wants work
+        /// (a poll of this worker's flag).
+        #[doc(hidden)]
+        #(#others)*
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        fn #lazy #generics (#ctx: &#krate::__private::Ctx<'_>, #(#fields: #types),*) #ret {
+            if #ctx.promote() {
+                return #par(#ctx, #(#fields),*);
+            }
+            #lazy_body(#ctx, #(#fields),*)
+        }
+
+        #[doc(hidden)]
+        #(#others)*
+        #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
+        fn #lazy_body #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #lazy_block
+
+        #[doc(hidden)]
+        #(#others)*
+        #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
+        fn #lazy_quiet #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet_block
+
+        #[doc(hidden)]
+        #(#others)*
+        #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
+        fn #lazy_quiet2 #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet2_block
 
     }
 }

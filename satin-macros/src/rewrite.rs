@@ -74,7 +74,17 @@ pub(crate) fn ctx_ident() -> Ident {
 
 /// Rewrites `block` (the parallel version's body) in place.
 pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
-    Parallel { names, next_id: 0 }.visit_block_mut(block);
+    Parallel { names, next_id: 0, lazy: None }.visit_block_mut(block);
+}
+
+/// Rewrites `block` as a lazy version's body: the sequential function,
+/// each call going to `target(ctx, ..)`, except that a `let x = f(..);`
+/// the parallel version would spawn is deferred — run at its sync, not at
+/// all if its result is never read (as a spawn that nobody stole would
+/// be). Calls inside closures stay calls of the public function: a closure
+/// may leave the frame, the context may not.
+pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
+    Parallel { names, next_id: 0, lazy: Some(target.clone()) }.visit_block_mut(block);
 }
 
 /// Renames recursive calls in the sequential version's body to `seq`.
@@ -99,6 +109,8 @@ pub(crate) fn rewrite_sequential(names: &Names, seq: &Ident, block: &mut Block) 
 struct Parallel<'a> {
     names: &'a Names,
     next_id: usize,
+    /// Rewriting a lazy version: calls go to this function.
+    lazy: Option<Ident>,
 }
 
 /// A `let x = f(..);` whose result is not read yet.
@@ -108,12 +120,30 @@ struct PendingLet {
     slot: Ident,
 }
 
-/// The parts of a `let x[: T] = f(args);`.
+/// The parts of a `let x[: T] = f(args);`, or of a `let` whose `if` or
+/// `match` ends in such a call in some branch.
 struct LetSpawn {
     pat: Pat,
     ty: Option<Type>,
     ident: Ident,
-    args: Args,
+    init: LetInit,
+}
+
+enum LetInit {
+    Call(Args),
+    /// `if c { f(a) } else { v }` (or a `match`): evaluated where it stands,
+    /// the branch taken either spawns its call or holds its value.
+    Cond(Expr),
+}
+
+impl LetSpawn {
+    /// What the initialiser reads.
+    fn reads(&self) -> TokenStream {
+        match &self.init {
+            LetInit::Call(args) => quote!(#args),
+            LetInit::Cond(e) => quote!(#e),
+        }
+    }
 }
 
 impl Parallel<'_> {
@@ -126,28 +156,131 @@ impl Parallel<'_> {
         let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = stmt else {
             return None;
         };
-        let args = self.names.recursive_call(expr)?.clone();
+        let init = match self.names.recursive_call(expr) {
+            Some(args) => LetInit::Call(args.clone()),
+            // A lazy version runs conditional calls where they stand; so
+            // does a function whose calls may hold a `&mut` borrow.
+            None if self.lazy.is_none() && !self.names.exclusive.contains(&true) && self.branches_call(expr) => {
+                LetInit::Cond((**expr).clone())
+            }
+            None => return None,
+        };
         let (inner, ty) = match pat {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
             p => (p, None),
         };
         match inner {
             Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), args })
+                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), init })
             }
             _ => None,
         }
     }
 
+    /// Whether `e` is an `if` with an `else`, or a `match`, some branch of
+    /// which ends in a recursive call.
+    fn branches_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::If(i) => {
+                let Some((_, other)) = &i.else_branch else { return false };
+                self.block_calls(&i.then_branch) || self.branch_calls(other)
+            }
+            Expr::Match(m) => m.arms.iter().any(|a| self.branch_calls(&a.body)),
+            Expr::Paren(p) => self.branches_call(&p.expr),
+            _ => false,
+        }
+    }
+
+    fn branch_calls(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Block(b) if b.label.is_none() => self.block_calls(&b.block),
+            e => self.names.recursive_call(e).is_some() || self.branches_call(e),
+        }
+    }
+
+    fn block_calls(&self, b: &Block) -> bool {
+        matches!(b.stmts.last(), Some(Stmt::Expr(tail, None)) if self.branch_calls(tail))
+    }
+
+    /// The branches of a conditional let, each made a slot: a call spawns,
+    /// any other value is ready.
+    fn slot_branches(&self, e: &mut Expr) {
+        let krate = &self.names.krate;
+        match e {
+            Expr::If(i) => {
+                self.slot_block(&mut i.then_branch);
+                let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
+                self.slot_branch(other);
+            }
+            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.slot_branch(&mut a.body)),
+            Expr::Paren(p) => self.slot_branches(&mut p.expr),
+            other => {
+                let value = other.clone();
+                *other = parse_quote!(#krate::__private::Slot::ready(#value));
+            }
+        }
+    }
+
+    fn slot_branch(&self, e: &mut Expr) {
+        let krate = &self.names.krate;
+        if let Some(args) = self.names.recursive_call(e) {
+            let job = self.names.job_value(&args.clone());
+            *e = parse_quote!(#krate::__private::Slot::new(#job));
+            return;
+        }
+        match e {
+            Expr::Block(b) if b.label.is_none() => self.slot_block(&mut b.block),
+            Expr::If(i) if i.else_branch.is_some() => self.slot_branches(e),
+            Expr::Match(_) | Expr::Paren(_) => self.slot_branches(e),
+            other => {
+                let value = other.clone();
+                *other = parse_quote!(#krate::__private::Slot::ready(#value));
+            }
+        }
+    }
+
+    fn slot_block(&self, b: &mut Block) {
+        let krate = &self.names.krate;
+        match b.stmts.last_mut() {
+            Some(Stmt::Expr(tail, None)) => self.slot_branch(tail),
+            // No value (it diverges, or is `()`): the block is the value.
+            _ => {
+                let block = b.clone();
+                *b = parse_quote!({ #krate::__private::Slot::ready(#block) });
+            }
+        }
+    }
+
     fn sync_stmt(&self, p: &PendingLet) -> Stmt {
         let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
+        if let Some(target) = &self.lazy {
+            // The deferred call is its job value: unpack it and run it here.
+            let (job, parts) = (&self.names.job, self.parts());
+            let value = quote!({ let #job(#(#parts),*) = #slot; #target(#ctx, #(#parts),*) });
+            return match &p.ty {
+                Some(ty) => parse_quote!(let #pat: #ty = #value;),
+                None => parse_quote!(let #pat = #value;),
+            };
+        }
         match &p.ty {
             Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx);),
             None => parse_quote!(let #pat = #slot.as_ref().join(#ctx);),
         }
     }
 
+    /// Names for a job's fields when a lazy version unpacks it.
+    fn parts(&self) -> Vec<Ident> {
+        (0..self.names.arity).map(|i| format_ident!("__satin_a{}", i)).collect()
+    }
+
     fn spawn_stmts(&mut self, args: &Args, out: &mut Vec<Stmt>) -> Ident {
+        if self.lazy.is_some() {
+            // Deferred: the job value waits for its sync.
+            let slot = self.fresh("slot");
+            let job = self.names.job_value(args);
+            out.push(parse_quote!(let #slot = #job;));
+            return slot;
+        }
         let krate = &self.names.krate;
         let (job_var, slot) = (self.fresh("job"), self.fresh("slot"));
         let job = self.names.job_value(args);
@@ -160,6 +293,10 @@ impl Parallel<'_> {
 
     fn run_inline(&self, job: &Expr) -> Expr {
         let (krate, ctx) = (&self.names.krate, ctx_ident());
+        if let Some(target) = &self.lazy {
+            let (name, parts) = (&self.names.job, self.parts());
+            return parse_quote!({ let #name(#(#parts),*) = #job; #target(#ctx, #(#parts),*) });
+        }
         parse_quote!(#krate::Job::run(#job, #ctx))
     }
 
@@ -170,7 +307,7 @@ impl Parallel<'_> {
         let mut i = 0;
         while i < stmts.len() {
             self.sync_mentioned(&stmts[i], &mut pending, &mut out);
-            if self.call_run_len(&stmts[i..]) >= 2 {
+            if self.lazy.is_none() && self.call_run_len(&stmts[i..]) >= 2 {
                 i = self.rewrite_call_run(&stmts, i, &mut pending, &mut out);
                 continue;
             }
@@ -179,7 +316,9 @@ impl Parallel<'_> {
                 continue;
             }
             let mut stmt = stmts[i].clone();
-            self.hoist_stmt(&mut stmt, &mut out);
+            if self.lazy.is_none() {
+                self.hoist_stmt(&mut stmt, &mut out);
+            }
             out.push(stmt);
             i += 1;
         }
@@ -272,8 +411,12 @@ impl Parallel<'_> {
         let mut end = start;
         while let Some(l) = stmts.get(end).and_then(|s| self.as_let_spawn(s)) {
             // A later call whose arguments read an earlier result ends the run.
-            if run.iter().any(|r| mentions(&l.args, &r.ident) || self.names.conflict(&l.args, &r.args))
-                || pending.iter().any(|p| mentions(&l.args, pat_ident(&p.pat)))
+            let conflict = |r: &LetSpawn| match (&l.init, &r.init) {
+                (LetInit::Call(a), LetInit::Call(b)) => self.names.conflict(a, b),
+                _ => false,
+            };
+            if run.iter().any(|r| mentions(&l.reads(), &r.ident) || conflict(r))
+                || pending.iter().any(|p| mentions(&l.reads(), pat_ident(&p.pat)))
             {
                 break;
             }
@@ -284,6 +427,10 @@ impl Parallel<'_> {
         // The result read first runs inline; ties go to the newest call.
         let mut inline: Option<(usize, usize)> = None;
         for (k, l) in run.iter().enumerate() {
+            // A conditional call is evaluated where it stands.
+            if matches!(l.init, LetInit::Cond(_)) {
+                continue;
+            }
             if let Some(at) = first_read(&l.ident) {
                 if inline.is_none_or(|(best, _)| at <= best) {
                     inline = Some((at, k));
@@ -294,16 +441,34 @@ impl Parallel<'_> {
         if run.len() == 1 && inline.is_some_and(|(at, _)| at > 0) {
             inline = None;
         }
+        // A lone conditional call read at once stays as written.
+        if let [LetSpawn { init: LetInit::Cond(_), ident, .. }] = run.as_slice() {
+            if first_read(ident) == Some(0) {
+                out.push(stmts[start].clone());
+                return end;
+            }
+        }
         let mut inline_job = None;
         for (k, l) in run.iter().enumerate() {
-            if inline.is_some_and(|(_, ik)| ik == k) {
-                let var = self.fresh("job");
-                let job = self.names.job_value(&l.args);
-                out.push(parse_quote!(let #var = #job;));
-                inline_job = Some((var, k));
-            } else {
-                let slot = self.spawn_stmts(&l.args, out);
-                pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+            match &l.init {
+                LetInit::Call(args) if inline.is_some_and(|(_, ik)| ik == k) => {
+                    let var = self.fresh("job");
+                    let job = self.names.job_value(args);
+                    out.push(parse_quote!(let #var = #job;));
+                    inline_job = Some((var, k));
+                }
+                LetInit::Call(args) => {
+                    let slot = self.spawn_stmts(args, out);
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                }
+                LetInit::Cond(e) => {
+                    let mut e = e.clone();
+                    self.slot_branches(&mut e);
+                    let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
+                    out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
+                    out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                }
             }
         }
         if let Some((var, k)) = inline_job {
@@ -502,6 +667,12 @@ impl VisitMut for Parallel<'_> {
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         match expr {
+            // A lazy version runs loops, iterators and expressions as written.
+            _ if self.lazy.is_some() => {
+                if matches!(expr, Expr::Closure(_)) {
+                    return;
+                }
+            }
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.rewrite_loop(expr),
             Expr::MethodCall(_) => self.rewrite_iterator(expr),
             Expr::Match(m) => {
@@ -525,7 +696,13 @@ impl VisitMut for Parallel<'_> {
         }
         visit_mut::visit_expr_mut(self, expr);
         if let Some(args) = self.names.recursive_call(expr) {
-            let job = self.names.job_value(&args.clone());
+            let args = args.clone();
+            if let Some(target) = &self.lazy {
+                let ctx = ctx_ident();
+                *expr = parse_quote!(#target(#ctx, #args));
+                return;
+            }
+            let job = self.names.job_value(&args);
             *expr = self.run_inline(&job);
         }
     }

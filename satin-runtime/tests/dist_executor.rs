@@ -128,7 +128,8 @@ fn a_newer_epoch_waits_for_a_result_an_older_job_still_computes() {
 #[test]
 fn a_frame_of_an_older_epoch_never_has_newer_work_nested_above_it() {
     let (mut exec, rx) = executor(1);
-    let old = __SatinJob_fib(30);
+    // Long enough for this thread to take a child while it runs.
+    let old = __SatinJob_fib(36);
     exec.run_stolen(JobSpec::new(old.key(), 1, encode_job(&old)), 9);
     // A remote thief takes a child: the old job waits for it at its sync.
     let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp).map(|t| (100 + stamp, t))).expect("a child");

@@ -198,3 +198,30 @@ fn nested_runs_and_no_runtime_are_sequential_and_correct() {
 fn zero_workers_is_an_error() {
     assert!(matches!(Runtime::builder().workers(0).build(), Err(satin::BuildError::ZeroWorkers)));
 }
+
+/// One tiny call beside one big one: with a queue of one job, the big call
+/// runs lazily from the start, and the only job to steal is the tiny one.
+#[divide_and_conquer]
+fn lopsided(n: u32) -> u64 {
+    if n == 0 {
+        return std::hint::black_box(fib_plain(16));
+    }
+    if n == 100 {
+        let tiny = lopsided(0);
+        let big = lopsided(12);
+        return tiny + big;
+    }
+    let x = lopsided(n - 1);
+    let y = lopsided(n - 1);
+    x + y
+}
+
+#[test]
+fn an_idle_worker_gets_part_of_a_lazily_run_call() {
+    let rt = Runtime::builder().workers(2).spawn_limit(1).build().unwrap();
+    assert_eq!(rt.run(|| lopsided(100)), fib_plain(16) * (1 + (1 << 12)));
+    // The tiny call is the only job ever queued; once it is done, the idle
+    // worker's requests make the lazily run call spawn parts of itself.
+    let s = rt.stats();
+    assert!(s.promotions >= 1 && s.spawns >= 2, "the lazily run call was never split: {s:?}");
+}

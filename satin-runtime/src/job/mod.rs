@@ -42,16 +42,29 @@ pub trait Job: Serialize + Send + Sized {
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
     /// In distributed runs, calls near the top of the tree are tracked, and
     /// inside a job re-executed after a failure looked up first.
+    ///
+    /// A worker with enough jobs queued for thieves runs the call lazily:
+    /// as the sequential function, which costs what a plain call costs,
+    /// except that every call polls whether some worker wants work and then
+    /// runs in parallel (heartbeat scheduling's idea: parallelism is made
+    /// only when it is wanted). No grain-size cut-off is needed.
     #[inline]
     fn run(self, ctx: &Ctx<'_>) -> Self::Output {
         if ctx.slow.get() {
             return crate::sched::run_slow(self, ctx);
+        }
+        if ctx.worker.has_enough_queued() {
+            return self.run_lazy(ctx);
         }
         self.run_parallel(ctx)
     }
 
     /// The function's body with parallel recursion (generated).
     fn run_parallel(self, ctx: &Ctx<'_>) -> Self::Output;
+
+    /// The function's sequential body, each call polling [`Ctx::promote`]
+    /// to run in parallel instead (generated).
+    fn run_lazy(self, ctx: &Ctx<'_>) -> Self::Output;
 
     /// Runs the call as the plain sequential function.
     fn run_sequential(self) -> Self::Output;

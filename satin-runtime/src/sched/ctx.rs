@@ -38,6 +38,9 @@ pub struct Ctx<'w> {
     pub(crate) frame: Cell<u64>,
     /// Root epoch of the job this context runs (see `proto::JobSpec::epoch`).
     pub(crate) epoch: u32,
+    /// This worker's poll flag (aborts, requests for work), one pointer
+    /// hop away for lazy code.
+    poll_flag: &'w AtomicBool,
 }
 
 /// Where a job sits in the tree, and whether it looks results up, as a
@@ -68,6 +71,7 @@ impl<'w> Ctx<'w> {
             depth: Cell::new(DEPTH_UNKNOWN),
             frame: Cell::new(0),
             epoch: 0,
+            poll_flag: worker.registry().poll_flag(worker.index()),
         }
     }
 
@@ -112,6 +116,7 @@ impl<'w> Ctx<'w> {
             depth: Cell::new(place.depth),
             frame: Cell::new(place.frame),
             epoch,
+            poll_flag: worker.registry().poll_flag(worker.index()),
         }
     }
 
@@ -138,6 +143,37 @@ impl<'w> Ctx<'w> {
             ctx = c.parent;
         }
         false
+    }
+
+    /// Polled on entry to every lazily run call (see `Job::run_lazy`):
+    /// whether to run this call in parallel after all, because some worker
+    /// or node wants work. Stops an aborted job, as a spawn would. One load
+    /// and a compare unless something happened since the last poll.
+    #[inline]
+    pub fn promote(&self) -> bool {
+        if !self.poll_flag.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.noticed()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn noticed(&self) -> bool {
+        // Cleared for this worker: a frame further out on its stack sees
+        // an abort at its next spawn (`check_abort`) rather than its next
+        // poll.
+        self.poll_flag.store(false, Ordering::SeqCst);
+        self.check_abort();
+        // Cleared first: a request made after this load raises the flag
+        // again. An open request keeps it raised, so that calls keep being
+        // promoted until one of them spawns something.
+        let promote = self.worker.registry().work_wanted();
+        if promote {
+            self.poll_flag.store(true, Ordering::Relaxed);
+            super::registry::WorkerCounters::bump(&self.worker.counters().promotions);
+        }
+        promote
     }
 
     /// Stops the current job by unwinding if it was aborted. Cheap unless an

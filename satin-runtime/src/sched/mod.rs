@@ -141,6 +141,9 @@ pub struct RunStats {
     pub spawns: u64,
     /// Spawned calls that another worker took and ran.
     pub steals: u64,
+    /// Lazily run calls that ran in parallel instead because a worker (or
+    /// another node) wanted work.
+    pub promotions: u64,
     /// Steals recorded in the fault-tolerance lists since the start (0 with
     /// fault tolerance off).
     pub recorded_steals: u64,
@@ -195,6 +198,7 @@ impl Runtime {
         for c in &self.registry.counters {
             s.spawns += c.spawns.load(Ordering::Relaxed);
             s.steals += c.steals.load(Ordering::Relaxed);
+            s.promotions += c.promotions.load(Ordering::Relaxed);
         }
         if let Some(ft) = &self.registry.ft {
             s.stolen_records = (0..self.workers()).map(|w| ft.stolen_from(w).len() as u64).sum();

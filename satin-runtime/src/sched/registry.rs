@@ -18,6 +18,7 @@ use super::sleep::Sleep;
 pub(crate) struct WorkerCounters {
     pub(crate) spawns: AtomicU64,
     pub(crate) steals: AtomicU64,
+    pub(crate) promotions: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -32,6 +33,14 @@ pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
     pub(crate) sleep: Sleep,
     abort_epoch: CachePadded<AtomicU64>,
+    /// A worker (or another node) found no work anywhere: the next call a
+    /// worker makes in a lazily run subtree is run in parallel instead
+    /// (see `Ctx::promote`). Raised with a bump of `abort_epoch`, which
+    /// lazy code polls anyway.
+    wanted: CachePadded<AtomicBool>,
+    /// Per worker: something happened that lazy code must look at (an
+    /// abort, a request for work). Polled with one load (see `Ctx::promote`).
+    poll_flags: Vec<CachePadded<AtomicBool>>,
     terminate: AtomicBool,
     pub(crate) ft: Option<FtLog>,
     pub(crate) counters: Vec<CachePadded<WorkerCounters>>,
@@ -55,6 +64,8 @@ impl Registry {
             injector: Injector::new(),
             sleep: Sleep::default(),
             abort_epoch: CachePadded::new(AtomicU64::new(0)),
+            wanted: CachePadded::new(AtomicBool::new(false)),
+            poll_flags: (0..workers).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             terminate: AtomicBool::new(false),
             ft: ft.then(|| FtLog::new(workers)),
             counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
@@ -91,6 +102,37 @@ impl Registry {
     /// Announces that some abort flag was set, so running jobs re-check theirs.
     pub(crate) fn bump_abort_epoch(&self) {
         self.abort_epoch.fetch_add(1, Ordering::AcqRel);
+        // SeqCst, as the poller's clear-then-read (`Ctx::noticed`): a
+        // request is either seen there or raises the flag again after.
+        for flag in &self.poll_flags {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The flag worker `index`'s lazy code polls.
+    pub(crate) fn poll_flag(&self, index: usize) -> &AtomicBool {
+        &self.poll_flags[index]
+    }
+
+    /// Someone found no work: ask the lazily running workers for some.
+    pub(crate) fn want_work(&self) {
+        if !self.wanted.load(Ordering::Relaxed) && !self.wanted.swap(true, Ordering::SeqCst) {
+            self.bump_abort_epoch();
+        }
+    }
+
+    /// Whether a request for work is open. It stays open until a job is
+    /// pushed (a call promoted at a leaf spawns nothing).
+    pub(crate) fn work_wanted(&self) -> bool {
+        self.wanted.load(Ordering::SeqCst)
+    }
+
+    /// A job was pushed: the request for work is answered.
+    #[inline]
+    pub(crate) fn work_offered(&self) {
+        if self.wanted.load(Ordering::Relaxed) {
+            self.wanted.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Whether calls are tracked (depth, eager publication; see
@@ -154,6 +196,7 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.deque.push(job);
+        self.registry.work_offered();
         self.registry.sleep.new_work();
     }
 
@@ -204,6 +247,7 @@ impl WorkerThread {
                 Steal::Empty => {}
             }
             if !retry {
+                self.registry.want_work();
                 return None;
             }
         }

@@ -247,6 +247,8 @@ impl Registry {
                 }
             }
         }
+        // Everything here may run lazily: the next call is run in parallel.
+        self.want_work();
         None
     }
 

@@ -28,6 +28,7 @@ const QUEUED: u8 = 1; // in the owner's deque
 const RUNNING: u8 = 2; // taken out of the deque by an executor
 const DONE: u8 = 3; // result written
 const CONSUMED: u8 = 4; // result read (or the job ran inline in the parent)
+const READY: u8 = 6; // made with its value (a branch without a call), never pushed
 
 const NO_THIEF: usize = usize::MAX;
 /// `thief` of a job stolen by another machine.
@@ -74,6 +75,24 @@ impl<J: Job> Slot<J> {
         }
     }
 
+    /// A slot that already holds its result: the branch of a conditional
+    /// spawn (`let x = if c { f(a) } else { v };`) that makes no call.
+    /// Spawning it does nothing; joining it returns `value`.
+    #[inline]
+    pub fn ready(value: J::Output) -> Slot<J> {
+        Slot {
+            state: AtomicU8::new(READY),
+            abort: AtomicBool::new(false),
+            thief: AtomicUsize::new(NO_THIEF),
+            owner: Cell::new(std::ptr::null()),
+            spawner: Cell::new(std::ptr::null()),
+            place: Cell::new(Place::UNKNOWN),
+            job: UnsafeCell::new(None),
+            outcome: UnsafeCell::new(Some(Outcome::Value(value))),
+            _pinned: PhantomPinned,
+        }
+    }
+
     /// Makes the call available to other workers. It runs in parallel with the
     /// caller until [`join`](Self::join) or until the slot is dropped.
     ///
@@ -85,6 +104,9 @@ impl<J: Job> Slot<J> {
     pub fn spawn(self: Pin<&Self>, ctx: &Ctx<'_>) {
         ctx.check_abort();
         let this = self.get_ref();
+        if this.state.load(Ordering::Relaxed) == READY {
+            return;
+        }
         debug_assert_eq!(this.state.load(Ordering::Relaxed), NEW, "a slot is spawned once");
         if ctx.worker.has_enough_queued() {
             this.state.store(DEFERRED, Ordering::Relaxed);
@@ -121,6 +143,14 @@ impl<J: Job> Slot<J> {
                 if let Some(job) = this.retrieve(ctx.worker) {
                     this.state.store(CONSUMED, Ordering::Relaxed);
                     return job.run(ctx);
+                }
+            }
+            READY => {
+                this.state.store(CONSUMED, Ordering::Relaxed);
+                // SAFETY: a ready slot was never pushed: only this thread sees it.
+                match unsafe { (*this.outcome.get()).take() } {
+                    Some(Outcome::Value(v)) => return v,
+                    _ => unreachable!("a ready slot holds its value"),
                 }
             }
             RUNNING | DONE => {}
@@ -172,7 +202,7 @@ impl<J: Job> Drop for Slot<J> {
     /// Dropping an unread spawn aborts it and everything it spawned.
     fn drop(&mut self) {
         match self.state.load(Ordering::Acquire) {
-            NEW | DEFERRED | CONSUMED => return,
+            NEW | DEFERRED | CONSUMED | READY => return,
             DONE => {}
             state => {
                 // SAFETY: `owner` was set by `spawn` on this thread, which is

@@ -1,0 +1,144 @@
+//! Functions as one writes them (see `satin_examples::natural`), no
+//! cut-offs, against the same body without the annotation, against the
+//! annotated body with a hand-written cut-off, and against `rayon::join` —
+//! all in one run, in pairs: the two sides run alternately, round by round,
+//! and the median of the per-round ratios is reported, so that drift in the
+//! machine's speed cancels out. Inputs are copied outside the timed part.
+//!
+//! `cargo bench -p satin-examples --bench natural` (about 2 minutes).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use satin::Runtime;
+use satin_examples::{fib, natural};
+
+/// Median over `rounds` of time(a) / time(b), alternating a and b; `setup`
+/// makes each side's input outside the timing.
+fn paired<I, A, B>(rounds: usize, setup: impl Fn() -> I, a: impl Fn(I) -> A, b: impl Fn(I) -> B) -> f64 {
+    let mut ratios = Vec::new();
+    let (mut tas, mut tbs) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (ia, ib) = (setup(), setup());
+        let t = Instant::now();
+        black_box(a(ia));
+        let ta = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        black_box(b(ib));
+        let tb = t.elapsed().as_secs_f64();
+        ratios.push(ta / tb);
+        tas.push(ta);
+        tbs.push(tb);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    eprintln!("  medians {:.2} ms / {:.2} ms", median(&mut tas) * 1e3, median(&mut tbs) * 1e3);
+    median(&mut ratios)
+}
+
+struct Row {
+    name: &'static str,
+    speedup: f64,
+    nocut_vs_cut: f64,
+    vs_rayon: f64,
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rt = Runtime::builder().workers(workers).build().expect("runtime");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(workers).build().expect("rayon pool");
+    let rounds = 11;
+    let mut rows = Vec::new();
+
+    let xs = natural::random(1 << 24, 1);
+    rows.push(Row {
+        name: "sum(&[u64]), 16M elements",
+        speedup: paired(rounds, || (), |_| natural::sum_plain(&xs), |_| rt.run(|| natural::sum(&xs))),
+        nocut_vs_cut: paired(rounds, || (), |_| rt.run(|| natural::sum(&xs)), |_| rt.run(|| natural::sum_cut(&xs))),
+        vs_rayon: paired(rounds, || (), |_| rt.run(|| natural::sum(&xs)), |_| pool.install(|| natural::sum_rayon(&xs))),
+    });
+
+    let input = natural::random(4_000_000, 2);
+    let copy = || input.clone();
+    rows.push(Row {
+        name: "quicksort(&mut [u64]), 4M elements",
+        speedup: paired(
+            rounds,
+            copy,
+            |mut v| natural::quicksort_plain(&mut v),
+            |mut v| rt.run(|| natural::quicksort(&mut v)),
+        ),
+        nocut_vs_cut: paired(
+            rounds,
+            copy,
+            |mut v| rt.run(|| natural::quicksort(&mut v)),
+            |mut v| rt.run(|| natural::quicksort_cut(&mut v)),
+        ),
+        vs_rayon: paired(
+            rounds,
+            copy,
+            |mut v| rt.run(|| natural::quicksort(&mut v)),
+            |mut v| pool.install(|| natural::quicksort_rayon(&mut v)),
+        ),
+    });
+
+    let tree = natural::Tree::build(21, 3);
+    rows.push(Row {
+        name: "tree_sum(&Tree), 2M leaves",
+        speedup: paired(rounds, || (), |_| natural::tree_sum_plain(&tree), |_| rt.run(|| natural::tree_sum(&tree))),
+        nocut_vs_cut: paired(
+            rounds,
+            || (),
+            |_| rt.run(|| natural::tree_sum(&tree)),
+            |_| rt.run(|| natural::tree_sum_cut(&tree, 0)),
+        ),
+        vs_rayon: paired(
+            rounds,
+            || (),
+            |_| rt.run(|| natural::tree_sum(&tree)),
+            |_| pool.install(|| natural::tree_sum_rayon(&tree)),
+        ),
+    });
+
+    let (items, target) = natural::subset_input(26);
+    rows.push(Row {
+        name: "subset_sum(&[u64], u64), 26 items, no solution",
+        speedup: paired(
+            rounds,
+            || (),
+            |_| natural::subset_sum_plain(&items, target),
+            |_| rt.run(|| natural::subset_sum(&items, target)),
+        ),
+        nocut_vs_cut: paired(
+            rounds,
+            || (),
+            |_| rt.run(|| natural::subset_sum(&items, target)),
+            |_| rt.run(|| natural::subset_sum_cut(&items, target)),
+        ),
+        vs_rayon: paired(
+            rounds,
+            || (),
+            |_| rt.run(|| natural::subset_sum(&items, target)),
+            |_| pool.install(|| natural::subset_sum_rayon(&items, target)),
+        ),
+    });
+
+    rows.push(Row {
+        name: "fib(u32), fib(38)",
+        speedup: paired(rounds, || (), |_| fib::fib_plain(38), |_| rt.run(|| fib::fib(38))),
+        nocut_vs_cut: paired(rounds, || (), |_| rt.run(|| fib::fib(38)), |_| rt.run(|| natural::fib_cut(38))),
+        vs_rayon: paired(rounds, || (), |_| rt.run(|| fib::fib(38)), |_| pool.install(|| fib::fib_rayon(38))),
+    });
+
+    println!("\nNatural forms, no cut-offs, {workers} workers; median of {rounds} paired rounds:\n");
+    println!("| function | speed-up over the plain function | without cut-off / with | satin / rayon::join |");
+    println!("|---|---|---|---|");
+    for r in rows {
+        println!("| {} | {:.2} | {:.2} | {:.2} |", r.name, r.speedup, r.nocut_vs_cut, r.vs_rayon);
+    }
+}

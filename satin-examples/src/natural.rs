@@ -272,6 +272,6 @@ pub fn random(n: usize, seed: u64) -> Vec<u64> {
 /// tree of 2^n branches (less those over the target) is searched.
 pub fn subset_input(n: usize) -> (Vec<u64>, u64) {
     let items: Vec<u64> = random(n, 7).iter().map(|v| 2 * (v % 1000) + 2).collect();
-    let target = items.iter().sum::<u64>() / 2 | 1;
+    let target = (items.iter().sum::<u64>() / 2) | 1;
     (items, target)
 }

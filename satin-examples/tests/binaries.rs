@@ -72,3 +72,31 @@ fn bad_input_exits_2_with_a_message_naming_the_problem() {
     let o = run(env!("CARGO_BIN_EXE_fib"), &["abc"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A program that parses its own command line becomes a node through
+/// `Launch::from_env`: its own arguments and `--help` stay its own, satin's
+/// flags are taken out, and `--satin-help` lists them.
+#[test]
+fn a_program_with_its_own_arguments_runs_on_several_nodes() {
+    let bin = env!("CARGO_BIN_EXE_plain_main");
+    let expected = (1..=100_000u64).map(|i| i * i).sum::<u64>().to_string();
+    assert_eq!(first_line(&run(bin, &["100000"])), expected);
+    assert_eq!(first_line(&run(bin, &["--workers", "1", "100000"])), expected);
+    let nodes = run(bin, &["100000", "--local-nodes", "2", "--no-progress"]);
+    assert_eq!(first_line(&nodes), expected);
+    let stderr = String::from_utf8_lossy(&nodes.stderr);
+    assert!(stderr.contains("2 local nodes"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no terminal colours in a pipe: {stderr}");
+
+    let help = String::from_utf8_lossy(&run(bin, &["--help"]).stdout).to_string();
+    assert!(help.starts_with("plain_main N:") && !help.contains("--local-nodes"), "{help}");
+    let satin_help = String::from_utf8_lossy(&run(bin, &["--satin-help"]).stdout).to_string();
+    assert!(satin_help.contains("--local-nodes") && satin_help.contains("--join"), "{satin_help}");
+
+    let bad = run(bin, &["--workers", "0", "100"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.starts_with("plain_main: error: invalid value '0' for '--workers"), "{msg}");
+    let own_bad = run(bin, &["many"]);
+    assert_eq!(own_bad.status.code(), Some(2));
+}

@@ -199,17 +199,31 @@ fn zero_workers_is_an_error() {
     assert!(matches!(Runtime::builder().workers(0).build(), Err(satin::BuildError::ZeroWorkers)));
 }
 
+static TINY_DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// One tiny call beside one big one: with a queue of one job, the big call
 /// runs lazily from the start, and the only job to steal is the tiny one.
+/// The big call's leaves wait until the tiny one ran (on the other worker:
+/// this one is busy), so that it cannot end before the other worker is
+/// idle.
 #[divide_and_conquer]
 fn lopsided(n: u32) -> u64 {
     if n == 0 {
         return std::hint::black_box(fib_plain(16));
     }
+    if n == 99 {
+        TINY_DONE.store(true, Ordering::Release);
+        return 0;
+    }
     if n == 100 {
-        let tiny = lopsided(0);
+        let tiny = lopsided(99);
         let big = lopsided(12);
         return tiny + big;
+    }
+    if n == 12 {
+        while !TINY_DONE.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
     }
     let x = lopsided(n - 1);
     let y = lopsided(n - 1);
@@ -219,7 +233,7 @@ fn lopsided(n: u32) -> u64 {
 #[test]
 fn an_idle_worker_gets_part_of_a_lazily_run_call() {
     let rt = Runtime::builder().workers(2).spawn_limit(1).build().unwrap();
-    assert_eq!(rt.run(|| lopsided(100)), fib_plain(16) * (1 + (1 << 12)));
+    assert_eq!(rt.run(|| lopsided(100)), fib_plain(16) * (1 << 12));
     // The tiny call is the only job ever queued; once it is done, the idle
     // worker's requests make the lazily run call spawn parts of itself.
     let s = rt.stats();

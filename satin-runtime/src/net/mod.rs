@@ -65,6 +65,23 @@ pub enum FtArg {
     Table,
 }
 
+/// What [`Launch::from_args`] found on a command line.
+#[derive(Debug)]
+pub enum Split {
+    /// This crate's flags, and the program's own arguments.
+    Run(Launch, Vec<String>),
+    /// `--satin-help`: the text to print.
+    Help(String),
+}
+
+/// [`Launch`] as a whole command line, for [`Launch::from_args`].
+#[derive(clap::Parser)]
+#[command(about = "Flags of a satin program: where and how it runs")]
+struct LaunchOnly {
+    #[command(flatten)]
+    launch: Launch,
+}
+
 /// How to run: on this machine, or as a node of a distributed run.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Launch {
@@ -170,6 +187,89 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// Takes this crate's flags (`--listen`, `--join`, `--local-nodes`,
+    /// `--workers`, `--chaos`, … — the examples' flags) out of the
+    /// program's command line, for a program that parses its own: returns
+    /// them and the program's own arguments (its name first), in order.
+    /// `--satin-help` prints them and exits; a bad value exits with status
+    /// 2 and a message. After `--` everything is the program's.
+    ///
+    /// ```no_run
+    /// let (launch, args) = satin::net::Launch::from_env("myprog");
+    /// let n: u32 = args[1].parse().expect("a number");
+    /// # fn work(n: u32) -> u32 { n }
+    /// let answer = satin::net::run("myprog", &launch, satin::Runtime::builder(), || work(n));
+    /// println!("{answer}");
+    /// ```
+    pub fn from_env(app: &str) -> (Launch, Vec<String>) {
+        match Launch::from_args(app, std::env::args()) {
+            Ok(Split::Run(launch, own)) => (launch, own),
+            Ok(Split::Help(text)) => {
+                // A closed pipe (`| head`) is not an error worth a panic.
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{text}\n").as_bytes());
+                std::process::exit(0)
+            }
+            Err(e) => {
+                eprintln!("{app}: error: {e}");
+                std::process::exit(2)
+            }
+        }
+    }
+
+    /// [`Launch::from_env`] on a given command line (program name first),
+    /// without exiting.
+    pub fn from_args(app: &str, args: impl IntoIterator<Item = String>) -> Result<Split, String> {
+        use clap::{CommandFactory, FromArgMatches};
+        // Once per process: the name shows in help and error messages.
+        let name: &'static str = Box::leak(app.to_string().into_boxed_str());
+        let cmd = LaunchOnly::command().name(name).no_binary_name(true);
+        let flags: Vec<(Option<String>, Option<char>, bool)> = cmd
+            .get_arguments()
+            .map(|a| (a.get_long().map(str::to_string), a.get_short(), a.get_action().takes_values()))
+            .collect();
+        let takes = |arg: &str| -> Option<bool> {
+            if let Some(long) = arg.strip_prefix("--") {
+                let name = long.split('=').next().unwrap_or_default();
+                let f = flags.iter().find(|(l, _, _)| l.as_deref() == Some(name))?;
+                return Some(f.2 && !long.contains('='));
+            }
+            let mut chars = arg.strip_prefix('-')?.chars();
+            let short = chars.next()?;
+            let f = flags.iter().find(|(_, s, _)| *s == Some(short))?;
+            Some(f.2 && chars.next().is_none())
+        };
+        let (mut ours, mut own) = (Vec::new(), Vec::new());
+        let mut args = args.into_iter();
+        own.extend(args.next());
+        while let Some(arg) = args.next() {
+            if arg == "--" {
+                own.push(arg);
+                own.extend(args.by_ref());
+                break;
+            }
+            if arg == "--satin-help" {
+                return Ok(Split::Help(cmd.clone().render_help().to_string()));
+            }
+            match takes(&arg) {
+                Some(value) => {
+                    ours.push(arg);
+                    if value {
+                        ours.extend(args.next());
+                    }
+                }
+                None => own.push(arg),
+            }
+        }
+        let matches = cmd.try_get_matches_from(ours).map_err(|e| {
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            text.replace("'--help'", "'--satin-help'").trim_end().to_string()
+        })?;
+        let launch = LaunchOnly::from_arg_matches(&matches).map_err(|e| e.to_string())?.launch;
+        launch.check()?;
+        Ok(Split::Run(launch, own))
+    }
+
     /// Refuses flag values that make no sense together (the timeout
     /// factors); [`run`] calls it too.
     pub fn check(&self) -> Result<(), String> {
@@ -428,5 +528,7 @@ fn fresh_id() -> u64 {
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Colours only for a terminal: a log file or a pipe gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }

@@ -69,7 +69,7 @@ pub enum FtArg {
 #[derive(Debug)]
 pub enum Split {
     /// This crate's flags, and the program's own arguments.
-    Run(Launch, Vec<String>),
+    Run(Box<Launch>, Vec<String>),
     /// `--satin-help`: the text to print.
     Help(String),
 }
@@ -203,7 +203,7 @@ impl Launch {
     /// ```
     pub fn from_env(app: &str) -> (Launch, Vec<String>) {
         match Launch::from_args(app, std::env::args()) {
-            Ok(Split::Run(launch, own)) => (launch, own),
+            Ok(Split::Run(launch, own)) => (*launch, own),
             Ok(Split::Help(text)) => {
                 // A closed pipe (`| head`) is not an error worth a panic.
                 let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{text}\n").as_bytes());
@@ -267,7 +267,7 @@ impl Launch {
         })?;
         let launch = LaunchOnly::from_arg_matches(&matches).map_err(|e| e.to_string())?.launch;
         launch.check()?;
-        Ok(Split::Run(launch, own))
+        Ok(Split::Run(Box::new(launch), own))
     }
 
     /// Refuses flag values that make no sense together (the timeout

@@ -39,6 +39,7 @@ pub mod checkpoint;
 pub mod codec;
 pub mod dist;
 mod job;
+#[cfg(feature = "net")]
 pub mod net;
 #[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
 pub mod proto;

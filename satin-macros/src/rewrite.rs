@@ -74,7 +74,7 @@ pub(crate) fn ctx_ident() -> Ident {
 
 /// Rewrites `block` (the parallel version's body) in place.
 pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
-    Parallel { names, next_id: 0, lazy: None }.visit_block_mut(block);
+    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None }.visit_block_mut(block);
 }
 
 /// Rewrites `block` as a lazy version's body: the sequential function,
@@ -84,7 +84,7 @@ pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
 /// be). Calls inside closures stay calls of the public function: a closure
 /// may leave the frame, the context may not.
 pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
-    Parallel { names, next_id: 0, lazy: Some(target.clone()) }.visit_block_mut(block);
+    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: Some(target.clone()) }.visit_block_mut(block);
 }
 
 /// Renames recursive calls in the sequential version's body to `seq`.
@@ -109,6 +109,8 @@ pub(crate) fn rewrite_sequential(names: &Names, seq: &Ident, block: &mut Block) 
 struct Parallel<'a> {
     names: &'a Names,
     next_id: usize,
+    /// Placeholders of calls on the right of `||`/`&&` (see `hoist_expr`).
+    speculative: Vec<Ident>,
     /// Rewriting a lazy version: calls go to this function.
     lazy: Option<Ident>,
 }
@@ -494,6 +496,7 @@ impl Parallel<'_> {
 
     fn hoist_expr(&mut self, expr: &mut Expr, out: &mut Vec<Stmt>) {
         let original = expr.clone();
+        self.speculative.clear();
         let mut calls: Vec<(Ident, Args)> = Vec::new();
         self.collect_unconditional(expr, &mut calls);
         let conflict =
@@ -502,20 +505,24 @@ impl Parallel<'_> {
             *expr = original;
             return;
         }
-        let last = calls.len() - 1;
+        // The last call evaluated whatever happens runs inline, after the
+        // others are spawned; a call on the right of `||`/`&&` is joined
+        // only if the left side does not decide, else aborted unread.
+        let inline = calls.iter().rposition(|(p, _)| !self.speculative.contains(p)).unwrap_or(calls.len() - 1);
         let mut replacements: Vec<(Ident, Expr)> = Vec::new();
         for (k, (placeholder, args)) in calls.iter().enumerate() {
-            if k == last {
-                let value = self.fresh("value");
-                let run = self.run_inline(&self.names.job_value(args));
-                out.push(parse_quote!(let #value = #run;));
-                replacements.push((placeholder.clone(), parse_quote!(#value)));
-            } else {
+            if k != inline {
                 let slot = self.spawn_stmts(args, out);
                 let ctx = ctx_ident();
                 replacements.push((placeholder.clone(), parse_quote!(#slot.as_ref().join(#ctx))));
             }
         }
+        let (placeholder, args) = &calls[inline];
+        let value = self.fresh("value");
+        let run = self.run_inline(&self.names.job_value(args));
+        out.push(parse_quote!(let #value = #run;));
+        replacements.push((placeholder.clone(), parse_quote!(#value)));
+        self.speculative.clear();
         Substitute(&replacements).visit_expr_mut(expr);
     }
 
@@ -531,11 +538,22 @@ impl Parallel<'_> {
         }
         let mut go = |e: &mut Expr| self.collect_unconditional(e, calls);
         match expr {
+            Expr::Binary(b) if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) => {
+                go(&mut b.left);
+                // `f(a) || f(b)`: the right call is spawned speculatively
+                // (it is pure) when it stands alone, so that no guard on
+                // the left protects its arguments.
+                if let Some(args) = self.names.recursive_call(&b.right) {
+                    let args = args.clone();
+                    let placeholder = self.fresh("call");
+                    *b.right = parse_quote!(#placeholder);
+                    self.speculative.push(placeholder.clone());
+                    calls.push((placeholder, args));
+                }
+            }
             Expr::Binary(b) => {
                 go(&mut b.left);
-                if !matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
-                    go(&mut b.right);
-                }
+                go(&mut b.right);
             }
             Expr::Unary(u) => go(&mut u.expr),
             Expr::Paren(p) => go(&mut p.expr),

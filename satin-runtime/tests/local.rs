@@ -239,3 +239,36 @@ fn an_idle_worker_gets_part_of_a_lazily_run_call() {
     let s = rt.stats();
     assert!(s.promotions >= 1 && s.spawns >= 2, "the lazily run call was never split: {s:?}");
 }
+
+static OR_LEAVES: AtomicU64 = AtomicU64::new(0);
+
+/// Whether `target` is among the leaves lo..hi, as a plain `||`.
+#[divide_and_conquer]
+fn any_leaf(lo: u64, hi: u64, target: u64) -> bool {
+    if hi - lo == 1 {
+        OR_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(18)) > 0 && lo == target;
+    }
+    let mid = (lo + hi) / 2;
+    any_leaf(lo, mid, target) || any_leaf(mid, hi, target)
+}
+
+#[test]
+fn or_spawns_its_right_side_and_aborts_it_when_the_left_decides() {
+    for rt in every_policy(2) {
+        let n = 1u64 << 12;
+        OR_LEAVES.store(0, Ordering::Relaxed);
+        assert!(rt.run(|| any_leaf(0, n, 3)));
+        let visited = OR_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < n / 2, "the right half should be aborted, visited {visited} of {n}");
+        OR_LEAVES.store(0, Ordering::Relaxed);
+        assert!(rt.run(|| any_leaf(0, n, n - 1)), "found in the branch read last");
+        OR_LEAVES.store(0, Ordering::Relaxed);
+        assert!(!rt.run(|| any_leaf(0, 256, 1000)));
+        assert_eq!(OR_LEAVES.load(Ordering::Relaxed), 256, "nothing found: every leaf runs");
+    }
+    // Both halves run in parallel: the right one is spawned, not inline.
+    let rt = Runtime::builder().workers(2).spawn_limit(usize::MAX).build().unwrap();
+    assert!(!rt.run(|| any_leaf(0, 1 << 12, u64::MAX)));
+    assert!(rt.stats().spawns >= (1 << 12) - 1, "{:?}", rt.stats());
+}

@@ -148,6 +148,17 @@ snapshot!(
     }
 );
 
+snapshot!(
+    or_spawns_its_right_call_speculatively,
+    fn found(lo: u64, hi: u64) -> bool {
+        if hi - lo == 1 {
+            return lo == 7;
+        }
+        let mid = (lo + hi) / 2;
+        found(lo, mid) || found(mid, hi)
+    }
+);
+
 #[test]
 fn errors_keep_the_item() {
     let out = super::divide_and_conquer(

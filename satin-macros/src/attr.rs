@@ -2,6 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
+use syn::spanned::Spanned;
 use syn::{LitInt, LitStr, Path};
 
 pub(crate) struct Args {
@@ -13,6 +14,9 @@ pub(crate) struct Args {
     /// `retries = 3`: attempts after the first when a call fails on
     /// another node.
     pub(crate) retries: Option<u32>,
+    /// `strict`: a function none of whose calls can run in parallel is an
+    /// error instead of a warning.
+    pub(crate) strict: bool,
 }
 
 /// An argument that may be given at most once.
@@ -45,7 +49,11 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
     let mut krate = Once::new("crate");
     let mut expect = Once::new("expect");
     let mut retries = Once::new("retries");
+    let mut strict = Once::new("strict");
     let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("strict") {
+            return strict.set(true, meta.path.span());
+        }
         if meta.path.is_ident("crate") {
             let lit: LitStr = meta.value()?.parse()?;
             let path: Path = lit.parse()?;
@@ -65,7 +73,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         } else {
             Err(meta.error(
                 "unknown argument to #[divide_and_conquer]; the arguments are `crate = \"path::to::satin\"`, \
-                 `expect = \"2s\"` and `retries = 3`",
+                 `expect = \"2s\"`, `retries = 3` and `strict`",
             ))
         }
     });
@@ -74,6 +82,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         krate: krate.get().unwrap_or_else(|| syn::parse_quote!(::satin)),
         expect_ns: expect.get(),
         retries: retries.get(),
+        strict: strict.get().unwrap_or(false),
     })
 }
 

@@ -115,7 +115,32 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let mut seq_block = (*block).clone();
     rewrite::rewrite_sequential(&names, &seq, &mut seq_block);
     let mut par_block = (*block).clone();
-    rewrite::rewrite_parallel(&names, &mut par_block);
+    let spawn_sites = rewrite::rewrite_parallel(&names, &mut par_block);
+    let sites = rewrite::call_sites(&names, &block);
+    // Never silently sequential: calls that could run at once, none of
+    // them in a form that spawns, are a warning (an error with `strict`).
+    let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2;
+    let sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
+        let msg = format!(
+            "no call of `{name}` here can run in parallel: none stands in a form that spawns (`let x = {name}(..);`, `{name}(a) + {name}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
+        );
+        let span = sites[0];
+        if args.strict {
+            quote_spanned!(span=> compile_error!(#msg);)
+        } else {
+            // The marker's use carries the call's span: the warning points there.
+            let marker = Ident::new(&format!("__satin_sequential_{name}"), span);
+            let use_it = quote_spanned!(span=> let _ = #marker;);
+            quote! {
+                const _: () = {
+                    #[deprecated(note = #msg)]
+                    #[allow(non_camel_case_types)]
+                    struct #marker;
+                    #use_it
+                };
+            }
+        }
+    });
     // Every other level of the recursion runs a copy of the body that
     // calls the polling version without polling itself.
     let lazy_quiet = format_ident!("__satin_lazyquiet_{}", name);
@@ -186,6 +211,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
             #(#assertions)*
             #output_assertion
         };
+        #sequential_warning
 
         #(#docs)*
         #(#others)*

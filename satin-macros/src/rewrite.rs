@@ -73,8 +73,78 @@ pub(crate) fn ctx_ident() -> Ident {
 }
 
 /// Rewrites `block` (the parallel version's body) in place.
-pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
-    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None }.visit_block_mut(block);
+/// Returns how many places it made spawn calls.
+pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) -> usize {
+    let mut p = Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None, spawn_sites: 0 };
+    p.visit_block_mut(block);
+    p.spawn_sites
+}
+
+/// The most recursive calls one execution of `block` can make, counting
+/// only one branch of each `if`/`match` (two for a loop that calls): a
+/// function that can make two calls has calls that could run at once.
+pub(crate) fn calls_on_a_path(names: &Names, block: &Block) -> usize {
+    struct Count<'a> {
+        names: &'a Names,
+        n: usize,
+    }
+    impl Count<'_> {
+        fn of(&self, f: impl FnOnce(&mut Count<'_>)) -> usize {
+            let mut c = Count { names: self.names, n: 0 };
+            f(&mut c);
+            c.n
+        }
+    }
+    impl syn::visit::Visit<'_> for Count<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.names.recursive_call(e).is_some() {
+                self.n += 1;
+            }
+            match e {
+                Expr::If(i) => {
+                    self.visit_expr(&i.cond);
+                    let then = self.of(|c| c.visit_block(&i.then_branch));
+                    let other = i.else_branch.as_ref().map_or(0, |(_, e)| self.of(|c| c.visit_expr(e)));
+                    self.n += then.max(other);
+                }
+                Expr::Match(m) => {
+                    self.visit_expr(&m.expr);
+                    self.n += m.arms.iter().map(|a| self.of(|c| c.visit_expr(&a.body))).max().unwrap_or(0);
+                }
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    let body = self.of(|c| syn::visit::visit_expr(c, e));
+                    self.n += body.min(1) * 2;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut c = Count { names, n: 0 };
+    syn::visit::Visit::visit_block(&mut c, block);
+    c.n
+}
+
+/// Where the function calls itself (outside closures and nested items).
+pub(crate) fn call_sites(names: &Names, block: &Block) -> Vec<Span> {
+    struct Sites<'a> {
+        names: &'a Names,
+        out: Vec<Span>,
+    }
+    impl syn::visit::Visit<'_> for Sites<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.names.recursive_call(e).is_some() {
+                self.out.push(syn::spanned::Spanned::span(e));
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut sites = Sites { names, out: Vec::new() };
+    syn::visit::Visit::visit_block(&mut sites, block);
+    sites.out
 }
 
 /// Rewrites `block` as a lazy version's body: the sequential function,
@@ -84,7 +154,8 @@ pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) {
 /// be). Calls inside closures stay calls of the public function: a closure
 /// may leave the frame, the context may not.
 pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
-    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: Some(target.clone()) }.visit_block_mut(block);
+    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: Some(target.clone()), spawn_sites: 0 }
+        .visit_block_mut(block);
 }
 
 /// Renames recursive calls in the sequential version's body to `seq`.
@@ -113,6 +184,8 @@ struct Parallel<'a> {
     speculative: Vec<Ident>,
     /// Rewriting a lazy version: calls go to this function.
     lazy: Option<Ident>,
+    /// Places that spawn (see `rewrite_parallel`).
+    spawn_sites: usize,
 }
 
 /// A `let x = f(..);` whose result is not read yet.
@@ -283,6 +356,7 @@ impl Parallel<'_> {
             out.push(parse_quote!(let #slot = #job;));
             return slot;
         }
+        self.spawn_sites += 1;
         let krate = &self.names.krate;
         let (job_var, slot) = (self.fresh("job"), self.fresh("slot"));
         let job = self.names.job_value(args);
@@ -464,6 +538,7 @@ impl Parallel<'_> {
                     pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
                 }
                 LetInit::Cond(e) => {
+                    self.spawn_sites += 1;
                     let mut e = e.clone();
                     self.slot_branches(&mut e);
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
@@ -612,6 +687,7 @@ impl Parallel<'_> {
         if targets.is_empty() {
             return;
         }
+        self.spawn_sites += 1;
         let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
         let mut lists = Vec::new();
         for (target, kind) in &targets {
@@ -662,6 +738,7 @@ impl Parallel<'_> {
             e => self.names.recursive_call(e),
         };
         let Some(call_args) = call_args.cloned() else { return };
+        self.spawn_sites += 1;
         let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
         let list = self.fresh("list");
         let job = self.names.job_value(&call_args);

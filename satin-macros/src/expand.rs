@@ -119,7 +119,8 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let sites = rewrite::call_sites(&names, &block);
     // Never silently sequential: calls that could run at once, none of
     // them in a form that spawns, are a warning (an error with `strict`).
-    let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2;
+    // (Calls that hold a `&mut` borrow stay in order on purpose.)
+    let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.exclusive.contains(&true);
     let sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
         let msg = format!(
             "no call of `{name}` here can run in parallel: none stands in a form that spawns (`let x = {name}(..);`, `{name}(a) + {name}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""

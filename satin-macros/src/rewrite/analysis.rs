@@ -1,0 +1,97 @@
+//! What a body's calls allow: how many one run can make, where they
+//! stand, and which variables an argument list uses.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Block, Expr};
+
+use super::Names;
+
+/// The most recursive calls one execution of `block` can make, counting
+/// only one branch of each `if`/`match` (two for a loop that calls): a
+/// function that can make two calls has calls that could run at once.
+pub(crate) fn calls_on_a_path(names: &Names, block: &Block) -> usize {
+    struct Count<'a> {
+        names: &'a Names,
+        n: usize,
+    }
+    impl Count<'_> {
+        fn of(&self, f: impl FnOnce(&mut Count<'_>)) -> usize {
+            let mut c = Count { names: self.names, n: 0 };
+            f(&mut c);
+            c.n
+        }
+    }
+    impl syn::visit::Visit<'_> for Count<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.names.recursive_call(e).is_some() {
+                self.n += 1;
+            }
+            match e {
+                Expr::If(i) => {
+                    self.visit_expr(&i.cond);
+                    let then = self.of(|c| c.visit_block(&i.then_branch));
+                    let other = i.else_branch.as_ref().map_or(0, |(_, e)| self.of(|c| c.visit_expr(e)));
+                    self.n += then.max(other);
+                }
+                Expr::Match(m) => {
+                    self.visit_expr(&m.expr);
+                    self.n += m.arms.iter().map(|a| self.of(|c| c.visit_expr(&a.body))).max().unwrap_or(0);
+                }
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                    let body = self.of(|c| syn::visit::visit_expr(c, e));
+                    self.n += body.min(1) * 2;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut c = Count { names, n: 0 };
+    syn::visit::Visit::visit_block(&mut c, block);
+    c.n
+}
+
+/// Where the function calls itself (outside closures and nested items).
+pub(crate) fn call_sites(names: &Names, block: &Block) -> Vec<Span> {
+    struct Sites<'a> {
+        names: &'a Names,
+        out: Vec<Span>,
+    }
+    impl syn::visit::Visit<'_> for Sites<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.names.recursive_call(e).is_some() {
+                self.out.push(syn::spanned::Spanned::span(e));
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut sites = Sites { names, out: Vec::new() };
+    syn::visit::Visit::visit_block(&mut sites, block);
+    sites.out
+}
+
+/// The variables an expression uses: identifiers, not the names of
+/// methods, fields, functions or macros, nor paths' leading segments.
+pub(super) fn variables(code: &impl quote::ToTokens) -> Vec<String> {
+    fn walk(tokens: TokenStream, out: &mut Vec<String>) {
+        let tokens: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        for (k, tt) in tokens.iter().enumerate() {
+            let is = |at: Option<&proc_macro2::TokenTree>, c: char| matches!(at, Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == c);
+            let next = tokens.get(k + 1);
+            let call = matches!(next, Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+            let member = k > 0 && is(tokens.get(k - 1), '.');
+            let named = call || member || is(next, '!') || is(next, ':');
+            match tt {
+                proc_macro2::TokenTree::Ident(i) if !named => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(code.to_token_stream(), &mut out);
+    out
+}

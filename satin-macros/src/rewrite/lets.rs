@@ -1,0 +1,226 @@
+//! `let` spawns: runs of `let x = f(..);` and conditional lets (`if`/
+//! `match` with a call in a branch), and their syncs.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{parse_quote, Block, Expr, Ident, Local, LocalInit, Pat, Stmt, Type};
+
+use super::{ctx_ident, pat_ident, Args, Parallel};
+use crate::mentions::mentions;
+
+/// A `let x = f(..);` whose result is not read yet.
+pub(super) struct PendingLet {
+    pub(super) pat: Pat,
+    pub(super) ty: Option<Type>,
+    pub(super) slot: Ident,
+}
+
+/// The parts of a `let x[: T] = f(args);`, or of a `let` whose `if` or
+/// `match` ends in such a call in some branch.
+pub(super) struct LetSpawn {
+    pat: Pat,
+    ty: Option<Type>,
+    ident: Ident,
+    init: LetInit,
+}
+
+pub(super) enum LetInit {
+    Call(Args),
+    /// `if c { f(a) } else { v }` (or a `match`): evaluated where it stands,
+    /// the branch taken either spawns its call or holds its value.
+    Cond(Expr),
+}
+
+impl LetSpawn {
+    /// What the initialiser reads.
+    pub(super) fn reads(&self) -> TokenStream {
+        match &self.init {
+            LetInit::Call(args) => quote!(#args),
+            LetInit::Cond(e) => quote!(#e),
+        }
+    }
+}
+
+impl Parallel<'_> {
+    pub(super) fn as_let_spawn(&self, stmt: &Stmt) -> Option<LetSpawn> {
+        let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = stmt else {
+            return None;
+        };
+        let init = match self.names.recursive_call(expr) {
+            Some(args) => LetInit::Call(args.clone()),
+            // A lazy version runs conditional calls where they stand; so
+            // does a function whose calls may hold a `&mut` borrow.
+            None if self.lazy.is_none() && !self.names.exclusive.contains(&true) && self.branches_call(expr) => {
+                LetInit::Cond((**expr).clone())
+            }
+            None => return None,
+        };
+        let (inner, ty) = match pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        match inner {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), init })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `e` is an `if` with an `else`, or a `match`, some branch of
+    /// which ends in a recursive call.
+    fn branches_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::If(i) => {
+                let Some((_, other)) = &i.else_branch else { return false };
+                self.block_calls(&i.then_branch) || self.branch_calls(other)
+            }
+            Expr::Match(m) => m.arms.iter().any(|a| self.branch_calls(&a.body)),
+            Expr::Paren(p) => self.branches_call(&p.expr),
+            _ => false,
+        }
+    }
+
+    fn branch_calls(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Block(b) if b.label.is_none() => self.block_calls(&b.block),
+            e => self.names.recursive_call(e).is_some() || self.branches_call(e),
+        }
+    }
+
+    fn block_calls(&self, b: &Block) -> bool {
+        matches!(b.stmts.last(), Some(Stmt::Expr(tail, None)) if self.branch_calls(tail))
+    }
+
+    /// The branches of a conditional let, each made a slot: a call spawns,
+    /// any other value is ready.
+    fn slot_branches(&self, e: &mut Expr) {
+        let krate = &self.names.krate;
+        match e {
+            Expr::If(i) => {
+                self.slot_block(&mut i.then_branch);
+                let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
+                self.slot_branch(other);
+            }
+            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.slot_branch(&mut a.body)),
+            Expr::Paren(p) => self.slot_branches(&mut p.expr),
+            other => {
+                let value = other.clone();
+                *other = parse_quote!(#krate::__private::Slot::ready(#value));
+            }
+        }
+    }
+
+    fn slot_branch(&self, e: &mut Expr) {
+        let krate = &self.names.krate;
+        if let Some(args) = self.names.recursive_call(e) {
+            let job = self.names.job_value(&args.clone());
+            *e = parse_quote!(#krate::__private::Slot::new(#job));
+            return;
+        }
+        match e {
+            Expr::Block(b) if b.label.is_none() => self.slot_block(&mut b.block),
+            Expr::If(i) if i.else_branch.is_some() => self.slot_branches(e),
+            Expr::Match(_) | Expr::Paren(_) => self.slot_branches(e),
+            other => {
+                let value = other.clone();
+                *other = parse_quote!(#krate::__private::Slot::ready(#value));
+            }
+        }
+    }
+
+    fn slot_block(&self, b: &mut Block) {
+        let krate = &self.names.krate;
+        match b.stmts.last_mut() {
+            Some(Stmt::Expr(tail, None)) => self.slot_branch(tail),
+            // No value (it diverges, or is `()`): the block is the value.
+            _ => {
+                let block = b.clone();
+                *b = parse_quote!({ #krate::__private::Slot::ready(#block) });
+            }
+        }
+    }
+
+    /// Rewrites the run of `let` spawns starting at `start`; returns where it ends.
+    pub(super) fn rewrite_let_run(
+        &mut self,
+        stmts: &[Stmt],
+        start: usize,
+        pending: &mut Vec<PendingLet>,
+        out: &mut Vec<Stmt>,
+    ) -> usize {
+        let mut run: Vec<LetSpawn> = Vec::new();
+        let mut end = start;
+        while let Some(l) = stmts.get(end).and_then(|s| self.as_let_spawn(s)) {
+            // A later call whose arguments read an earlier result ends the run.
+            let conflict = |r: &LetSpawn| match (&l.init, &r.init) {
+                (LetInit::Call(a), LetInit::Call(b)) => self.names.conflict(a, b),
+                _ => false,
+            };
+            if run.iter().any(|r| mentions(&l.reads(), &r.ident) || conflict(r))
+                || pending.iter().any(|p| mentions(&l.reads(), pat_ident(&p.pat)))
+            {
+                break;
+            }
+            run.push(l);
+            end += 1;
+        }
+        let first_read = |ident: &Ident| stmts[end..].iter().position(|s| mentions(s, ident));
+        // The result read first runs inline; ties go to the newest call.
+        let mut inline: Option<(usize, usize)> = None;
+        for (k, l) in run.iter().enumerate() {
+            // A conditional call is evaluated where it stands.
+            if matches!(l.init, LetInit::Cond(_)) {
+                continue;
+            }
+            if let Some(at) = first_read(&l.ident) {
+                if inline.is_none_or(|(best, _)| at <= best) {
+                    inline = Some((at, k));
+                }
+            }
+        }
+        // A lone call only runs inline if it is read at once.
+        if run.len() == 1 && inline.is_some_and(|(at, _)| at > 0) {
+            inline = None;
+        }
+        // A lone conditional call read at once stays as written.
+        if let [LetSpawn { init: LetInit::Cond(_), ident, .. }] = run.as_slice() {
+            if first_read(ident) == Some(0) {
+                out.push(stmts[start].clone());
+                return end;
+            }
+        }
+        let mut inline_job = None;
+        for (k, l) in run.iter().enumerate() {
+            match &l.init {
+                LetInit::Call(args) if inline.is_some_and(|(_, ik)| ik == k) => {
+                    let var = self.fresh("job");
+                    let job = self.names.job_value(args);
+                    out.push(parse_quote!(let #var = #job;));
+                    inline_job = Some((var, k));
+                }
+                LetInit::Call(args) => {
+                    let slot = self.spawn_stmts(args, out);
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                }
+                LetInit::Cond(e) => {
+                    self.spawn_sites += 1;
+                    let mut e = e.clone();
+                    self.slot_branches(&mut e);
+                    let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
+                    out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
+                    out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                }
+            }
+        }
+        if let Some((var, k)) = inline_job {
+            let (pat, value) = (&run[k].pat, self.run_inline(&parse_quote!(#var)));
+            out.push(match &run[k].ty {
+                Some(ty) => parse_quote!(let #pat: #ty = #value;),
+                None => parse_quote!(let #pat = #value;),
+            });
+        }
+        end
+    }
+}

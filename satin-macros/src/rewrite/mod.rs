@@ -1,0 +1,307 @@
+//! Rewrites the body of the parallel version: recursive calls become spawns,
+//! the first read of a spawned result becomes a sync; and the bodies of the
+//! sequential and lazy versions.
+//!
+//! Recognised forms (everything else stays a plain, inline call):
+//! - `let x = f(..);` spawns; `x` is synced just before the first statement
+//!   that mentions it. Of a run of such lets, the one read first runs inline
+//!   (work-first: the rest stay stealable). A spawn never read is aborted when
+//!   its block ends or the function returns. A `let` whose `if`/`match`
+//!   ends in a call in some branch spawns that call (`lets.rs`).
+//! - two or more calls in unconditional positions of one expression
+//!   (`f(a) + f(b)`, `(f(a), f(b))`, `max(f(a), f(b))`) are spawned before it,
+//!   the last one inline, and joined where they stood; a call alone on the
+//!   right of `||`/`&&` is spawned speculatively; calls as statements in a
+//!   row are spawned and joined before the next statement (`expressions.rs`).
+//! - inside `for`/`while`/`loop`: `v.push(f(..));` and `acc OP= f(..);` spawn
+//!   every iteration; results are applied in iteration order after the loop.
+//! - `iter.map(|p| f(..)).sum()` (also `product`, `collect`, `min`, `max`)
+//!   spawns every element and reduces the results in order (`loops.rs`).
+//!
+//! `analysis.rs` reads a body without changing it (how many calls one run
+//! can make, where they stand, which variables arguments use).
+
+use proc_macro2::Span;
+use quote::{format_ident, quote};
+use syn::punctuated::Punctuated;
+use syn::visit_mut::{self, VisitMut};
+use syn::{parse_quote, Block, Expr, Ident, Pat, Path, Stmt, Token};
+
+use crate::mentions::mentions;
+
+mod analysis;
+mod expressions;
+mod lets;
+mod loops;
+
+use analysis::variables;
+pub(crate) use analysis::{call_sites, calls_on_a_path};
+use lets::PendingLet;
+
+type Args = Punctuated<Expr, Token![,]>;
+
+/// Names the rewriter needs from the expansion.
+pub(crate) struct Names {
+    pub(crate) func: Ident,
+    pub(crate) arity: usize,
+    pub(crate) job: Ident,
+    pub(crate) krate: Path,
+    /// Per parameter: a `&mut` one, whose argument the call holds
+    /// exclusively while it runs.
+    pub(crate) exclusive: Vec<bool>,
+}
+
+impl Names {
+    /// The arguments of `expr` if it is a recursive call.
+    fn recursive_call<'e>(&self, expr: &'e Expr) -> Option<&'e Args> {
+        match expr {
+            Expr::Call(c) if c.args.len() == self.arity => match &*c.func {
+                Expr::Path(p) if p.qself.is_none() && p.path.is_ident(&self.func) => Some(&c.args),
+                _ => None,
+            },
+            Expr::Paren(p) => self.recursive_call(&p.expr),
+            _ => None,
+        }
+    }
+
+    /// Whether two calls cannot run at once: one holds a variable through
+    /// a `&mut` parameter that the other's arguments use. (Sequentially
+    /// each borrow ends with its call; spawned, it lasts until the join.)
+    fn conflict(&self, a: &Args, b: &Args) -> bool {
+        let (held_a, held_b) = (self.held(a), self.held(b));
+        let (uses_a, uses_b) = (variables(a), variables(b));
+        held_a.iter().any(|v| uses_b.contains(v)) || held_b.iter().any(|v| uses_a.contains(v))
+    }
+
+    /// Variables in the arguments passed to `&mut` parameters.
+    fn held(&self, args: &Args) -> Vec<String> {
+        args.iter().zip(&self.exclusive).filter(|(_, &x)| x).flat_map(|(a, _)| variables(a)).collect()
+    }
+
+    fn job_value(&self, args: &Args) -> Expr {
+        let job = &self.job;
+        parse_quote!(#job(#args))
+    }
+}
+
+pub(crate) fn ctx_ident() -> Ident {
+    Ident::new("__satin_ctx", Span::call_site())
+}
+
+/// Rewrites `block` (the parallel version's body) in place.
+/// Returns how many places it made spawn calls.
+pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) -> usize {
+    let mut p = Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None, spawn_sites: 0 };
+    p.visit_block_mut(block);
+    p.spawn_sites
+}
+
+/// Rewrites `block` as a lazy version's body: the sequential function,
+/// each call going to `target(ctx, ..)`, except that a `let x = f(..);`
+/// the parallel version would spawn is deferred — run at its sync, not at
+/// all if its result is never read (as a spawn that nobody stole would
+/// be). Calls inside closures stay calls of the public function: a closure
+/// may leave the frame, the context may not.
+pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
+    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: Some(target.clone()), spawn_sites: 0 }
+        .visit_block_mut(block);
+}
+
+/// Renames recursive calls in the sequential version's body to `seq`.
+pub(crate) fn rewrite_sequential(names: &Names, seq: &Ident, block: &mut Block) {
+    struct Seq<'a> {
+        names: &'a Names,
+        seq: &'a Ident,
+    }
+    impl VisitMut for Seq<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            visit_mut::visit_expr_mut(self, e);
+            if let Some(args) = self.names.recursive_call(e) {
+                let (seq, args) = (self.seq, args.clone());
+                *e = parse_quote!(#seq(#args));
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Seq { names, seq }.visit_block_mut(block);
+}
+
+struct Parallel<'a> {
+    names: &'a Names,
+    next_id: usize,
+    /// Placeholders of calls on the right of `||`/`&&` (see `hoist_expr`).
+    speculative: Vec<Ident>,
+    /// Rewriting a lazy version: calls go to this function.
+    lazy: Option<Ident>,
+    /// Places that spawn (see `rewrite_parallel`).
+    spawn_sites: usize,
+}
+
+impl Parallel<'_> {
+    fn fresh(&mut self, what: &str) -> Ident {
+        self.next_id += 1;
+        format_ident!("__satin_{}{}", what, self.next_id)
+    }
+
+    fn sync_stmt(&self, p: &PendingLet) -> Stmt {
+        let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
+        if let Some(target) = &self.lazy {
+            // The deferred call is its job value: unpack it and run it here.
+            let (job, parts) = (&self.names.job, self.parts());
+            let value = quote!({ let #job(#(#parts),*) = #slot; #target(#ctx, #(#parts),*) });
+            return match &p.ty {
+                Some(ty) => parse_quote!(let #pat: #ty = #value;),
+                None => parse_quote!(let #pat = #value;),
+            };
+        }
+        match &p.ty {
+            Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx);),
+            None => parse_quote!(let #pat = #slot.as_ref().join(#ctx);),
+        }
+    }
+
+    /// Names for a job's fields when a lazy version unpacks it.
+    fn parts(&self) -> Vec<Ident> {
+        (0..self.names.arity).map(|i| format_ident!("__satin_a{}", i)).collect()
+    }
+
+    fn spawn_stmts(&mut self, args: &Args, out: &mut Vec<Stmt>) -> Ident {
+        if self.lazy.is_some() {
+            // Deferred: the job value waits for its sync.
+            let slot = self.fresh("slot");
+            let job = self.names.job_value(args);
+            out.push(parse_quote!(let #slot = #job;));
+            return slot;
+        }
+        self.spawn_sites += 1;
+        let krate = &self.names.krate;
+        let (job_var, slot) = (self.fresh("job"), self.fresh("slot"));
+        let job = self.names.job_value(args);
+        let ctx = ctx_ident();
+        out.push(parse_quote!(let #job_var = #job;));
+        out.push(parse_quote!(let #slot = #krate::__private::pin!(#krate::__private::Slot::new(#job_var));));
+        out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+        slot
+    }
+
+    fn run_inline(&self, job: &Expr) -> Expr {
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        if let Some(target) = &self.lazy {
+            let (name, parts) = (&self.names.job, self.parts());
+            return parse_quote!({ let #name(#(#parts),*) = #job; #target(#ctx, #(#parts),*) });
+        }
+        parse_quote!(#krate::Job::run(#job, #ctx))
+    }
+
+    /// Block-level forms: `let` spawns with their syncs, and expression hoists.
+    fn rewrite_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(stmts.len());
+        let mut pending: Vec<PendingLet> = Vec::new();
+        let mut i = 0;
+        while i < stmts.len() {
+            self.sync_mentioned(&stmts[i], &mut pending, &mut out);
+            if self.lazy.is_none() && self.call_run_len(&stmts[i..]) >= 2 {
+                i = self.rewrite_call_run(&stmts, i, &mut pending, &mut out);
+                continue;
+            }
+            if self.as_let_spawn(&stmts[i]).is_some() {
+                i = self.rewrite_let_run(&stmts, i, &mut pending, &mut out);
+                continue;
+            }
+            let mut stmt = stmts[i].clone();
+            if self.lazy.is_none() {
+                self.hoist_stmt(&mut stmt, &mut out);
+            }
+            out.push(stmt);
+            i += 1;
+        }
+        out
+    }
+
+    /// Syncs (newest first) every pending result that `stmt` mentions.
+    fn sync_mentioned(&self, stmt: &Stmt, pending: &mut Vec<PendingLet>, out: &mut Vec<Stmt>) {
+        let mut k = pending.len();
+        while k > 0 {
+            k -= 1;
+            let ident = pat_ident(&pending[k].pat);
+            if mentions(stmt, ident) {
+                let p = pending.remove(k);
+                out.push(self.sync_stmt(&p));
+            }
+        }
+    }
+}
+
+impl VisitMut for Parallel<'_> {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let stmts = std::mem::take(&mut block.stmts);
+        block.stmts = self.rewrite_stmts(stmts);
+        visit_mut::visit_block_mut(self, block);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            // A lazy version runs loops, iterators and expressions as written.
+            _ if self.lazy.is_some() => {
+                if matches!(expr, Expr::Closure(_)) {
+                    return;
+                }
+            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.rewrite_loop(expr),
+            Expr::MethodCall(_) => self.rewrite_iterator(expr),
+            Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    if matches!(&*arm.body, Expr::Block(_)) {
+                        continue;
+                    }
+                    let mut hoisted = Vec::new();
+                    self.hoist_expr(&mut arm.body, &mut hoisted);
+                    if !hoisted.is_empty() {
+                        let body = &arm.body;
+                        *arm.body = parse_quote!({ #(#hoisted)* #body });
+                    }
+                }
+            }
+            // Calls inside closures stay calls of the public function, which
+            // finds the runtime context itself: the closure may outlive or
+            // leave this frame.
+            Expr::Closure(_) => return,
+            _ => {}
+        }
+        visit_mut::visit_expr_mut(self, expr);
+        if let Some(args) = self.names.recursive_call(expr) {
+            let args = args.clone();
+            if let Some(target) = &self.lazy {
+                let ctx = ctx_ident();
+                *expr = parse_quote!(#target(#ctx, #args));
+                return;
+            }
+            let job = self.names.job_value(&args);
+            *expr = self.run_inline(&job);
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Replaces placeholder paths with their expressions.
+struct Substitute<'a>(&'a [(Ident, Expr)]);
+
+impl VisitMut for Substitute<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Path(p) = e {
+            if let Some((_, with)) = self.0.iter().find(|(ph, _)| p.path.is_ident(ph)) {
+                *e = with.clone();
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+fn pat_ident(p: &Pat) -> &Ident {
+    match p {
+        Pat::Ident(pi) => &pi.ident,
+        _ => unreachable!("pending lets bind a plain identifier"),
+    }
+}

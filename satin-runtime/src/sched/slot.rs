@@ -62,17 +62,7 @@ impl<J: Job> Slot<J> {
     /// A slot holding the parameters of a call that has not been spawned yet.
     #[inline]
     pub fn new(job: J) -> Slot<J> {
-        Slot {
-            state: AtomicU8::new(NEW),
-            abort: AtomicBool::new(false),
-            thief: AtomicUsize::new(NO_THIEF),
-            owner: Cell::new(std::ptr::null()),
-            spawner: Cell::new(std::ptr::null()),
-            place: Cell::new(Place::UNKNOWN),
-            job: UnsafeCell::new(Some(job)),
-            outcome: UnsafeCell::new(None),
-            _pinned: PhantomPinned,
-        }
+        Slot::with(NEW, Some(job), None)
     }
 
     /// A slot that already holds its result: the branch of a conditional
@@ -80,15 +70,20 @@ impl<J: Job> Slot<J> {
     /// Spawning it does nothing; joining it returns `value`.
     #[inline]
     pub fn ready(value: J::Output) -> Slot<J> {
+        Slot::with(READY, None, Some(Outcome::Value(value)))
+    }
+
+    #[inline]
+    fn with(state: u8, job: Option<J>, outcome: Option<Outcome<J::Output>>) -> Slot<J> {
         Slot {
-            state: AtomicU8::new(READY),
+            state: AtomicU8::new(state),
             abort: AtomicBool::new(false),
             thief: AtomicUsize::new(NO_THIEF),
             owner: Cell::new(std::ptr::null()),
             spawner: Cell::new(std::ptr::null()),
             place: Cell::new(Place::UNKNOWN),
-            job: UnsafeCell::new(None),
-            outcome: UnsafeCell::new(Some(Outcome::Value(value))),
+            job: UnsafeCell::new(job),
+            outcome: UnsafeCell::new(outcome),
             _pinned: PhantomPinned,
         }
     }

@@ -8,6 +8,7 @@
 //!
 //! `cargo bench -p satin-examples --bench compare` (all of it), with a
 //! filter, e.g. `-- fib35`, or `-- --paired-only` for the paired table alone.
+//! Both pools pin their threads (SATIN_BENCH_UNPINNED=1: neither does).
 
 use std::time::Duration;
 
@@ -15,12 +16,32 @@ use criterion::{black_box, BenchmarkId, Criterion};
 use satin::Runtime;
 use satin_examples::{fib, mergesort, nqueens};
 
+#[path = "common/pinning.rs"]
+mod pinning;
+
+/// Satin's workers and rayon's threads are pinned, one per core, unless
+/// SATIN_BENCH_UNPINNED=1.
 fn runtime(workers: usize, ft: bool, spawn_limit: usize) -> Runtime {
-    Runtime::builder().workers(workers).fault_tolerance(ft).spawn_limit(spawn_limit).build().expect("runtime")
+    Runtime::builder()
+        .workers(workers)
+        .fault_tolerance(ft)
+        .spawn_limit(spawn_limit)
+        .pin_workers(pinning::wanted())
+        .build()
+        .expect("runtime")
 }
 
 fn rayon_pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool")
+    let pinned = pinning::wanted();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(move |i| {
+            if pinned {
+                pinning::pin_to_core(i);
+            }
+        })
+        .build()
+        .expect("rayon pool")
 }
 
 /// Variant names, in table order.

@@ -5,13 +5,17 @@
 //! and the median of the per-round ratios is reported, so that drift in the
 //! machine's speed cancels out. Inputs are copied outside the timed part.
 //!
-//! `cargo bench -p satin-examples --bench natural` (about 2 minutes).
+//! `cargo bench -p satin-examples --bench natural` (about 2 minutes;
+//! `SATIN_BENCH_UNPINNED=1` leaves the threads of both pools unpinned).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use satin::Runtime;
 use satin_examples::{fib, natural};
+
+#[path = "common/pinning.rs"]
+mod pinning;
 
 /// Median over `rounds` of time(a) / time(b), alternating a and b; `setup`
 /// makes each side's input outside the timing.
@@ -50,8 +54,19 @@ fn main() {
         return;
     }
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rt = Runtime::builder().workers(workers).build().expect("runtime");
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(workers).build().expect("rayon pool");
+    // Both pools pin their threads, one per core (SATIN_BENCH_UNPINNED=1:
+    // neither does), so that no run starts with two workers on one core.
+    let pinned = pinning::wanted();
+    let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .start_handler(move |i| {
+            if pinned {
+                pinning::pin_to_core(i);
+            }
+        })
+        .build()
+        .expect("rayon pool");
     let rounds = 11;
     let mut rows = Vec::new();
 
@@ -135,7 +150,8 @@ fn main() {
         vs_rayon: paired(rounds, || (), |_| rt.run(|| fib::fib(38)), |_| pool.install(|| fib::fib_rayon(38))),
     });
 
-    println!("\nNatural forms, no cut-offs, {workers} workers; median of {rounds} paired rounds:\n");
+    let how = if pinned { "pinned" } else { "unpinned" };
+    println!("\nNatural forms, no cut-offs, {workers} workers ({how}); median of {rounds} paired rounds:\n");
     println!("| function | speed-up over the plain function | without cut-off / with | satin / rayon::join |");
     println!("|---|---|---|---|");
     for r in rows {

@@ -20,6 +20,10 @@ pub struct RunArgs {
     /// many jobs queued (0: never inline, push every spawn).
     #[arg(long, default_value_t = satin::DEFAULT_SPAWN_LIMIT)]
     pub spawn_limit: usize,
+    /// Pin each worker thread to a core of its own (for a process that has
+    /// the machine to itself; see `Builder::pin_workers`).
+    #[arg(long)]
+    pub pin_workers: bool,
 }
 
 /// Runs `app` as `args` say, printing timing and scheduler counters to stderr.
@@ -36,7 +40,7 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         return r;
     }
     let limit = if args.spawn_limit == 0 { usize::MAX } else { args.spawn_limit };
-    let builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit);
+    let builder = Runtime::builder().fault_tolerance(!args.no_ft).spawn_limit(limit).pin_workers(args.pin_workers);
     if args.launch.goes_beyond_this_process() {
         let r = satin::net::run(name, &args.launch, builder, app);
         let l = &args.launch;

@@ -272,3 +272,52 @@ fn or_spawns_its_right_side_and_aborts_it_when_the_left_decides() {
     assert!(!rt.run(|| any_leaf(0, 1 << 12, u64::MAX)));
     assert!(rt.stats().spawns >= (1 << 12) - 1, "{:?}", rt.stats());
 }
+
+/// A complete binary recursion of depth `d`.
+#[divide_and_conquer]
+fn leaves(d: u32) -> u64 {
+    if d == 0 {
+        return 1;
+    }
+    let a = leaves(d - 1);
+    let b = leaves(d - 1);
+    a + b
+}
+
+#[test]
+fn a_spawned_call_that_comes_back_unstolen_runs_lazily() {
+    // One worker: nobody ever steals, so after the first few spawns fill
+    // the deque every call is the plain call. Were the calls that come back
+    // from the deque run in parallel again, each would refill it on its way
+    // down: about d^4/24 spawns (2 700 here) instead of a few per level.
+    let rt = Runtime::builder().workers(1).build().unwrap();
+    assert_eq!(rt.run(|| leaves(16)), 1 << 16);
+    let s = rt.stats();
+    assert!(s.spawns <= 4 * 16, "{s:?}");
+}
+
+/// The cores the calling thread may run on.
+fn allowed_cores() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the size passed is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+#[test]
+fn pinned_workers_each_run_on_one_core_of_the_process() {
+    let process = allowed_cores();
+    let rt = Runtime::builder().workers(2).pin_workers(true).build().unwrap();
+    let seen = rt.run(allowed_cores);
+    assert_eq!(seen.len(), 1, "a pinned worker may run on one core: {seen:?}");
+    assert!(process.contains(&seen[0]), "{seen:?} is not among the process's cores {process:?}");
+    assert_eq!(rt.run(|| fib(20)), 6765);
+    // Unpinned workers keep the process's cores.
+    assert_eq!(rt_unpinned_cores(), process);
+}
+
+fn rt_unpinned_cores() -> Vec<usize> {
+    Runtime::builder().workers(2).build().unwrap().run(allowed_cores)
+}

@@ -1,6 +1,7 @@
 //! The local scheduler: worker threads, deques, spawn/sync, abort.
 //! Design notes: `README.md` beside this file.
 
+mod affinity;
 mod ctx;
 mod entry;
 mod ft;
@@ -38,6 +39,7 @@ pub struct Builder {
     fault_tolerance: bool,
     stack_size: Option<usize>,
     spawn_limit: usize,
+    pin_workers: bool,
 }
 
 /// Default of [`Builder::spawn_limit`].
@@ -65,7 +67,13 @@ impl std::error::Error for BuildError {}
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder { workers: None, fault_tolerance: true, stack_size: None, spawn_limit: DEFAULT_SPAWN_LIMIT }
+        Builder {
+            workers: None,
+            fault_tolerance: true,
+            stack_size: None,
+            spawn_limit: DEFAULT_SPAWN_LIMIT,
+            pin_workers: false,
+        }
     }
 }
 
@@ -99,6 +107,19 @@ impl Builder {
         self
     }
 
+    /// Pin worker `i` to the `i`-th core this process may use (round robin
+    /// when there are more workers than cores); default off. Worth it when
+    /// the runtime has the machine to itself: each worker keeps a core of
+    /// its own, also right after the pool slept (unpinned, the kernel can
+    /// wake two workers on one core and take milliseconds to separate
+    /// them). Leave it off when several runtimes or programs share the
+    /// cores. Linux only; elsewhere, and where the kernel refuses, workers
+    /// stay unpinned.
+    pub fn pin_workers(mut self, on: bool) -> Self {
+        self.pin_workers = on;
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> Result<Runtime, BuildError> {
         let workers = match self.workers {
@@ -108,13 +129,20 @@ impl Builder {
         };
         let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit);
         let mut threads = Vec::with_capacity(workers);
+        let cores = if self.pin_workers { affinity::allowed_cores() } else { Vec::new() };
         for (index, deque) in deques.into_iter().enumerate() {
             let registry2 = Arc::clone(&registry);
+            let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
             let mut b = std::thread::Builder::new().name(format!("satin-worker-{index}"));
             if let Some(size) = self.stack_size {
                 b = b.stack_size(size);
             }
-            let spawned = b.spawn(move || WorkerThread::new(index, deque, registry2).main_loop());
+            let spawned = b.spawn(move || {
+                if let Some(core) = core {
+                    affinity::pin_current_thread(core);
+                }
+                WorkerThread::new(index, deque, registry2).main_loop()
+            });
             match spawned {
                 Ok(handle) => threads.push(handle),
                 Err(e) => {

@@ -207,6 +207,14 @@ impl WorkerThread {
         self.deque.len() >= self.spawn_limit
     }
 
+    /// Whether a spawned job that came back unstolen runs lazily: when
+    /// older jobs of this worker still wait for thieves (and spawning is
+    /// lazy at all: an unlimited `spawn_limit` pushes every spawn).
+    #[inline]
+    pub(crate) fn keeps_returned_jobs_lazy(&self) -> bool {
+        self.spawn_limit != usize::MAX && !self.deque.is_empty()
+    }
+
     #[inline]
     pub(crate) fn pop(&self) -> Option<JobRef> {
         self.deque.pop()

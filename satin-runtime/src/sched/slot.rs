@@ -137,6 +137,15 @@ impl<J: Job> Slot<J> {
             QUEUED => {
                 if let Some(job) = this.retrieve(ctx.worker) {
                     this.state.store(CONSUMED, Ordering::Relaxed);
+                    // Nobody took it, and older (larger) jobs still wait in
+                    // the deque: no worker is short of work, so this one runs
+                    // as the plain call (which still polls). Running it in
+                    // parallel instead would refill the deque with ever
+                    // smaller jobs at every level on the way down: d^4/24
+                    // spawns for a tree of depth d with the default limit.
+                    if !ctx.slow.get() && ctx.worker.keeps_returned_jobs_lazy() {
+                        return job.run_lazy(ctx);
+                    }
                     return job.run(ctx);
                 }
             }

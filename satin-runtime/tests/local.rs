@@ -321,3 +321,68 @@ fn pinned_workers_each_run_on_one_core_of_the_process() {
 fn rt_unpinned_cores() -> Vec<usize> {
     Runtime::builder().workers(2).build().unwrap().run(allowed_cores)
 }
+
+static RACE_LEAVES: AtomicU64 = AtomicU64::new(0);
+
+/// [`any_leaf`] with its own count of leaves visited.
+#[divide_and_conquer]
+fn any_leaf_counted(lo: u64, hi: u64, target: u64) -> bool {
+    if hi - lo == 1 {
+        RACE_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(18)) > 0 && lo == target;
+    }
+    let mid = (lo + hi) / 2;
+    any_leaf_counted(lo, mid, target) || any_leaf_counted(mid, hi, target)
+}
+
+/// The first `Some` of the leaves lo..hi holding `target`.
+#[divide_and_conquer]
+fn find_leaf(lo: u64, hi: u64, target: u64) -> Option<u64> {
+    if hi - lo == 1 {
+        RACE_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return (std::hint::black_box(fib_plain(18)) > 0 && lo == target).then_some(lo);
+    }
+    let mid = (lo + hi) / 2;
+    find_leaf(lo, mid, target).or_else(|| find_leaf(mid, hi, target))
+}
+
+/// Every call is decided by `&&` as soon as one leaf is `false`.
+#[divide_and_conquer]
+fn all_leaves_but(lo: u64, hi: u64, missing: u64) -> bool {
+    if hi - lo == 1 {
+        RACE_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(18)) > 0 && lo != missing;
+    }
+    let mid = (lo + hi) / 2;
+    all_leaves_but(lo, mid, missing) && all_leaves_but(mid, hi, missing)
+}
+
+#[test]
+fn the_branch_read_second_ends_the_branch_read_first_when_it_decides_first() {
+    // The leaf that decides is the first of the right half: the right half,
+    // spawned and taken by the other worker, decides at once, and the left
+    // half, read first and running inline, is stopped. Reading order would
+    // visit all n/2 leaves of the left half first.
+    let n = 1u64 << 12;
+    for rt in every_policy(2) {
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert!(rt.run(|| any_leaf_counted(0, n, n / 2)));
+        let visited = RACE_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < n / 2, "||: the left half ran on, visited {visited} of {n}");
+
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert_eq!(rt.run(|| find_leaf(0, n, n / 2)), Some(n / 2));
+        let visited = RACE_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < n / 2, "or_else: the left half ran on, visited {visited} of {n}");
+
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert!(!rt.run(|| all_leaves_but(0, n, n / 2)));
+        let visited = RACE_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < n / 2, "&&: the left half ran on, visited {visited} of {n}");
+
+        // Undecided races give the plain function's answers.
+        assert_eq!(rt.run(|| find_leaf(0, 64, 1000)), None);
+        assert!(rt.run(|| all_leaves_but(0, 64, 1000)));
+        assert_eq!(rt.run(|| find_leaf(0, 64, 3)), Some(3));
+    }
+}

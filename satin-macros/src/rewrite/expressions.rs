@@ -7,6 +7,64 @@ use syn::{parse_quote, BinOp, Expr, Ident, Local, LocalInit, Stmt};
 
 use super::{ctx_ident, Args, Parallel, PendingLet, Substitute};
 
+/// How the two calls of a race combine (see `Parallel::race`).
+#[derive(Clone, Copy)]
+enum RaceKind {
+    /// `f(a) || f(b)`: `true` decides.
+    Or,
+    /// `f(a) && f(b)`: `false` decides.
+    And,
+    /// `f(a).or_else(|| f(b))`: `Some` decides.
+    OrElse,
+}
+
+fn is_placeholder(e: &Expr, name: &Ident) -> bool {
+    match e {
+        Expr::Paren(p) => is_placeholder(&p.expr, name),
+        Expr::Group(g) => is_placeholder(&g.expr, name),
+        Expr::Path(p) => p.path.is_ident(name),
+        _ => false,
+    }
+}
+
+/// The node of `expr` that combines exactly the placeholders `a` and `b`
+/// as a race, with its kind.
+fn race_node<'e>(expr: &'e mut Expr, a: &Ident, b: &Ident) -> Option<(&'e mut Expr, RaceKind)> {
+    let kind = match &*expr {
+        Expr::Binary(x) if is_placeholder(&x.left, a) && is_placeholder(&x.right, b) => match x.op {
+            BinOp::Or(_) => Some(RaceKind::Or),
+            BinOp::And(_) => Some(RaceKind::And),
+            _ => None,
+        },
+        Expr::MethodCall(m)
+            if m.method == "or_else"
+                && is_placeholder(&m.receiver, a)
+                && matches!(m.args.first(), Some(Expr::Closure(c)) if is_placeholder(&c.body, b)) =>
+        {
+            Some(RaceKind::OrElse)
+        }
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        return Some((expr, kind));
+    }
+    match expr {
+        Expr::Paren(p) => race_node(&mut p.expr, a, b),
+        Expr::Group(g) => race_node(&mut g.expr, a, b),
+        Expr::Unary(u) => race_node(&mut u.expr, a, b),
+        Expr::Binary(x) => match race_node(&mut x.left, a, b) {
+            Some(found) => Some(found),
+            None => race_node(&mut x.right, a, b),
+        },
+        Expr::Return(r) => r.expr.as_deref_mut().and_then(|e| race_node(e, a, b)),
+        Expr::Block(blk) => match blk.block.stmts.last_mut() {
+            Some(Stmt::Expr(e, None)) => race_node(e, a, b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl Parallel<'_> {
     /// The arguments of a statement that is a recursive call and nothing
     /// else (`f(a);`, or `f(a)` ending the block).
@@ -91,6 +149,10 @@ impl Parallel<'_> {
             *expr = original;
             return;
         }
+        if self.race(expr, &calls, out) {
+            self.speculative.clear();
+            return;
+        }
         // The last call evaluated whatever happens runs inline, after the
         // others are spawned; a call on the right of `||`/`&&` is joined
         // only if the left side does not decide, else aborted unread.
@@ -110,6 +172,44 @@ impl Parallel<'_> {
         replacements.push((placeholder.clone(), parse_quote!(#value)));
         self.speculative.clear();
         Substitute(&replacements).visit_expr_mut(expr);
+    }
+
+    /// Two calls combined by `||`, `&&` or `or_else`, the right one
+    /// speculative: a race (see `satin::sched::race`), in which the first
+    /// call to decide ends the other, whichever of the two it is. Emits the
+    /// spawn of the right call into `out` and replaces the combination in
+    /// `expr` by its outcome; false (nothing emitted) for any other shape.
+    fn race(&mut self, expr: &mut Expr, calls: &[(Ident, Args)], out: &mut Vec<Stmt>) -> bool {
+        let [(a, first), (b, second)] = calls else { return false };
+        if self.speculative.as_slice() != [b.clone()] {
+            return false;
+        }
+        let Some((node, kind)) = race_node(expr, a, b) else { return false };
+        self.spawn_sites += 1;
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        let (race, job, slot, value) = (self.fresh("race"), self.fresh("job"), self.fresh("slot"), self.fresh("value"));
+        let decides = match kind {
+            RaceKind::Or => quote::quote!(#krate::__private::decides_true),
+            RaceKind::And => quote::quote!(#krate::__private::decides_false),
+            RaceKind::OrElse => quote::quote!(#krate::__private::decides_some),
+        };
+        let (right, left) = (self.names.job_value(second), self.names.job_value(first));
+        out.push(parse_quote!(let #race = #krate::__private::Race::new(#ctx);));
+        out.push(parse_quote!(let #job = #race.entrant(#right, #decides);));
+        out.push(parse_quote!(let #slot = #krate::__private::pin!(#krate::__private::Slot::new(#job));));
+        out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+        out.push(parse_quote!(let #value = #race.run_first(#ctx, #left);));
+        // The first call's value if it decided; else (it did not, or the
+        // second decided and stopped it) the second's.
+        *node = match kind {
+            RaceKind::Or => parse_quote!(match #value { Some(true) => true, _ => #slot.as_ref().join(#ctx) }),
+            RaceKind::And => parse_quote!(match #value { Some(false) => false, _ => #slot.as_ref().join(#ctx) }),
+            RaceKind::OrElse => parse_quote!(match #value {
+                Some(Some(found)) => Some(found),
+                _ => #slot.as_ref().join(#ctx),
+            }),
+        };
+        true
     }
 
     /// Replaces each recursive call evaluated whenever `expr` is, in
@@ -151,6 +251,19 @@ impl Parallel<'_> {
             Expr::Index(i) => {
                 go(&mut i.expr);
                 go(&mut i.index);
+            }
+            Expr::MethodCall(m) if m.method == "or_else" && m.args.len() == 1 => {
+                go(&mut m.receiver);
+                // `f(a).or_else(|| f(b))`: as the right side of `||`.
+                if let Expr::Closure(c) = &mut m.args[0] {
+                    if let (true, Some(args)) = (c.inputs.is_empty(), self.names.recursive_call(&c.body)) {
+                        let args = args.clone();
+                        let placeholder = self.fresh("call");
+                        *c.body = parse_quote!(#placeholder);
+                        self.speculative.push(placeholder.clone());
+                        calls.push((placeholder, args));
+                    }
+                }
             }
             Expr::MethodCall(m) => {
                 go(&mut m.receiver);

@@ -274,3 +274,56 @@ fn a_mut_slice_stolen_by_another_node_comes_back_sorted() {
     expected.sort_unstable();
     assert_eq!(result, expected);
 }
+
+static RACE_LEAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether `target` is among the leaves lo..hi, each leaf a little work.
+#[divide_and_conquer]
+fn any_leaf(lo: u64, hi: u64, target: u64) -> bool {
+    if hi - lo == 1 {
+        RACE_LEAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(20)) > 0 && lo == target;
+    }
+    let mid = (lo + hi) / 2;
+    any_leaf(lo, mid, target) || any_leaf(mid, hi, target)
+}
+
+fn fib_plain(n: u32) -> u64 {
+    if n < 2 {
+        n as u64
+    } else {
+        fib_plain(n - 1) + fib_plain(n - 2)
+    }
+}
+
+#[test]
+fn a_result_from_another_node_that_decides_a_race_stops_the_local_branch() {
+    // Node a runs the search on one worker; node b takes the oldest part,
+    // the right half, whose first leaf is the one sought. Its `true`
+    // arriving at a stops a's left half, which reading order would finish.
+    let (mut a, rx_a) = executor(1);
+    let (mut b, rx_b) = executor(1);
+    let n = 1u64 << 12;
+    RACE_LEAVES.store(0, std::sync::atomic::Ordering::Relaxed);
+    let root = __SatinJob_any_leaf(0, n, n / 2);
+    a.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
+    let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
+    assert_eq!(taken.key, __SatinJob_any_leaf(n / 2, n, n / 2).key(), "the thief takes the right half");
+    b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
+    let part = match rx_b.recv().expect("the stolen part ends") {
+        ExecEvent::StolenDone { value, .. } => value,
+        other => panic!("expected StolenDone, got {other:?}"),
+    };
+    assert!(postcard::from_bytes::<bool>(&part).expect("a bool"), "the right half holds the leaf");
+    a.deliver(stamp, part);
+    let outcome = loop {
+        match rx_a.recv().expect("the root ends") {
+            ExecEvent::RootDone { value, .. } => break value,
+            ExecEvent::Published { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(postcard::from_bytes::<bool>(&outcome).expect("a bool"));
+    let visited = RACE_LEAVES.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(visited < n / 2, "the left half ran on: {visited} of {n} leaves visited");
+}

@@ -244,6 +244,92 @@ pub fn subset_sum_rayon(items: &[u64], target: u64) -> bool {
     with || without
 }
 
+/// Whether some of `items` add up to `target`, as a search: `||` between
+/// the two calls, so that the first branch to find a subset ends the other
+/// (whichever of the two it is), locally and on other nodes.
+#[divide_and_conquer]
+pub fn has_subset(items: &[u64], target: u64) -> bool {
+    if target == 0 {
+        return true;
+    }
+    let Some((&x, rest)) = items.split_first() else { return false };
+    if x > target {
+        return has_subset(rest, target);
+    }
+    has_subset(rest, target - x) || has_subset(rest, target)
+}
+
+/// [`has_subset`] without the annotation.
+pub fn has_subset_plain(items: &[u64], target: u64) -> bool {
+    if target == 0 {
+        return true;
+    }
+    let Some((&x, rest)) = items.split_first() else { return false };
+    if x > target {
+        return has_subset_plain(rest, target);
+    }
+    has_subset_plain(rest, target - x) || has_subset_plain(rest, target)
+}
+
+/// [`has_subset`] with `rayon::join`: both branches run to their end.
+pub fn has_subset_rayon(items: &[u64], target: u64) -> bool {
+    if target == 0 {
+        return true;
+    }
+    let Some((&x, rest)) = items.split_first() else { return false };
+    if x > target {
+        return has_subset_rayon(rest, target);
+    }
+    let (with, without) = rayon::join(|| has_subset_rayon(rest, target - x), || has_subset_rayon(rest, target));
+    with || without
+}
+
+/// Where the subsets that reach a search's target lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solution {
+    /// Only among subsets with the first item: the branch read first.
+    ReadFirst,
+    /// Only among subsets without the first item: the branch read second.
+    ReadSecond,
+    /// Nowhere: every branch is searched.
+    None,
+}
+
+/// `n` items and a target whose solutions lie where `at` says. The first
+/// item is odd, every other item even: a subset with the first item has an
+/// odd sum, one without it an even sum, so the target's parity decides
+/// which root branch can hold a solution. The subset reaching it is items
+/// 1 to n/4 (and the first item for `ReadFirst`): the first subset a
+/// search of its branch tries, so a search that reaches that branch finds
+/// it at once — and a search in reading order reaches it, for `ReadSecond`,
+/// only after the whole branch read first.
+pub fn search_input(n: usize, at: Solution) -> (Vec<u64>, u64) {
+    // 40-bit even values: subset sums are then distinct in practice, so
+    // the one subset built below is the only solution.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut items: Vec<u64> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) & !1
+        })
+        .collect();
+    items[0] |= 1;
+    let chosen: u64 = items[1..=n / 4].iter().sum();
+    let target = match at {
+        Solution::ReadFirst => items[0] + chosen,
+        Solution::ReadSecond => chosen,
+        Solution::None => chosen | 1,
+    };
+    // No solution: an odd target above the sum of every item but the first
+    // would be trivial; instead the first item is made too large to help.
+    if at == Solution::None {
+        items[0] = target + 1;
+    }
+    (items, target)
+}
+
 /// [`crate::fib::fib`] with a hand-written cut-off.
 #[divide_and_conquer]
 pub fn fib_cut(n: u32) -> u64 {

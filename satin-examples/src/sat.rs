@@ -144,12 +144,10 @@ pub fn dpll(formula: Arc<Formula>, assignment: Assignment) -> Option<Assignment>
     yes[var] = 1;
     let mut no = a;
     no[var] = -1;
-    let with_true = dpll(Arc::clone(&formula), yes);
-    let with_false = dpll(formula, no);
-    if with_true.is_some() {
-        return with_true;
-    }
-    with_false
+    // The first branch to find a model ends the other (a race: the model
+    // returned may differ from run to run; the plain function's is the
+    // first in reading order).
+    dpll(Arc::clone(&formula), yes).or_else(|| dpll(formula, no))
 }
 
 /// Solves a formula: a model (unassigned variables are free) or `None`.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use satin::Runtime;
-use satin_examples::{data_dir, fib, knapsack, mergesort, montecarlo, nqueens, raytracer, sat};
+use satin_examples::{data_dir, fib, knapsack, mergesort, montecarlo, natural, nqueens, raytracer, sat};
 
 fn rt() -> Runtime {
     Runtime::builder().workers(2).build().expect("runtime starts")
@@ -97,6 +97,40 @@ proptest! {
         let direct: u64 = (0..n).map(|i| montecarlo::simulation(seed, i)).sum();
         prop_assert_eq!(rt().run(move || montecarlo::hits(0, n, seed)), direct);
         prop_assert_eq!(montecarlo::hits(0, n, seed), direct);
+    }
+}
+
+#[test]
+fn the_natural_functions_give_the_plain_functions_answers() {
+    let rt = rt();
+    let xs = natural::random(10_000, 5);
+    assert_eq!(rt.run(|| natural::sum(&xs)), natural::sum_plain(&xs));
+    let mut v = xs.clone();
+    rt.run(|| natural::quicksort(&mut v));
+    let mut sorted = xs.clone();
+    sorted.sort_unstable();
+    assert_eq!(v, sorted);
+    let tree = natural::Tree::build(12, 1);
+    assert_eq!(rt.run(|| natural::tree_sum(&tree)), natural::tree_sum_plain(&tree));
+    let (items, target) = natural::subset_input(14);
+    assert_eq!(rt.run(|| natural::subset_sum(&items, target)), natural::subset_sum_plain(&items, target));
+    for at in [natural::Solution::ReadFirst, natural::Solution::ReadSecond, natural::Solution::None] {
+        let (items, target) = natural::search_input(20, at);
+        let expected = at != natural::Solution::None;
+        assert_eq!(natural::has_subset_plain(&items, target), expected, "{at:?}");
+        assert_eq!(rt.run(|| natural::has_subset(&items, target)), expected, "{at:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A race gives the plain function's answer on any input.
+    #[test]
+    fn has_subset_races_to_the_plain_answer(items in proptest::collection::vec(1u64..50, 0..14), target in 0u64..200) {
+        let rt = rt();
+        let (i2, expected) = (items.clone(), natural::has_subset_plain(&items, target));
+        prop_assert_eq!(rt.run(move || natural::has_subset(&i2, target)), expected);
     }
 }
 

@@ -187,18 +187,22 @@ impl Parallel<'_> {
         let Some((node, kind)) = race_node(expr, a, b) else { return false };
         self.spawn_sites += 1;
         let (krate, ctx) = (&self.names.krate, ctx_ident());
-        let (race, job, slot, value) = (self.fresh("race"), self.fresh("job"), self.fresh("slot"), self.fresh("value"));
+        let (race, first_job, job, slot, value) =
+            (self.fresh("race"), self.fresh("job"), self.fresh("job"), self.fresh("slot"), self.fresh("value"));
         let decides = match kind {
             RaceKind::Or => quote::quote!(#krate::__private::decides_true),
             RaceKind::And => quote::quote!(#krate::__private::decides_false),
             RaceKind::OrElse => quote::quote!(#krate::__private::decides_some),
         };
         let (right, left) = (self.names.job_value(second), self.names.job_value(first));
+        // Arguments in reading order: the left call's may borrow what the
+        // right call's move (`f(x.clone()).or_else(|| f(x))`).
+        out.push(parse_quote!(let #first_job = #left;));
         out.push(parse_quote!(let #race = #krate::__private::Race::new(#ctx);));
         out.push(parse_quote!(let #job = #race.entrant(#right, #decides);));
         out.push(parse_quote!(let #slot = #krate::__private::pin!(#krate::__private::Slot::new(#job));));
         out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
-        out.push(parse_quote!(let #value = #race.run_first(#ctx, #left);));
+        out.push(parse_quote!(let #value = #race.run_first(#ctx, #first_job);));
         // The first call's value if it decided; else (it did not, or the
         // second decided and stopped it) the second's.
         *node = match kind {

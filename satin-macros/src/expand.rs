@@ -188,12 +188,13 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
             Borrowed { job: &job, krate, serde_crate: &serde_crate, vis: &vis, output: &output, fields: &fields };
         borrowed.job_type(name, &types, &kinds, &fn_id, &run_fns, policy.as_ref())
     } else {
+        let serde_impls = owned_serde_impls(krate, &job, types.len());
         quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #[derive(#krate::__private::serde::Serialize, #krate::__private::serde::Deserialize)]
-            #[serde(crate = #serde_crate)]
             #vis struct #job(#(pub #types),*);
+
+            #serde_impls
 
             impl #krate::Job for #job {
                 type Output = #output;
@@ -259,6 +260,43 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
         fn #lazy_quiet2 #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet2_block
 
+    }
+}
+
+/// `Serialize` and `Deserialize` of a job whose fields are all owned, one
+/// field at a time through `Param` (see `satin::job::fields`): a field type
+/// that cannot travel fails `Param`'s bound, with its message, and nothing
+/// else. The encoding is the derive's (a tuple of the fields).
+fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStream {
+    let serde = quote!(#krate::__private::serde);
+    let private = quote!(#krate::__private);
+    let index = (0..arity).map(syn::Index::from).collect::<Vec<_>>();
+    let positions = 0..arity;
+    quote! {
+        impl #serde::Serialize for #job {
+            fn serialize<__S: #serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
+                let mut __t = #serde::Serializer::serialize_tuple(__s, #arity)?;
+                #( #private::ser_field(&mut __t, &self.#index)?; )*
+                #serde::ser::SerializeTuple::end(__t)
+            }
+        }
+
+        impl<'de> #serde::Deserialize<'de> for #job {
+            fn deserialize<__D: #serde::Deserializer<'de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
+                struct __Visitor;
+                impl<'de> #serde::de::Visitor<'de> for __Visitor {
+                    type Value = #job;
+                    fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str("the parameters of a call")
+                    }
+                    #[allow(unused_mut, unused_variables)]
+                    fn visit_seq<__A: #serde::de::SeqAccess<'de>>(self, mut __a: __A) -> ::core::result::Result<#job, __A::Error> {
+                        ::core::result::Result::Ok(#job(#( #private::de_field(&mut __a, #positions)? ),*))
+                    }
+                }
+                #serde::Deserializer::deserialize_tuple(__d, #arity, __Visitor)
+            }
+        }
     }
 }
 

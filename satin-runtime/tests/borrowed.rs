@@ -147,3 +147,27 @@ fn a_mut_call_outcome_writes_back_into_the_borrow() {
     let garbage = [0xffu8; 2];
     assert!(__SatinJob_quicksort(&mut v).accept(&garbage).is_err());
 }
+
+#[divide_and_conquer]
+fn span(lo: u64, hi: u64, label: String) -> u64 {
+    if hi - lo <= 1 {
+        return lo + label.len() as u64;
+    }
+    let mid = (lo + hi) / 2;
+    span(lo, mid, label.clone()) + span(mid, hi, label)
+}
+
+/// An owned call encodes as the tuple of its parameters — what serde's
+/// derive wrote for the job type, so keys stay what they were — and decodes
+/// back; bytes that end early are an error, not a panic.
+#[test]
+fn an_owned_call_encodes_as_the_tuple_of_its_parameters() {
+    let job = __SatinJob_span(3, 9, "ab".to_string());
+    let params = postcard::to_allocvec(&(3u64, 9u64, "ab")).unwrap();
+    assert_eq!(postcard::to_allocvec(&job).unwrap(), params);
+    assert_eq!(job.key(), satin::JobKey::of_params::<__SatinJob_span>(&params));
+    let back: __SatinJob_span = postcard::from_bytes(&params).unwrap();
+    assert_eq!((back.0, back.1, back.2.as_str()), (3, 9, "ab"));
+    assert!(postcard::from_bytes::<__SatinJob_span>(&params[..2]).is_err());
+    assert_eq!(Runtime::builder().workers(2).build().unwrap().run(|| span(0, 8, "x".into())), 28 + 8);
+}

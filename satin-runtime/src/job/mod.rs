@@ -2,6 +2,7 @@
 //! function, plus how to run it.
 
 pub(crate) mod borrow;
+pub(crate) mod fields;
 mod key;
 pub(crate) mod registry;
 
@@ -21,7 +22,7 @@ use crate::sched::Ctx;
 /// parameters (see `borrow.rs`): the frame that spawns it waits for it.
 pub trait Job: Serialize + Send + Sized {
     /// The function's return type.
-    type Output: Serialize + DeserializeOwned + Send + 'static;
+    type Output: ResultValue;
 
     /// Stable function id: module path, name and signature as written in the
     /// source. The same source built on another machine has the same id.

@@ -1,0 +1,25 @@
+//! A job's parameters serialised one field at a time through [`Param`].
+//!
+//! The macro writes the job type's `Serialize` and `Deserialize` with these
+//! rather than deriving them: a parameter type that cannot travel then
+//! fails one bound, `Param`'s, whose message says what to do — a derive
+//! would add errors of its own that point into serde's source. The
+//! encoding is the derive's: a tuple of the fields (postcard writes a tuple
+//! struct and a newtype struct the same way), so content keys do not change.
+
+use serde::de::{Error, SeqAccess};
+use serde::ser::SerializeTuple;
+
+use super::Param;
+
+/// Writes one parameter of a job.
+#[inline]
+pub fn ser_field<T: Param, S: SerializeTuple>(tuple: &mut S, value: &T) -> Result<(), S::Error> {
+    tuple.serialize_element(value)
+}
+
+/// Reads parameter `index` of a job.
+#[inline]
+pub fn de_field<'de, T: Param, A: SeqAccess<'de>>(seq: &mut A, index: usize) -> Result<T, A::Error> {
+    seq.next_element::<T>()?.ok_or_else(|| A::Error::invalid_length(index, &"the parameters of a call"))
+}

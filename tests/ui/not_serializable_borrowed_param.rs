@@ -1,0 +1,12 @@
+use satin::divide_and_conquer;
+
+pub struct Board {
+    cells: Vec<u8>,
+}
+
+#[divide_and_conquer]
+fn solve(board: &Board, depth: u32) -> u64 {
+    board.cells.len() as u64 + depth as u64
+}
+
+fn main() {}

@@ -121,27 +121,21 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     // them in a form that spawns, are a warning (an error with `strict`).
     // (Calls that hold a `&mut` borrow stay in order on purpose.)
     let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.exclusive.contains(&true);
-    let sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
+    let mut sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
         let msg = format!(
             "no call of `{name}` here can run in parallel: none stands in a form that spawns (`let x = {name}(..);`, `{name}(a) + {name}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
         );
-        let span = sites[0];
-        if args.strict {
-            quote_spanned!(span=> compile_error!(#msg);)
-        } else {
-            // The marker's use carries the call's span: the warning points there.
-            let marker = Ident::new(&format!("__satin_sequential_{name}"), span);
-            let use_it = quote_spanned!(span=> let _ = #marker;);
-            quote! {
-                const _: () = {
-                    #[deprecated(note = #msg)]
-                    #[allow(non_camel_case_types)]
-                    struct #marker;
-                    #use_it
-                };
-            }
-        }
+        stays_sequential(&format!("__satin_sequential_{name}"), &msg, sites[0], args.strict)
     });
+    // Calls left in the closures of iterator adapters run element after
+    // element: each is a warning of its own.
+    for (k, span) in rewrite::calls_left_in_adapters(&names, &par_block).into_iter().enumerate() {
+        let msg = format!(
+            "this call of `{name}` runs once per element, one element after another: a closure of this iterator method is not made parallel; spawn the calls with a loop (`for x in xs {{ v.push({name}(x)); }}`) or `.map(|x| {name}(x))` followed by `.sum()`, `.collect()`, `.fold(..)`, `.max_by_key(..)` or another method that reads every element; see docs/guide.md, \"Which calls run in parallel\""
+        );
+        let warning = stays_sequential(&format!("__satin_in_adapter_{name}_{k}"), &msg, span, args.strict);
+        sequential_warning = Some(quote!(#sequential_warning #warning));
+    }
     // Every other level of the recursion runs a copy of the body that
     // calls the polling version without polling itself.
     let lazy_quiet = format_ident!("__satin_lazyquiet_{}", name);
@@ -260,6 +254,25 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
         fn #lazy_quiet2 #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet2_block
 
+    }
+}
+
+/// A compile-time warning at `span` (an error with `strict`). A macro on
+/// stable Rust raises a warning as a deprecation: `marker` is a deprecated
+/// struct whose use carries the call's span.
+fn stays_sequential(marker: &str, msg: &str, span: Span, strict: bool) -> TokenStream {
+    if strict {
+        return quote_spanned!(span=> compile_error!(#msg););
+    }
+    let marker = Ident::new(marker, span);
+    let use_it = quote_spanned!(span=> let _ = #marker;);
+    quote! {
+        const _: () = {
+            #[deprecated(note = #msg)]
+            #[allow(non_camel_case_types)]
+            struct #marker;
+            #use_it
+        };
     }
 }
 

@@ -386,3 +386,49 @@ fn the_branch_read_second_ends_the_branch_read_first_when_it_decides_first() {
         assert_eq!(rt.run(|| find_leaf(0, 64, 3)), Some(3));
     }
 }
+
+/// Whether some leaf below `node` (fan-out 4) is `target`, by `.any`.
+#[divide_and_conquer]
+fn any_below(node: u64, depth: u32, target: u64) -> bool {
+    if depth == 0 {
+        RACE_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(18)) > 0 && node == target;
+    }
+    (0..4).any(|k| any_below(node * 4 + k, depth - 1, target))
+}
+
+/// Whether every leaf below `node` differs from `missing`, by `.all`.
+#[divide_and_conquer]
+fn all_below(node: u64, depth: u32, missing: u64) -> bool {
+    if depth == 0 {
+        RACE_LEAVES.fetch_add(1, Ordering::Relaxed);
+        return std::hint::black_box(fib_plain(18)) > 0 && node != missing;
+    }
+    (0..4).all(|k| all_below(node * 4 + k, depth - 1, missing))
+}
+
+#[test]
+fn any_and_all_over_children_stop_at_the_first_child_to_decide() {
+    // Leaves are numbered 4^6 .. 2·4^6 at depth 6 below node 1; the one
+    // sought is the first leaf of the last child, read last in order.
+    let leaves = 1u64 << 12;
+    let target = leaves + 3 * (leaves / 4);
+    for rt in every_policy(2) {
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert!(rt.run(|| any_below(1, 6, target)));
+        let visited = RACE_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < 3 * leaves / 4, "any: the first three children ran on, visited {visited} of {leaves}");
+
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert!(!rt.run(|| all_below(1, 6, target)));
+        let visited = RACE_LEAVES.load(Ordering::Relaxed);
+        assert!(visited < 3 * leaves / 4, "all: the first three children ran on, visited {visited} of {leaves}");
+
+        // Undecided: every leaf runs, and the answers are the plain ones.
+        RACE_LEAVES.store(0, Ordering::Relaxed);
+        assert!(!rt.run(|| any_below(1, 3, 0)));
+        assert_eq!(RACE_LEAVES.load(Ordering::Relaxed), 64);
+        assert!(rt.run(|| all_below(1, 3, 0)));
+        assert!(rt.run(|| any_below(1, 3, 64 + 5)));
+    }
+}

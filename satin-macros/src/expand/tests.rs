@@ -159,6 +159,27 @@ snapshot!(
     }
 );
 
+snapshot!(
+    any_over_children_is_a_race,
+    fn reachable(node: u32, depth: u32) -> bool {
+        if depth == 0 {
+            return node == 7;
+        }
+        (0..3).any(|k| reachable(node * 3 + k, depth - 1))
+    }
+);
+
+snapshot!(
+    or_else_is_a_race,
+    fn first_model(lo: u32, hi: u32) -> Option<u32> {
+        if hi - lo <= 1 {
+            return (lo % 5 == 3).then_some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        first_model(lo, mid).or_else(|| first_model(mid, hi))
+    }
+);
+
 #[test]
 fn errors_keep_the_item() {
     let out = super::divide_and_conquer(

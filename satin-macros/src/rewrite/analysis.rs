@@ -73,6 +73,64 @@ pub(crate) fn call_sites(names: &Names, block: &Block) -> Vec<Span> {
     sites.out
 }
 
+/// Iterator methods whose closure runs once per element: a call inside it
+/// stays a call, made element after element, unless a form rewrites it.
+const ADAPTERS: &[&str] = &[
+    "all",
+    "any",
+    "filter",
+    "filter_map",
+    "find",
+    "find_map",
+    "flat_map",
+    "fold",
+    "for_each",
+    "inspect",
+    "map_while",
+    "max_by",
+    "max_by_key",
+    "min_by",
+    "min_by_key",
+    "partition",
+    "position",
+    "reduce",
+    "scan",
+    "skip_while",
+    "take_while",
+    "try_fold",
+    "try_for_each",
+];
+
+/// Recursive calls left inside the closures of iterator adapters (see
+/// [`ADAPTERS`]) in an already rewritten body: they run one after another.
+pub(crate) fn calls_left_in_adapters(names: &Names, block: &Block) -> Vec<Span> {
+    struct Sites<'a> {
+        names: &'a Names,
+        depth: usize,
+        out: Vec<Span>,
+    }
+    impl syn::visit::Visit<'_> for Sites<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.depth > 0 && self.names.recursive_call(e).is_some() {
+                self.out.push(syn::spanned::Spanned::span(e));
+            }
+            match e {
+                Expr::MethodCall(m) if ADAPTERS.contains(&m.method.to_string().as_str()) => {
+                    self.visit_expr(&m.receiver);
+                    self.depth += 1;
+                    m.args.iter().for_each(|a| self.visit_expr(a));
+                    self.depth -= 1;
+                }
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut sites = Sites { names, depth: 0, out: Vec::new() };
+    syn::visit::Visit::visit_block(&mut sites, block);
+    sites.out
+}
+
 /// The variables an expression uses: identifiers, not the names of
 /// methods, fields, functions or macros, nor paths' leading segments.
 pub(super) fn variables(code: &impl quote::ToTokens) -> Vec<String> {

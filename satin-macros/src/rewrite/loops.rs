@@ -67,12 +67,14 @@ impl Parallel<'_> {
         });
     }
 
-    /// The iterator form: `iter.map(|p| f(..)).sum()` and friends.
+    /// The iterator forms: `iter.map(|p| f(..)).sum()` and friends, and
+    /// the races `iter.any(|p| f(..))`, `iter.all(|p| f(..))`.
     pub(super) fn rewrite_iterator(&mut self, expr: &mut Expr) {
+        if self.rewrite_iterator_race(expr) {
+            return;
+        }
         let Expr::MethodCall(reduce) = expr else { return };
-        if !["sum", "product", "collect", "min", "max"].contains(&reduce.method.to_string().as_str())
-            || !reduce.args.is_empty()
-        {
+        if !READS_EVERY_ELEMENT.contains(&reduce.method.to_string().as_str()) {
             return;
         }
         let Expr::MethodCall(map) = &*reduce.receiver else { return };
@@ -80,28 +82,95 @@ impl Parallel<'_> {
             return;
         }
         let Expr::Closure(closure) = &map.args[0] else { return };
-        let call_args = match &*closure.body {
-            Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-                Stmt::Expr(e, None) => self.names.recursive_call(e),
-                _ => None,
-            },
-            e => self.names.recursive_call(e),
-        };
-        let Some(call_args) = call_args.cloned() else { return };
+        let Some(call_args) = closure_call(self.names, &closure.body) else { return };
         self.spawn_sites += 1;
         let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
         let list = self.fresh("list");
         let job = self.names.job_value(&call_args);
         let inputs = &closure.inputs;
         let source = &map.receiver;
-        let (method, turbofish) = (&reduce.method, &reduce.turbofish);
+        let (method, turbofish, reduce_args) = (&reduce.method, &reduce.turbofish, &reduce.args);
         *expr = parse_quote!({
             let mut #list = #krate::__private::SpawnList::new();
             #source.for_each(|#inputs| #list.spawn_kept(#ctx, #job));
-            #list.join_all(#ctx).#method #turbofish()
+            #list.join_all(#ctx).#method #turbofish(#reduce_args)
         });
     }
 }
+
+impl Parallel<'_> {
+    /// `iter.any(|p| f(..))` (or `.all`): every element's call joins one
+    /// race (`Race::run_all`); the first call to decide (`true` for `any`,
+    /// `false` for `all`) ends the others.
+    fn rewrite_iterator_race(&mut self, expr: &mut Expr) -> bool {
+        let Expr::MethodCall(m) = expr else { return false };
+        let any = match m.method.to_string().as_str() {
+            "any" => true,
+            "all" => false,
+            _ => return false,
+        };
+        if m.args.len() != 1 {
+            return false;
+        }
+        let Expr::Closure(closure) = &m.args[0] else { return false };
+        let Some(call_args) = closure_call(self.names, &closure.body) else { return false };
+        self.spawn_sites += 1;
+        let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
+        let (race, jobs) = (self.fresh("race"), self.fresh("jobs"));
+        let job = self.names.job_value(&call_args);
+        let inputs = &closure.inputs;
+        let source = &m.receiver;
+        let decides = if any {
+            quote::quote!(#krate::__private::decides_true)
+        } else {
+            quote::quote!(#krate::__private::decides_false)
+        };
+        let decided = quote::quote!(#race.run_all(#ctx, #jobs, #decides));
+        let result = if any { decided } else { quote::quote!(!#decided) };
+        *expr = parse_quote!({
+            let mut #jobs = ::std::vec::Vec::new();
+            ::core::iter::Iterator::for_each(::core::iter::Iterator::by_ref(&mut #source), |#inputs| #jobs.push(#job));
+            let #race = #krate::__private::Race::new(#ctx);
+            #result
+        });
+        true
+    }
+}
+
+/// The recursive call a closure's body is, alone or as a block's one
+/// expression.
+fn closure_call(names: &Names, body: &Expr) -> Option<Args> {
+    match body {
+        Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            Stmt::Expr(e, None) => names.recursive_call(e).cloned(),
+            _ => None,
+        },
+        e => names.recursive_call(e).cloned(),
+    }
+}
+
+/// Iterator methods that read every element, whatever the elements are:
+/// `.map(|x| f(x))` before one of them may spawn every call first (an
+/// adapter that can stop early, `.any(..)`, `.take(n)`, is not among them:
+/// spawning every call could change what runs, or never end).
+const READS_EVERY_ELEMENT: &[&str] = &[
+    "collect",
+    "count",
+    "fold",
+    "for_each",
+    "last",
+    "max",
+    "max_by",
+    "max_by_key",
+    "min",
+    "min_by",
+    "min_by_key",
+    "partition",
+    "product",
+    "reduce",
+    "sum",
+    "unzip",
+];
 
 /// How a loop collects results into its target.
 #[derive(Clone, PartialEq)]

@@ -35,7 +35,7 @@ mod lets;
 mod loops;
 
 use analysis::variables;
-pub(crate) use analysis::{call_sites, calls_on_a_path};
+pub(crate) use analysis::{call_sites, calls_left_in_adapters, calls_on_a_path};
 use lets::PendingLet;
 
 type Args = Punctuated<Expr, Token![,]>;

@@ -1,5 +1,6 @@
 //! First found wins: `f(a) || f(b)`, `f(a) && f(b)` and
-//! `f(a).or_else(|| f(b))` between recursive calls.
+//! `f(a).or_else(|| f(b))` between recursive calls, and `xs.any(|x| f(x))`,
+//! `xs.all(|x| f(x))` over many.
 //!
 //! The call on the right is spawned as an [`Entrant`] of a [`Race`], the one
 //! on the left runs inline under the race ([`Race::run_first`]). Whichever
@@ -20,6 +21,7 @@ use serde::{Serialize, Serializer};
 
 use super::ctx::{Aborted, Ctx};
 use super::registry::Registry;
+use super::slot::SpawnList;
 use super::tls::CurrentGuard;
 use crate::job::{AcceptError, Job, JobKey};
 
@@ -62,6 +64,36 @@ impl<'r> Race<'r> {
             Err(p) if p.is::<Aborted>() && self.decided.load(Ordering::Acquire) && !ctx.is_aborted() => None,
             Err(p) => panic::resume_unwind(p),
         }
+    }
+
+    /// Whether some call of the race decided it.
+    #[inline]
+    pub fn is_decided(&self) -> bool {
+        self.decided.load(Ordering::Acquire)
+    }
+
+    /// A race over many calls (`xs.any(|x| f(x))`, `.all`): whether one
+    /// of `jobs` decided it. The first call runs inline; the others are
+    /// spawned last first, so that thieves, which take the oldest job,
+    /// start from the end while this worker goes on from the front: a
+    /// solution near either end is reached early. Then the spawned calls
+    /// are joined until one decides; the rest are aborted.
+    pub fn run_all<J: Job>(&self, ctx: &Ctx<'_>, jobs: Vec<J>, decides: fn(&J::Output) -> bool) -> bool {
+        let mut jobs = jobs.into_iter();
+        let Some(first) = jobs.next() else { return false };
+        let mut rest = SpawnList::new();
+        for job in jobs.rev() {
+            if self.is_decided() {
+                break;
+            }
+            rest.spawn_kept(ctx, self.entrant(job, decides));
+        }
+        if let Some(v) = self.run_first(ctx, first) {
+            if decides(&v) {
+                return true;
+            }
+        }
+        rest.join_until(ctx, decides, || self.is_decided())
     }
 
     fn decide(&self) {

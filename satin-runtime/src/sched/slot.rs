@@ -378,6 +378,8 @@ pub struct SpawnList<J: Job> {
 enum Entry<J: Job> {
     Ready(J::Output),
     Spawned(Pin<Box<Slot<J>>>),
+    /// Read by `join_until`.
+    Joined,
 }
 
 impl<J: Job> Default for SpawnList<J> {
@@ -440,8 +442,32 @@ impl<J: Job> SpawnList<J> {
         }
         self.entries.drain(..).map(|e| match e {
             Entry::Ready(v) => v,
-            Entry::Spawned(_) => unreachable!("every entry was joined"),
+            Entry::Spawned(_) | Entry::Joined => unreachable!("every entry was joined, none by `join_until`"),
         })
+    }
+
+    /// Joins the calls, newest first, until one's result satisfies `stop`
+    /// or `cut()` holds (true), or all are joined with neither (false).
+    /// What is not joined then is aborted when the list is dropped.
+    pub fn join_until(&mut self, ctx: &Ctx<'_>, stop: impl Fn(&J::Output) -> bool, cut: impl Fn() -> bool) -> bool {
+        for entry in self.entries.iter_mut().rev() {
+            if cut() {
+                return true;
+            }
+            let value = match entry {
+                Entry::Spawned(slot) => slot.as_ref().join(ctx),
+                Entry::Ready(_) => match std::mem::replace(entry, Entry::Joined) {
+                    Entry::Ready(v) => v,
+                    _ => unreachable!("matched as ready"),
+                },
+                Entry::Joined => continue,
+            };
+            *entry = Entry::Joined;
+            if stop(&value) {
+                return true;
+            }
+        }
+        cut()
     }
 
     #[inline(never)]

@@ -284,7 +284,7 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStrea
     let serde = quote!(#krate::__private::serde);
     let private = quote!(#krate::__private);
     let index = (0..arity).map(syn::Index::from).collect::<Vec<_>>();
-    let positions = 0..arity;
+    let deserialize = deserialize_impl(krate, job, arity);
     quote! {
         impl #serde::Serialize for #job {
             fn serialize<__S: #serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
@@ -294,6 +294,17 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStrea
             }
         }
 
+        #deserialize
+    }
+}
+
+/// `Deserialize` of a job type whose fields are all owned, one field at a
+/// time through `Param` (see `owned_serde_impls`).
+fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStream {
+    let serde = quote!(#krate::__private::serde);
+    let private = quote!(#krate::__private);
+    let positions = 0..arity;
+    quote! {
         impl<'de> #serde::Deserialize<'de> for #job {
             fn deserialize<__D: #serde::Deserializer<'de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
                 struct __Visitor;
@@ -311,6 +322,34 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStrea
             }
         }
     }
+}
+
+/// The owned type that a borrowed `&U` decodes into on another node, as
+/// written: `[T]` → `Vec<T>`, `str` → `String`, any other `U` itself; none
+/// if `U` holds a reference or a lifetime (then `Travel` names it).
+fn owned_form(u: &Type) -> Option<Type> {
+    struct HasBorrow(bool);
+    impl<'ast> syn::visit::Visit<'ast> for HasBorrow {
+        fn visit_lifetime(&mut self, _: &'ast syn::Lifetime) {
+            self.0 = true;
+        }
+        fn visit_type_reference(&mut self, _: &'ast syn::TypeReference) {
+            self.0 = true;
+        }
+    }
+    let mut found = HasBorrow(false);
+    syn::visit::Visit::visit_type(&mut found, u);
+    if found.0 {
+        return None;
+    }
+    Some(match u {
+        Type::Slice(s) => {
+            let elem = &s.elem;
+            syn::parse_quote!(::std::vec::Vec<#elem>)
+        }
+        Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => syn::parse_quote!(::std::string::String),
+        other => other.clone(),
+    })
 }
 
 /// How a parameter is passed: owned, or borrowed (`&U`, `&mut U`).
@@ -359,23 +398,76 @@ impl Borrowed<'_> {
         let lt = syn::Lifetime::new("'__satin", Span::call_site());
         // Every lifetime of the signature becomes the job's one lifetime.
         let field_types: Vec<Type> = types.iter().map(|t| with_lifetime((*t).clone(), &lt)).collect();
+        // What another node decodes: named as written where the borrowed
+        // type holds no reference (`&[T]` → `Vec<T>`, `&str` → `String`,
+        // `&T` → `T`), so that a type that cannot travel fails `Param`'s
+        // bound alone; through `Travel` otherwise.
+        let owned_form = |u: &Type| owned_form(u).map(|o| quote!(#o));
         let owned_types: Vec<TokenStream> = types
             .iter()
             .zip(kinds)
             .map(|(t, k)| match k {
                 ParamKind::Owned => quote!(#t),
-                ParamKind::Shared(u) | ParamKind::Mut(u) => quote!(<#u as #krate::Travel>::Owned),
+                ParamKind::Shared(u) | ParamKind::Mut(u) => {
+                    owned_form(u).unwrap_or_else(|| quote!(<#u as #krate::Travel>::Owned))
+                }
             })
             .collect();
+        let named_owned = kinds.iter().all(|k| match k {
+            ParamKind::Owned => true,
+            ParamKind::Shared(u) | ParamKind::Mut(u) => owned_form(u).is_some(),
+        });
         let borrow_args: Vec<TokenStream> = fields
             .iter()
             .zip(kinds)
             .map(|(f, k)| match k {
                 ParamKind::Owned => quote!(#f),
+                ParamKind::Shared(u) if owned_form(u).is_some() => quote!(&#f),
+                ParamKind::Mut(u) if owned_form(u).is_some() => quote!(&mut #f),
                 ParamKind::Shared(u) => quote!(<#u as #krate::Travel>::borrow(&#f)),
                 ParamKind::Mut(u) => quote!(<#u as #krate::TravelMut>::borrow_mut(&mut #f)),
             })
             .collect();
+        // The call travels as the tuple of what it borrows (as the derive
+        // wrote it), each field through a bound with the project's message.
+        let ser_fields: Vec<TokenStream> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let i = syn::Index::from(i);
+                match k {
+                    ParamKind::Owned => quote!(#krate::__private::ser_field(&mut __t, &self.#i)?;),
+                    ParamKind::Shared(_) => quote!(#krate::__private::ser_lent(&mut __t, self.#i)?;),
+                    ParamKind::Mut(_) => quote!(#krate::__private::ser_lent(&mut __t, &*self.#i)?;),
+                }
+            })
+            .collect();
+        let arity = kinds.len();
+        let serde = quote!(#krate::__private::serde);
+        let serialize = quote! {
+            impl<#lt> #serde::Serialize for #job<#lt> {
+                fn serialize<__S: #serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
+                    let mut __t = #serde::Serializer::serialize_tuple(__s, #arity)?;
+                    #(#ser_fields)*
+                    #serde::ser::SerializeTuple::end(__t)
+                }
+            }
+        };
+        let owned_deserialize = if named_owned {
+            deserialize_impl(krate, &owned, arity)
+        } else {
+            quote! {
+                impl<'de> #serde::Deserialize<'de> for #owned {
+                    fn deserialize<__D: #serde::Deserializer<'de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
+                        #[derive(#serde::Deserialize)]
+                        #[serde(crate = #serde_crate)]
+                        struct __Fields(#(#owned_types),*);
+                        let __Fields(#(#fields),*) = <__Fields as #serde::Deserialize>::deserialize(__d)?;
+                        ::core::result::Result::Ok(#owned(#(#fields),*))
+                    }
+                }
+            }
+        };
         let muts: Vec<(&Ident, &Type)> = fields
             .iter()
             .zip(kinds)
@@ -385,7 +477,8 @@ impl Borrowed<'_> {
             })
             .collect();
         let mut_fields: Vec<&Ident> = muts.iter().map(|(f, _)| *f).collect();
-        let mut_owned: Vec<TokenStream> = muts.iter().map(|(_, u)| quote!(<#u as #krate::Travel>::Owned)).collect();
+        let mut_owned: Vec<TokenStream> =
+            muts.iter().map(|(_, u)| owned_form(u).unwrap_or_else(|| quote!(<#u as #krate::Travel>::Owned))).collect();
         let mut_elems: Vec<&Type> = muts.iter().map(|(_, u)| *u).collect();
         let values: Vec<Ident> = (0..muts.len()).map(|i| format_ident!("__satin_m{}", i)).collect();
         let binding: Vec<TokenStream> = fields
@@ -417,9 +510,9 @@ impl Borrowed<'_> {
         quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #[derive(#krate::__private::serde::Serialize)]
-            #[serde(crate = #serde_crate)]
             #vis struct #job<#lt>(#(pub #field_types),*);
+
+            #serialize
 
             impl<#lt> #krate::Job for #job<#lt> {
                 type Output = #output;
@@ -430,9 +523,9 @@ impl Borrowed<'_> {
 
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #[derive(#krate::__private::serde::Deserialize)]
-            #[serde(crate = #serde_crate)]
             #vis struct #owned(#(pub #owned_types),*);
+
+            #owned_deserialize
 
             impl #krate::OwnedJob for #owned {
                 const FN_ID: &'static str = <#job<'static> as #krate::Job>::FN_ID;

@@ -102,8 +102,18 @@ impl std::fmt::Display for WriteBackError {
 
 impl std::error::Error for WriteBackError {}
 
+/// What a borrowed parameter's data must be to travel: borrowable
+/// ([`Travel`]), serialisable, and shared between threads.
+#[diagnostic::on_unimplemented(
+    message = "`&{Self}` cannot be a parameter of a #[divide_and_conquer] function",
+    label = "a borrowed parameter must be `&T`, `&[T]` or `&str` with an owned, serialisable `T`",
+    note = "the borrowed data travels by value to other machines: it must decode into an owned type"
+)]
+pub trait Lent: Travel + serde::Serialize + Sync {}
+impl<U: Travel + serde::Serialize + Sync + ?Sized> Lent for U {}
+
 /// Compile-time check used by generated code, spanned on a `&U` parameter.
-pub const fn assert_borrowed_param<U: Travel + serde::Serialize + Sync + ?Sized>() {}
+pub const fn assert_borrowed_param<U: Lent + ?Sized>() {}
 
 /// Compile-time check used by generated code, spanned on a `&mut U` parameter.
 pub const fn assert_mut_param<U: TravelMut + serde::Serialize + Send + ?Sized>() {}

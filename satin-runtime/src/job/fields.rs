@@ -10,6 +10,7 @@
 use serde::de::{Error, SeqAccess};
 use serde::ser::SerializeTuple;
 
+use super::borrow::Lent;
 use super::Param;
 
 /// Writes one parameter of a job.
@@ -22,4 +23,11 @@ pub fn ser_field<T: Param, S: SerializeTuple>(tuple: &mut S, value: &T) -> Resul
 #[inline]
 pub fn de_field<'de, T: Param, A: SeqAccess<'de>>(seq: &mut A, index: usize) -> Result<T, A::Error> {
     seq.next_element::<T>()?.ok_or_else(|| A::Error::invalid_length(index, &"the parameters of a call"))
+}
+
+/// Writes one borrowed parameter of a job (`&U`, `&mut U`): as the owned
+/// data would be written.
+#[inline]
+pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -> Result<(), S::Error> {
+    tuple.serialize_element(value)
 }

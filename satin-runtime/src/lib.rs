@@ -37,6 +37,7 @@
 pub mod checkpoint;
 #[allow(missing_docs)] // wire types; the module docs say what they are
 pub mod codec;
+pub mod dag;
 pub mod dist;
 mod job;
 #[cfg(feature = "net")]

@@ -1,0 +1,20 @@
+//! Static task graphs: a DAG of tasks known before the run, read from a
+//! file or built in code, scheduled ahead of time onto processors.
+//!
+//! - [`graph`]: the graph, with run times (uniform or per processor) and
+//!   communication costs, validated on construction (no cycle, no
+//!   negative cost, no dangling edge);
+//! - [`stg`], [`matrix`]: readers for the Standard Task Graph format and
+//!   for run-time and connectivity matrices;
+//! - [`heft`]: the HEFT list scheduler;
+//! - [`schedule`]: a schedule and its checker.
+
+pub mod graph;
+pub mod heft;
+pub mod matrix;
+pub mod schedule;
+pub mod stg;
+
+pub use graph::{Costs, GraphError, TaskGraph, TaskId};
+pub use heft::{heft, upward_ranks};
+pub use schedule::{Placement, Schedule, Violation};

@@ -1,0 +1,198 @@
+//! Task graphs: readers (and their refusals), HEFT, and the schedule
+//! checker, on the bundled STG and HEFT inputs.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use satin::dag::{heft, matrix, stg, upward_ranks, Costs, Placement, TaskGraph};
+
+fn data(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../satin-examples/data/stg").join(path)
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(data(path)).expect("bundled data")
+}
+
+fn canonical() -> TaskGraph {
+    matrix::parse(
+        &read("heft_canonical/canonicalgraph_task_exe_time.csv"),
+        &read("heft_canonical/canonicalgraph_task_connectivity.csv"),
+    )
+    .expect("the HEFT example parses")
+}
+
+#[test]
+fn heft_gives_the_published_makespan_on_the_papers_example() {
+    let g = canonical();
+    assert_eq!(g.len(), 10);
+    assert_eq!(g.fixed_procs(), Some(3));
+    let ranks = upward_ranks(&g, 3);
+    assert!((ranks[0] - 108.0).abs() < 1e-9, "rank_u(T0) = {}", ranks[0]);
+    let s = heft(&g, 3);
+    s.check(&g).expect("a valid schedule");
+    assert_eq!(s.makespan(), 80.0);
+}
+
+/// `(file, procs, optimum)` for every proven optimum in the bundled table.
+fn proven_optima() -> Vec<(String, usize, f64)> {
+    read("optimal_schedule_lengths.csv")
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[2] == f[3]).then(|| (f[0].to_string(), f[1].parse().unwrap(), f[2].parse().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn heft_is_valid_and_near_the_proven_optimum_on_the_50_task_graphs() {
+    let optima = proven_optima();
+    assert!(optima.len() >= 30, "{} proven optima", optima.len());
+    let mut ratios = Vec::new();
+    for (file, procs, opt) in &optima {
+        let g = stg::parse(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(g.len(), 52, "{file}: 50 tasks, entry and exit");
+        let s = heft(&g, *procs);
+        s.check(&g).unwrap_or_else(|v| panic!("{file} on {procs}: {v}"));
+        assert!(s.makespan() >= opt - 1e-9, "{file} on {procs}: {} below the optimum {opt}", s.makespan());
+        ratios.push(s.makespan() / opt);
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    let worst = ratios.iter().copied().fold(0.0, f64::max);
+    eprintln!("HEFT / proven optimum over {} cases: mean {mean:.4}, worst {worst:.4}", ratios.len());
+    assert!(mean <= 1.10, "HEFT averages {mean:.4} x the optimum");
+}
+
+#[test]
+fn the_application_graphs_schedule_validly_on_4_to_32_processors() {
+    for (file, tasks) in [("application/robot.stg", 90), ("application/sparse.stg", 98), ("application/fpppp.stg", 336)]
+    {
+        let g = stg::parse(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(g.len(), tasks, "{file}");
+        let mut last = f64::INFINITY;
+        for procs in [1, 2, 4, 8, 16, 32] {
+            let s = heft(&g, procs);
+            s.check(&g).unwrap_or_else(|v| panic!("{file} on {procs}: {v}"));
+            if procs == 1 {
+                assert_eq!(s.makespan(), g.total_work(), "{file}: one processor runs everything in turn");
+            }
+            assert!(s.makespan() <= last + 1e-9, "{file}: more processors, longer schedule");
+            last = s.makespan();
+        }
+    }
+}
+
+#[test]
+fn the_checker_refuses_broken_schedules() {
+    let g = canonical();
+    let good = heft(&g, 3);
+    let with = |f: &dyn Fn(&mut Vec<Placement>)| {
+        let mut p = good.placements().to_vec();
+        f(&mut p);
+        satin::dag::Schedule::from_placements(3, p).check(&g)
+    };
+    assert!(with(&|_| {}).is_ok());
+    let err = with(&|p| p.retain(|x| x.task != 4)).unwrap_err();
+    assert!(err.0.contains("task T_4 is not placed"), "{err}");
+    let err = with(&|p| {
+        let t9 = p.iter_mut().find(|x| x.task == 9).unwrap();
+        t9.start -= 5.0;
+        t9.finish -= 5.0;
+    })
+    .unwrap_err();
+    assert!(err.0.contains("before its input") || err.0.contains("overlap"), "{err}");
+    let err = with(&|p| p[0].finish += 1.0).unwrap_err();
+    assert!(err.0.contains("where it takes"), "{err}");
+    let err = with(&|p| p[1].proc = 7).unwrap_err();
+    assert!(err.0.contains("processor 7 of 3"), "{err}");
+}
+
+#[test]
+fn bad_stg_files_are_refused_with_their_line() {
+    let cases = [
+        ("", "line 1: empty file"),
+        ("x\n", "line 1: expected the number of tasks"),
+        ("1\n0 0 0\n1 5 1 0\n", "line 3: 2 task lines, expected 3"),
+        ("1\n0 0 0\n1 5 1 0\n1 0 1 1\n", "line 4: task id 1 is a duplicate id"),
+        ("1\n0 0 0\n1 -5 1 0\n2 0 1 1\n", "line 3: task 1 has run time -5"),
+        ("1\n0 0 0\n1 5 1 9\n2 0 1 1\n", "line 3: task 1 lists predecessor 9, which is not a task"),
+        ("1\n0 0 0\n1 5 2 0\n2 0 1 1\n", "line 3: task 1 announces 2 predecessors and lists 1"),
+        ("1\n0 0 0\n1 5 1 x\n2 0 1 1\n", "line 3: predecessor id `x` is not a number"),
+        ("2\n0 0 0\n1 5 1 2\n2 5 1 1\n3 0 1 2\n", "is on a cycle"),
+        ("1\n0 0 0\n1 5 1 0\n2 0 1 1\n3 0 0\n", "line 5: more task lines"),
+    ];
+    for (text, want) in cases {
+        let err = stg::parse(text).expect_err(text).to_string();
+        assert!(err.contains(want), "{text:?}: {err}");
+    }
+    // A cycle is reported at the line of a task on it.
+    let err = stg::parse("2\n0 0 0\n1 5 1 2\n2 5 1 1\n3 0 1 2\n").unwrap_err();
+    assert!(matches!(err.line, Some(3) | Some(4)), "{err}");
+}
+
+#[test]
+fn bad_matrices_are_refused_with_their_line() {
+    let times = "TP,P_0,P_1\nT_0,1,2\nT_1,3,4\n";
+    assert!(matrix::parse(times, "T,T0,T1\nT0,0,5\nT1,0,0\n").is_ok());
+    let err = matrix::parse(times, "T,T0,T1\nT0,0,5\nT1,7,0\n").unwrap_err().to_string();
+    assert!(err.contains("on a cycle"), "{err}");
+    let err = matrix::parse("TP,P_0,P_1\nT_0,1,2\nT_1,3\n", "T,T0,T1\nT0,0,5\nT1,0,0\n").unwrap_err().to_string();
+    assert!(err.starts_with("line 3:"), "{err}");
+    let err = matrix::parse(times, "T,T0,T1\nT0,0,-5\nT1,0,0\n").unwrap_err().to_string();
+    assert!(err.starts_with("line 2: negative"), "{err}");
+    let err = matrix::parse("TP,P_0\nT_0,x\n", "T,T0\nT0,0\n").unwrap_err().to_string();
+    assert!(err.contains("`x` is not a number"), "{err}");
+    let err = matrix::parse(times, "T,T0\nT0,0\n").unwrap_err().to_string();
+    assert!(err.contains("1 rows for 2 tasks"), "{err}");
+}
+
+#[test]
+fn graphs_built_in_code_are_checked_too() {
+    let names = || vec!["a".to_string(), "b".to_string()];
+    assert!(TaskGraph::new(names(), Costs::Uniform(vec![1.0, 2.0]), &[(0, 1, 3.0)]).is_ok());
+    let err = TaskGraph::new(names(), Costs::Uniform(vec![1.0, f64::NAN]), &[]).unwrap_err();
+    assert!(err.message.contains("task b has cost NaN"), "{err}");
+    let err = TaskGraph::new(names(), Costs::Uniform(vec![1.0, 2.0]), &[(0, 2, 1.0)]).unwrap_err();
+    assert!(err.message.contains("does not exist"), "{err}");
+    let err = TaskGraph::new(names(), Costs::Uniform(vec![1.0, 2.0]), &[(0, 1, 1.0), (0, 1, 2.0)]).unwrap_err();
+    assert!(err.message.contains("listed twice"), "{err}");
+    let err = TaskGraph::new(names(), Costs::Uniform(vec![1.0]), &[]).unwrap_err();
+    assert!(err.message.contains("1 costs for 2 tasks"), "{err}");
+}
+
+proptest! {
+    /// Any text is a graph or an error, never a panic; a graph read from
+    /// any text schedules validly.
+    #[test]
+    fn any_text_is_a_graph_or_an_error(text in "[0-9 \\-\\n#x.]{0,120}") {
+        if let Ok(g) = stg::parse(&text) {
+            let s = heft(&g, 3);
+            prop_assert!(s.check(&g).is_ok());
+        }
+    }
+
+    /// HEFT on random layered graphs is always valid, never shorter than
+    /// the critical path nor than the work spread over every processor.
+    #[test]
+    fn heft_is_valid_on_random_graphs(
+        costs in proptest::collection::vec(0u32..20, 1..40),
+        links in proptest::collection::vec((0usize..40, 0usize..40, 0u32..15), 0..80),
+        procs in 1usize..6,
+    ) {
+        let n = costs.len();
+        let mut edges: Vec<(usize, usize, f64)> = Vec::new();
+        for (a, b, c) in links {
+            let (a, b) = (a % n, b % n);
+            if a < b && !edges.iter().any(|e| e.0 == a && e.1 == b) {
+                edges.push((a, b, c as f64));
+            }
+        }
+        let g = TaskGraph::new((0..n).map(|i| i.to_string()).collect(), Costs::Uniform(costs.iter().map(|&c| c as f64).collect()), &edges).unwrap();
+        let s = heft(&g, procs);
+        prop_assert!(s.check(&g).is_ok(), "{:?}", s.check(&g));
+        prop_assert!(s.makespan() + 1e-9 >= g.total_work() / procs as f64);
+        prop_assert!(s.makespan() <= g.total_work() + edges.iter().map(|e| e.2).sum::<f64>() + 1e-9);
+    }
+}

@@ -5,6 +5,7 @@
 //! one, a plain sequential version of the same algorithm.
 
 pub mod cli;
+pub mod dag;
 pub mod fib;
 pub mod knapsack;
 pub mod mergesort;

@@ -196,3 +196,99 @@ proptest! {
         prop_assert!(s.makespan() <= g.total_work() + edges.iter().map(|e| e.2).sum::<f64>() + 1e-9);
     }
 }
+
+use satin::dag::{ft_schedule, simulate, Crash, FtParams};
+
+/// Crash times spread over a run of `makespan`: the start, nine points
+/// inside, the end.
+fn crash_times(makespan: f64) -> Vec<f64> {
+    (0..=10).map(|k| makespan * k as f64 / 10.0).collect()
+}
+
+/// Checks the fault-tolerant schedule of `g` on `procs`: valid, fault-free
+/// as long as HEFT, and complete after any one processor's crash at any of
+/// the crash times. Returns the worst crash makespan.
+fn survives_every_crash(g: &TaskGraph, procs: usize, what: &str) -> f64 {
+    let ft = ft_schedule(g, procs, FtParams::default());
+    ft.check(g).unwrap_or_else(|v| panic!("{what} on {procs}: {v}"));
+    let plain = heft(g, procs);
+    assert_eq!(ft.makespan(), plain.makespan(), "{what} on {procs}: duplicates cost nothing fault-free");
+    let free = simulate(g, &ft, &[]).unwrap_or_else(|s| panic!("{what} on {procs}: fault-free run stalls at {s:?}"));
+    assert!(
+        (free.makespan - ft.makespan()).abs() < 1e-9,
+        "{what} on {procs}: ran {} planned {}",
+        free.makespan,
+        ft.makespan()
+    );
+    assert_eq!(free.duplicates_completed, 0, "{what} on {procs}: fault-free, every duplicate is aborted");
+    let mut worst = free.makespan;
+    for proc in 0..ft.originals.procs() {
+        for at in crash_times(ft.makespan()) {
+            let run = simulate(g, &ft, &[Crash { proc, at }]).unwrap_or_else(|s| {
+                panic!("{what} on {procs}: processor {proc} crashing at {at} loses task {}", s.task)
+            });
+            worst = worst.max(run.makespan);
+        }
+    }
+    worst
+}
+
+#[test]
+fn the_fault_tolerant_schedule_costs_nothing_fault_free_and_survives_any_crash() {
+    let g = canonical();
+    let worst = survives_every_crash(&g, 3, "the HEFT example");
+    assert!(worst > 80.0, "a crash costs something: {worst}");
+    for file in
+        ["kasahara50/rand0000.stg", "kasahara50/rand0005.stg", "application/robot.stg", "application/sparse.stg"]
+    {
+        let g = stg::parse(&read(file)).unwrap();
+        for procs in [2, 4, 8, 16] {
+            survives_every_crash(&g, procs, file);
+        }
+    }
+}
+
+#[test]
+fn without_duplicates_a_crash_loses_tasks() {
+    // The same run with every duplicate moved onto its original's
+    // processor (an invalid schedule): the crash of that processor at the
+    // start leaves tasks with no copy, which the simulator reports.
+    let g = canonical();
+    let mut ft = ft_schedule(&g, 3, FtParams::default());
+    let proc = ft.originals.placements()[0].proc;
+    for d in &mut ft.duplicates {
+        d.proc = ft.originals.of(d.task).unwrap().proc;
+    }
+    assert!(ft.check(&g).is_err());
+    assert!(simulate(&g, &ft, &[Crash { proc, at: 0.0 }]).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// On random graphs, with any processor crashing at any time, every
+    /// task completes; fault-free, the run is HEFT's.
+    #[test]
+    fn random_graphs_survive_any_single_crash(
+        costs in proptest::collection::vec(0u32..20, 1..30),
+        links in proptest::collection::vec((0usize..30, 0usize..30, 0u32..15), 0..60),
+        procs in 2usize..6,
+        crash in (0usize..6, 0.0f64..1.2),
+    ) {
+        let n = costs.len();
+        let mut edges: Vec<(usize, usize, f64)> = Vec::new();
+        for (a, b, c) in links {
+            let (a, b) = (a % n, b % n);
+            if a < b && !edges.iter().any(|e| e.0 == a && e.1 == b) {
+                edges.push((a, b, c as f64));
+            }
+        }
+        let g = TaskGraph::new((0..n).map(|i| i.to_string()).collect(), Costs::Uniform(costs.iter().map(|&c| c as f64).collect()), &edges).unwrap();
+        let ft = ft_schedule(&g, procs, FtParams::default());
+        prop_assert!(ft.check(&g).is_ok(), "{:?}", ft.check(&g));
+        let free = simulate(&g, &ft, &[]).unwrap();
+        prop_assert!((free.makespan - heft(&g, procs).makespan()).abs() < 1e-9);
+        let run = simulate(&g, &ft, &[Crash { proc: crash.0 % procs, at: crash.1 * ft.makespan() }]);
+        prop_assert!(run.is_ok(), "{:?}", run);
+    }
+}

@@ -7,14 +7,23 @@
 //! - [`stg`], [`matrix`]: readers for the Standard Task Graph format and
 //!   for run-time and connectivity matrices;
 //! - [`heft`]: the HEFT list scheduler;
+//! - [`ft`]: the fault-tolerant scheduler, HEFT plus a duplicate of every
+//!   task in an idle gap of another processor, aborted when the original
+//!   ends;
+//! - [`exec`]: running a fault-tolerant schedule in virtual time with
+//!   crashes;
 //! - [`schedule`]: a schedule and its checker.
 
+pub mod exec;
+pub mod ft;
 pub mod graph;
 pub mod heft;
 pub mod matrix;
 pub mod schedule;
 pub mod stg;
 
+pub use exec::{simulate, Crash, Run, Stalled};
+pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};
 pub use schedule::{Placement, Schedule, Violation};

@@ -1,0 +1,172 @@
+//! `dag schedule FILE --procs P [--ft] [--json]`: schedules a task graph
+//! (an STG file, or a folder with run-time and connectivity matrices) with
+//! HEFT, or with the fault-tolerant scheduler (a duplicate of every task in
+//! an idle gap, aborted when the original ends), checks the schedule and
+//! runs it in virtual time with every single-processor crash.
+//!
+//! `dag table FILE... --procs 4,8,16,32`: the crash experiment as a table.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use satin::dag::{ft_schedule, heft, FtParams};
+use satin_examples::{cli, dag};
+
+#[derive(Parser)]
+#[command(about = "Schedules task graphs, with duplicates that survive a processor crash")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Schedule one graph and report its makespan (and, with --ft, what a
+    /// crash costs).
+    Schedule {
+        /// STG file, or a folder with `*exe_time*.csv` and `*connectivity*.csv`.
+        file: PathBuf,
+        /// Number of processors.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        procs: u32,
+        /// Fault-tolerant: a duplicate of every task on another processor.
+        #[arg(long)]
+        ft: bool,
+        /// A duplicate starts this long after its original.
+        #[arg(long, default_value_t = 3.0)]
+        slack: f64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Print every placement.
+        #[arg(long)]
+        verbose: bool,
+    },
+    /// The crash experiment over several graphs and processor counts, as a
+    /// Markdown table.
+    Table {
+        /// STG files (or matrix folders).
+        files: Vec<PathBuf>,
+        /// Processor counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "4,8,16,32")]
+        procs: Vec<usize>,
+    },
+}
+
+fn main() {
+    match Args::parse().command {
+        Command::Schedule { file, procs, ft, slack, json, verbose } => {
+            schedule(file, procs as usize, ft, slack, json, verbose)
+        }
+        Command::Table { files, procs } => table(&files, &procs),
+    }
+}
+
+fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbose: bool) {
+    let graph = dag::read(&file).unwrap_or_else(|e| cli::bad_input("dag", e));
+    if !(slack.is_finite() && slack >= 0.0) {
+        cli::bad_input("dag", format_args!("--slack {slack}: must be a time, not negative"));
+    }
+    if ft && procs < 2 {
+        cli::bad_input("dag", "--ft needs two processors at least: a duplicate runs on another processor");
+    }
+    let plain = heft(&graph, procs);
+    if !ft {
+        let valid = plain.check(&graph);
+        if json {
+            println!(
+                "{{\"tasks\":{},\"procs\":{},\"makespan\":{},\"valid\":{}}}",
+                graph.len(),
+                plain.procs(),
+                plain.makespan(),
+                valid.is_ok()
+            );
+        } else {
+            println!("HEFT on {} processors: makespan {}", plain.procs(), plain.makespan());
+            if let Err(v) = &valid {
+                println!("INVALID: {v}");
+            }
+        }
+        if verbose {
+            for p in plain.placements() {
+                println!("  task {} on {}: {}..{}", graph.name(p.task), p.proc, p.start, p.finish);
+            }
+        }
+        std::process::exit(if valid.is_ok() { 0 } else { 1 });
+    }
+    let params = FtParams { slack, abort_delay: (slack / 3.0).min(1.0) };
+    let s = ft_schedule(&graph, procs, params);
+    let valid = s.check(&graph);
+    let cost = dag::crash_cost(&graph, &s);
+    let (at_start, worst) = cost.map_or((f64::NAN, f64::NAN), |c| (c.at_start, c.worst));
+    if json {
+        println!(
+            "{{\"tasks\":{},\"procs\":{},\"makespan\":{},\"heft_makespan\":{},\"valid\":{},\"dummies\":{},\"crash_at_start\":{},\"crash_worst\":{}}}",
+            graph.len(),
+            s.originals.procs(),
+            s.makespan(),
+            plain.makespan(),
+            valid.is_ok() && cost.is_some(),
+            s.dummies(),
+            at_start,
+            worst
+        );
+    } else {
+        println!(
+            "fault-tolerant schedule on {} processors: makespan {} (HEFT {})",
+            s.originals.procs(),
+            s.makespan(),
+            plain.makespan()
+        );
+        println!("{} duplicates, {} of them dummies (never run fault-free)", s.duplicates.len(), s.dummies());
+        println!(
+            "one processor crashing: at the start {at_start} ({:.4} x), worst over 11 times {worst} ({:.4} x)",
+            at_start / s.makespan(),
+            worst / s.makespan()
+        );
+        if let Err(v) = &valid {
+            println!("INVALID: {v}");
+        }
+        if verbose {
+            for p in s.originals.placements() {
+                let d = s.duplicates[p.task];
+                println!(
+                    "  task {} on {}: {}..{}; duplicate on {}: {}..{} (aborted at {})",
+                    graph.name(p.task),
+                    p.proc,
+                    p.start,
+                    p.finish,
+                    d.proc,
+                    d.start,
+                    d.finish,
+                    d.abort_at
+                );
+            }
+        }
+    }
+    std::process::exit(if valid.is_ok() && cost.is_some() { 0 } else { 1 });
+}
+
+fn table(files: &[PathBuf], procs: &[usize]) {
+    println!("| graph | tasks | processors | HEFT | fault-tolerant, fault-free | crash at the start | × | worst crash | × | dummy duplicates |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for file in files {
+        let graph = dag::read(file).unwrap_or_else(|e| cli::bad_input("dag", e));
+        let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+        for &p in procs {
+            let r = dag::row(&graph, p).unwrap_or_else(|e| cli::bad_input("dag", format_args!("{name} on {p}: {e}")));
+            let c = r.cost;
+            println!(
+                "| {name} | {} | {p} | {} | {} | {} | {:.4} | {} | {:.4} | {} |",
+                graph.len(),
+                r.heft,
+                c.fault_free,
+                c.at_start,
+                c.at_start / c.fault_free,
+                c.worst,
+                c.worst / c.fault_free,
+                r.dummies
+            );
+        }
+    }
+}

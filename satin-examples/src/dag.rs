@@ -1,0 +1,73 @@
+//! Task graphs from files, and the crash experiment of the fault-tolerant
+//! static scheduler (seed 001), for the `dag` binary.
+
+use std::path::Path;
+
+use satin::dag::{ft_schedule, heft, matrix, simulate, stg, Crash, FtParams, FtSchedule, TaskGraph};
+
+/// Reads a task graph: an STG file, or a folder holding a run-time matrix
+/// (`*exe_time*.csv`) and a connectivity matrix (`*connectivity*.csv`).
+pub fn read(path: &Path) -> Result<TaskGraph, String> {
+    let text = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    if path.is_dir() {
+        let find = |part: &str| -> Result<std::path::PathBuf, String> {
+            std::fs::read_dir(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(part)))
+                .ok_or_else(|| format!("{} holds no `*{part}*.csv`", path.display()))
+        };
+        let (times, links) = (find("exe_time")?, find("connectivity")?);
+        return matrix::parse(&text(&times)?, &text(&links)?).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    stg::parse(&text(path)?).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// What a crash costs a fault-tolerant schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct CrashCost {
+    /// The fault-free makespan.
+    pub fault_free: f64,
+    /// The worst makespan over every processor crashing at the start.
+    pub at_start: f64,
+    /// The worst makespan over every processor crashing at any of 11
+    /// times spread over the fault-free run (its start and end included).
+    pub worst: f64,
+}
+
+/// Runs `schedule` with every single crash; `None` if a run lost a task
+/// (never, for a schedule `FtSchedule::check` accepts).
+pub fn crash_cost(graph: &TaskGraph, schedule: &FtSchedule) -> Option<CrashCost> {
+    let fault_free = simulate(graph, schedule, &[]).ok()?.makespan;
+    let (mut at_start, mut worst) = (fault_free, fault_free);
+    for proc in 0..schedule.originals.procs() {
+        for k in 0..=10 {
+            let at = fault_free * k as f64 / 10.0;
+            let run = simulate(graph, schedule, &[Crash { proc, at }]).ok()?;
+            worst = worst.max(run.makespan);
+            if k == 0 {
+                at_start = at_start.max(run.makespan);
+            }
+        }
+    }
+    Some(CrashCost { fault_free, at_start, worst })
+}
+
+/// One row of the crash table: the graph on `procs` processors.
+pub struct Row {
+    /// HEFT's makespan.
+    pub heft: f64,
+    /// The fault-tolerant schedule's crash costs.
+    pub cost: CrashCost,
+    /// Duplicates that never run fault-free.
+    pub dummies: usize,
+}
+
+/// HEFT and the fault-tolerant schedule of `graph` on `procs` processors.
+pub fn row(graph: &TaskGraph, procs: usize) -> Result<Row, String> {
+    let ft = ft_schedule(graph, procs, FtParams::default());
+    ft.check(graph).map_err(|v| format!("invalid schedule: {v}"))?;
+    let cost = crash_cost(graph, &ft).ok_or("a crash lost a task")?;
+    Ok(Row { heft: heft(graph, procs).makespan(), cost, dummies: ft.dummies() })
+}

@@ -1,0 +1,211 @@
+//! Running a fault-tolerant schedule in virtual time, with crashes.
+//!
+//! Every processor runs its items — originals and duplicates — in the
+//! planned order, each as soon as its processor is free and its inputs
+//! have arrived (a duplicate not before its planned start). Once a crash is
+//! known (an abort message's time after it), the duplicates of the crashed
+//! processor's unfinished tasks go first, out of order, as soon as their
+//! inputs are there: other processors wait for them. An input comes
+//! from whichever copy of the predecessor ends first, plus the edge's cost
+//! across processors. An original's end stops its duplicate when the abort
+//! arrives (`abort_delay` later): a duplicate not started by then is
+//! skipped. A crashed processor loses what it runs and runs nothing more.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::ft::FtSchedule;
+use super::graph::{TaskGraph, TaskId};
+
+/// A processor that stops at a time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crash {
+    /// The processor.
+    pub proc: usize,
+    /// When it stops: what it would finish later is lost.
+    pub at: f64,
+}
+
+/// How a simulated run went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// When the last task had a finished copy.
+    pub makespan: f64,
+    /// When each task's first copy finished.
+    pub finished: Vec<f64>,
+    /// Duplicates that ran to their end.
+    pub duplicates_completed: usize,
+}
+
+/// A run that could not finish: a task no copy of which survived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stalled {
+    /// A task with no finished copy.
+    pub task: TaskId,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+struct Item {
+    task: TaskId,
+    duplicate: bool,
+    planned: f64,
+    len: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Running {
+    item: Item,
+    end: f64,
+}
+
+/// A time on the event heap, earliest first.
+#[derive(PartialEq)]
+struct At(f64);
+
+impl Eq for At {}
+
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &At) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for At {
+    fn cmp(&self, other: &At) -> Ordering {
+        other.0.total_cmp(&self.0)
+    }
+}
+
+/// Runs `schedule` of `graph` with `crashes`.
+pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> Result<Run, Stalled> {
+    let procs = schedule.originals.procs();
+    let delay = schedule.params.abort_delay;
+    let mut queues: Vec<Vec<Item>> = vec![Vec::new(); procs];
+    for p in schedule.originals.placements() {
+        queues[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
+    }
+    for d in &schedule.duplicates {
+        queues[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
+    }
+    let mut queues: Vec<VecDeque<Item>> = queues
+        .into_iter()
+        .map(|mut q| {
+            // In planned order; at one instant, what takes no time first
+            // (a zero-cost task planned at the start of another runs
+            // before it), and originals before duplicates.
+            q.sort_by(|a, b| {
+                a.planned
+                    .total_cmp(&b.planned)
+                    .then((a.len > 0.0).cmp(&(b.len > 0.0)))
+                    .then(a.duplicate.cmp(&b.duplicate))
+            });
+            q.into()
+        })
+        .collect();
+    let dead_at: Vec<f64> = (0..procs)
+        .map(|p| crashes.iter().filter(|c| c.proc == p).map(|c| c.at).fold(f64::INFINITY, f64::min))
+        .collect();
+    let mut original_proc = vec![0; graph.len()];
+    for p in schedule.originals.placements() {
+        original_proc[p.task] = p.proc;
+    }
+    let mut running: Vec<Option<Running>> = vec![None; procs];
+    let mut copies: Vec<Vec<(usize, f64)>> = vec![Vec::new(); graph.len()];
+    let mut original_end: Vec<Option<f64>> = vec![None; graph.len()];
+    let mut duplicates_completed = 0;
+    let mut events = BinaryHeap::new();
+    events.push(At(0.0));
+    for d in &schedule.duplicates {
+        events.push(At(d.start));
+    }
+    for c in crashes {
+        events.push(At(c.at));
+        events.push(At(c.at + delay));
+    }
+    while let Some(At(now)) = events.pop() {
+        while events.peek().is_some_and(|At(t)| *t <= now) {
+            events.pop();
+        }
+        for proc in 0..procs {
+            // What ends by now: finished, or a duplicate stopped by its abort.
+            if let Some(r) = running[proc] {
+                let aborted_at = r.item.duplicate.then(|| original_end[r.item.task].map(|e| e + delay)).flatten();
+                let stop = aborted_at.filter(|&a| a < r.end);
+                if stop.is_some_and(|a| a <= now) {
+                    running[proc] = None;
+                } else if r.end <= now && r.end <= dead_at[proc] {
+                    running[proc] = None;
+                    copies[r.item.task].push((proc, r.end));
+                    if r.item.duplicate {
+                        duplicates_completed += 1;
+                    } else {
+                        original_end[r.item.task] = Some(r.end);
+                        events.push(At(r.end + delay));
+                    }
+                    for &(_, comm) in graph.succs(r.item.task) {
+                        events.push(At(r.end + comm));
+                    }
+                }
+            }
+        }
+        for proc in 0..procs {
+            if now >= dead_at[proc] {
+                running[proc] = None;
+                continue;
+            }
+            while running[proc].is_none() {
+                // Duplicates whose abort has arrived are skipped.
+                queues[proc].retain(|i| !(i.duplicate && original_end[i.task].is_some_and(|e| e + delay <= now)));
+                let inputs_in = |item: &Item| {
+                    graph
+                        .preds(item.task)
+                        .iter()
+                        .map(|&(u, comm)| {
+                            copies[u]
+                                .iter()
+                                .map(|&(p, end)| end + if p == proc { 0.0 } else { comm })
+                                .fold(f64::INFINITY, f64::min)
+                        })
+                        .fold(0.0, f64::max)
+                        <= now
+                };
+                // The original of a duplicate is lost once its processor's
+                // crash is known here (an abort message's time later).
+                let lost = |item: &Item| {
+                    item.duplicate
+                        && original_end[item.task].is_none()
+                        && dead_at[original_proc[item.task]] + delay <= now
+                };
+                // First the duplicates of lost tasks whose inputs are here,
+                // out of order: what other processors wait for; then the
+                // next item in the planned order (a duplicate not before its
+                // planned start).
+                let next = queues[proc].iter().position(|i| lost(i) && inputs_in(i)).or_else(|| {
+                    queues[proc].front().filter(|i| (!i.duplicate || now >= i.planned) && inputs_in(i)).map(|_| 0)
+                });
+                let Some(k) = next else { break };
+                let item = queues[proc].remove(k).expect("a position in the queue");
+                let end = now + graph.cost(item.task, proc);
+                running[proc] = Some(Running { item, end });
+                events.push(At(end));
+                if item.duplicate {
+                    if let Some(e) = original_end[item.task] {
+                        events.push(At(e + delay));
+                    }
+                }
+                if end <= now {
+                    break;
+                }
+            }
+        }
+        // A zero-length item ended at `now`: look again at this instant.
+        if running.iter().flatten().any(|r| r.end <= now) {
+            events.push(At(now));
+        }
+    }
+    let finished: Vec<f64> = copies.iter().map(|c| c.iter().map(|&(_, e)| e).fold(f64::INFINITY, f64::min)).collect();
+    if let Some(task) = finished.iter().position(|f| f.is_infinite()) {
+        return Err(Stalled { task });
+    }
+    Ok(Run { makespan: finished.iter().copied().fold(0.0, f64::max), finished, duplicates_completed })
+}

@@ -100,3 +100,47 @@ fn a_program_with_its_own_arguments_runs_on_several_nodes() {
     let own_bad = run(bin, &["many"]);
     assert_eq!(own_bad.status.code(), Some(2));
 }
+
+/// The value of `"key":` in a one-line JSON object.
+fn json_field(line: &str, key: &str) -> String {
+    let at = line.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key} in {line}"));
+    line[at + key.len() + 3..].split([',', '}']).next().unwrap().to_string()
+}
+
+#[test]
+fn dag_schedules_and_reports_what_a_crash_costs() {
+    let heft = first_line(&run(
+        env!("CARGO_BIN_EXE_dag"),
+        &["schedule", &data("stg/heft_canonical"), "--procs", "3", "--json"],
+    ));
+    assert_eq!(json_field(&heft, "makespan"), "80");
+    assert_eq!(json_field(&heft, "valid"), "true");
+    let ft = first_line(&run(
+        env!("CARGO_BIN_EXE_dag"),
+        &["schedule", &data("stg/kasahara50/rand0000.stg"), "--procs", "8", "--ft", "--json"],
+    ));
+    assert_eq!(json_field(&ft, "valid"), "true");
+    assert_eq!(json_field(&ft, "makespan"), json_field(&ft, "heft_makespan"), "no cost fault-free");
+    let (free, worst): (f64, f64) =
+        (json_field(&ft, "makespan").parse().unwrap(), json_field(&ft, "crash_worst").parse().unwrap());
+    assert!(worst >= free && worst < 2.0 * free, "{ft}");
+    let table = run(env!("CARGO_BIN_EXE_dag"), &["table", &data("stg/application/robot.stg"), "--procs", "4,32"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert_eq!(text.lines().filter(|l| l.starts_with("| robot.stg | 90 |")).count(), 2, "{text}");
+}
+
+#[test]
+fn dag_refuses_bad_graphs_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cycle.stg");
+    std::fs::write(&bad, "2\n0 0 0\n1 5 1 2\n2 5 1 1\n3 0 1 2\n").unwrap();
+    let o = run(env!("CARGO_BIN_EXE_dag"), &["schedule", &bad.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cycle.stg: line 3: task 1 is on a cycle") || err.contains("line 4"), "{err}");
+    let o = run(env!("CARGO_BIN_EXE_dag"), &["schedule", &data("stg/heft_canonical"), "--procs", "1", "--ft"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("two processors"));
+    let o = run(env!("CARGO_BIN_EXE_dag"), &["schedule", "/nonexistent.stg"]);
+    assert_eq!(o.status.code(), Some(2));
+}

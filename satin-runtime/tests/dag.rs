@@ -292,3 +292,21 @@ proptest! {
         prop_assert!(run.is_ok(), "{:?}", run);
     }
 }
+
+/// The example of docs/guide.md, "Task graphs".
+#[test]
+fn the_guide_example_runs() -> Result<(), Box<dyn std::error::Error>> {
+    let names = ["a", "b", "c", "d"].map(String::from).to_vec();
+    let graph = TaskGraph::new(
+        names,
+        Costs::Uniform(vec![3.0, 5.0, 4.0, 2.0]),
+        &[(0, 1, 2.0), (0, 2, 2.0), (1, 3, 2.0), (2, 3, 2.0)],
+    )?;
+    let plain = heft(&graph, 2);
+    plain.check(&graph)?;
+    let ft = ft_schedule(&graph, 2, FtParams::default());
+    assert_eq!(ft.makespan(), plain.makespan());
+    let run = simulate(&graph, &ft, &[Crash { proc: 0, at: 4.0 }]).expect("every task completes");
+    assert!(run.makespan >= ft.makespan());
+    Ok(())
+}

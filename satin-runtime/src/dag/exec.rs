@@ -180,8 +180,16 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
                 // out of order: what other processors wait for; then the
                 // next item in the planned order (a duplicate not before its
                 // planned start).
+                // Once a crash is known the plan no longer holds: a processor
+                // whose next item waits runs a later one whose inputs are here.
+                let crash_known = dead_at.iter().any(|&d| d + delay <= now);
                 let next = queues[proc].iter().position(|i| lost(i) && inputs_in(i)).or_else(|| {
-                    queues[proc].front().filter(|i| (!i.duplicate || now >= i.planned) && inputs_in(i)).map(|_| 0)
+                    let in_order = |i: &Item| (!i.duplicate || now >= i.planned) && inputs_in(i);
+                    if crash_known {
+                        queues[proc].iter().position(|i| !i.duplicate && inputs_in(i))
+                    } else {
+                        queues[proc].front().filter(|i| in_order(i)).map(|_| 0)
+                    }
                 });
                 let Some(k) = next else { break };
                 let item = queues[proc].remove(k).expect("a position in the queue");

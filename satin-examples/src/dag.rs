@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use satin::dag::{ft_schedule, heft, matrix, simulate, stg, Crash, FtParams, FtSchedule, TaskGraph};
+use satin::dag::{
+    ft_schedule, heft, matrix, replicate, reschedule_after, simulate, stg, Crash, FtParams, FtSchedule, Schedule,
+    TaskGraph,
+};
 
 /// Reads a task graph: an STG file, or a folder holding a run-time matrix
 /// (`*exe_time*.csv`) and a connectivity matrix (`*connectivity*.csv`).
@@ -54,6 +57,25 @@ pub fn crash_cost(graph: &TaskGraph, schedule: &FtSchedule) -> Option<CrashCost>
     Some(CrashCost { fault_free, at_start, worst })
 }
 
+/// What a crash costs when the rest is rescheduled (no duplicates), with
+/// the crash known `detection` after it: at the start, and the worst over
+/// the 11 crash times of [`crash_cost`].
+pub fn reschedule_cost(graph: &TaskGraph, plan: &Schedule, detection: f64) -> CrashCost {
+    let fault_free = plan.makespan();
+    let (mut at_start, mut worst) = (fault_free, fault_free);
+    for proc in 0..plan.procs() {
+        for k in 0..=10 {
+            let at = fault_free * k as f64 / 10.0;
+            let m = reschedule_after(graph, plan, Crash { proc, at }, detection);
+            worst = worst.max(m);
+            if k == 0 {
+                at_start = at_start.max(m);
+            }
+        }
+    }
+    CrashCost { fault_free, at_start, worst }
+}
+
 /// One row of the crash table: the graph on `procs` processors.
 pub struct Row {
     /// HEFT's makespan.
@@ -62,12 +84,23 @@ pub struct Row {
     pub cost: CrashCost,
     /// Duplicates that never run fault-free.
     pub dummies: usize,
+    /// Active replication's crash costs (its fault-free makespan included).
+    pub replication: CrashCost,
+    /// Rescheduling's crash costs.
+    pub rescheduling: CrashCost,
 }
 
-/// HEFT and the fault-tolerant schedule of `graph` on `procs` processors.
+/// HEFT, the fault-tolerant schedule and the two alternatives of `graph` on
+/// `procs` processors.
 pub fn row(graph: &TaskGraph, procs: usize) -> Result<Row, String> {
-    let ft = ft_schedule(graph, procs, FtParams::default());
+    let params = FtParams::default();
+    let ft = ft_schedule(graph, procs, params);
     ft.check(graph).map_err(|v| format!("invalid schedule: {v}"))?;
     let cost = crash_cost(graph, &ft).ok_or("a crash lost a task")?;
-    Ok(Row { heft: heft(graph, procs).makespan(), cost, dummies: ft.dummies() })
+    let rep = replicate(graph, procs);
+    rep.check(graph).map_err(|v| format!("invalid replication: {v}"))?;
+    let replication = crash_cost(graph, &rep).ok_or("a crash lost a task under replication")?;
+    let plan = heft(graph, procs);
+    let rescheduling = reschedule_cost(graph, &plan, params.abort_delay);
+    Ok(Row { heft: plan.makespan(), cost, dummies: ft.dummies(), replication, rescheduling })
 }

@@ -310,3 +310,31 @@ fn the_guide_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     assert!(run.makespan >= ft.makespan());
     Ok(())
 }
+
+use satin::dag::{replicate, reschedule_after};
+
+#[test]
+fn the_alternatives_are_valid_and_survive_crashes() {
+    for file in ["kasahara50/rand0001.stg", "application/robot.stg"] {
+        let g = stg::parse(&read(file)).unwrap();
+        for procs in [2, 4, 8] {
+            // Replication: two copies, never aborted: a valid schedule whose
+            // every run completes, fault-free at least HEFT's length.
+            let rep = replicate(&g, procs);
+            rep.check(&g).unwrap_or_else(|v| panic!("{file} on {procs}: {v}"));
+            let free = simulate(&g, &rep, &[]).unwrap();
+            assert_eq!(free.duplicates_completed, g.len(), "{file} on {procs}: both copies run");
+            for proc in 0..procs {
+                assert!(simulate(&g, &rep, &[Crash { proc, at: 0.0 }]).is_ok());
+            }
+            // Rescheduling: no crash after the end changes nothing; a crash
+            // at the start is the plan on one processor fewer, at most.
+            let plan = heft(&g, procs);
+            let late = reschedule_after(&g, &plan, Crash { proc: 0, at: plan.makespan() }, 1.0);
+            assert_eq!(late, plan.makespan(), "{file} on {procs}");
+            let early = reschedule_after(&g, &plan, Crash { proc: 0, at: 0.0 }, 1.0);
+            assert!(early >= plan.makespan() - 1e-9 || procs > 2, "{file} on {procs}: {early}");
+            assert!(early <= heft(&g, procs - 1).makespan() + 1.0 + 1e-9, "{file} on {procs}: {early}");
+        }
+    }
+}

@@ -148,24 +148,32 @@ fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbo
 }
 
 fn table(files: &[PathBuf], procs: &[usize]) {
-    println!("| graph | tasks | processors | HEFT | fault-tolerant, fault-free | crash at the start | × | worst crash | × | dummy duplicates |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| graph | tasks | processors | HEFT = fault-tolerant, fault-free | crash at the start | × | worst crash | × | dummy duplicates | replication: fault-free (×) | worst crash (× HEFT) | rescheduling: crash at start (×) | worst (×) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for file in files {
         let graph = dag::read(file).unwrap_or_else(|e| cli::bad_input("dag", e));
         let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
         for &p in procs {
             let r = dag::row(&graph, p).unwrap_or_else(|e| cli::bad_input("dag", format_args!("{name} on {p}: {e}")));
-            let c = r.cost;
+            let (c, rep, res) = (r.cost, r.replication, r.rescheduling);
+            assert_eq!(c.fault_free, r.heft, "duplicates cost nothing fault-free");
             println!(
-                "| {name} | {} | {p} | {} | {} | {} | {:.4} | {} | {:.4} | {} |",
+                "| {name} | {} | {p} | {} | {} | {:.4} | {} | {:.4} | {} | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) |",
                 graph.len(),
                 r.heft,
-                c.fault_free,
                 c.at_start,
                 c.at_start / c.fault_free,
                 c.worst,
                 c.worst / c.fault_free,
-                r.dummies
+                r.dummies,
+                rep.fault_free,
+                rep.fault_free / r.heft,
+                rep.worst,
+                rep.worst / r.heft,
+                res.at_start,
+                res.at_start / r.heft,
+                res.worst,
+                res.worst / r.heft
             );
         }
     }

@@ -12,6 +12,8 @@
 //!   ends;
 //! - [`exec`]: running a fault-tolerant schedule in virtual time with
 //!   crashes;
+//! - [`replicate`], [`reschedule`]: the alternatives it is measured
+//!   against, active replication and rescheduling after the crash;
 //! - [`schedule`]: a schedule and its checker.
 
 pub mod exec;
@@ -19,6 +21,8 @@ pub mod ft;
 pub mod graph;
 pub mod heft;
 pub mod matrix;
+pub mod replicate;
+pub mod reschedule;
 pub mod schedule;
 pub mod stg;
 
@@ -26,4 +30,6 @@ pub use exec::{simulate, Crash, Run, Stalled};
 pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};
+pub use replicate::replicate;
+pub use reschedule::reschedule_after;
 pub use schedule::{Placement, Schedule, Violation};

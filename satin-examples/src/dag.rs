@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use satin::dag::{
-    ft_schedule, heft, matrix, replicate, reschedule_after, simulate, stg, Crash, FtParams, FtSchedule, Schedule,
-    TaskGraph,
+    adaptive_after, ft_schedule, heft, matrix, replicate, reschedule_after, simulate, stg, Crash, FtParams, FtSchedule,
+    Schedule, TaskGraph,
 };
 
 /// Reads a task graph: an STG file, or a folder holding a run-time matrix
@@ -43,37 +43,15 @@ pub struct CrashCost {
 /// (never, for a schedule `FtSchedule::check` accepts).
 pub fn crash_cost(graph: &TaskGraph, schedule: &FtSchedule) -> Option<CrashCost> {
     let fault_free = simulate(graph, schedule, &[]).ok()?.makespan;
-    let (mut at_start, mut worst) = (fault_free, fault_free);
-    for proc in 0..schedule.originals.procs() {
-        for k in 0..=10 {
-            let at = fault_free * k as f64 / 10.0;
-            let run = simulate(graph, schedule, &[Crash { proc, at }]).ok()?;
-            worst = worst.max(run.makespan);
-            if k == 0 {
-                at_start = at_start.max(run.makespan);
-            }
-        }
-    }
-    Some(CrashCost { fault_free, at_start, worst })
+    sweep(fault_free, schedule.originals.procs(), |crash| simulate(graph, schedule, &[crash]).ok().map(|r| r.makespan))
 }
 
 /// What a crash costs when the rest is rescheduled (no duplicates), with
 /// the crash known `detection` after it: at the start, and the worst over
 /// the 11 crash times of [`crash_cost`].
 pub fn reschedule_cost(graph: &TaskGraph, plan: &Schedule, detection: f64) -> CrashCost {
-    let fault_free = plan.makespan();
-    let (mut at_start, mut worst) = (fault_free, fault_free);
-    for proc in 0..plan.procs() {
-        for k in 0..=10 {
-            let at = fault_free * k as f64 / 10.0;
-            let m = reschedule_after(graph, plan, Crash { proc, at }, detection);
-            worst = worst.max(m);
-            if k == 0 {
-                at_start = at_start.max(m);
-            }
-        }
-    }
-    CrashCost { fault_free, at_start, worst }
+    sweep(plan.makespan(), plan.procs(), |crash| Some(reschedule_after(graph, plan, crash, detection)))
+        .expect("rescheduling always finishes")
 }
 
 /// One row of the crash table: the graph on `procs` processors.
@@ -88,6 +66,8 @@ pub struct Row {
     pub replication: CrashCost,
     /// Rescheduling's crash costs.
     pub rescheduling: CrashCost,
+    /// The shorter of the two continuations, chosen when the crash is known.
+    pub adaptive: CrashCost,
 }
 
 /// HEFT, the fault-tolerant schedule and the two alternatives of `graph` on
@@ -102,5 +82,23 @@ pub fn row(graph: &TaskGraph, procs: usize) -> Result<Row, String> {
     let replication = crash_cost(graph, &rep).ok_or("a crash lost a task under replication")?;
     let plan = heft(graph, procs);
     let rescheduling = reschedule_cost(graph, &plan, params.abort_delay);
-    Ok(Row { heft: plan.makespan(), cost, dummies: ft.dummies(), replication, rescheduling })
+    let adaptive =
+        sweep(plan.makespan(), plan.procs(), |crash| adaptive_after(graph, &ft, crash)).ok_or("a crash lost a task")?;
+    Ok(Row { heft: plan.makespan(), cost, dummies: ft.dummies(), replication, rescheduling, adaptive })
+}
+
+/// Crash costs of `makespan_after` over every processor crashing at the
+/// start and at 11 times spread over a fault-free run of `fault_free`.
+fn sweep(fault_free: f64, procs: usize, makespan_after: impl Fn(Crash) -> Option<f64>) -> Option<CrashCost> {
+    let (mut at_start, mut worst) = (fault_free, fault_free);
+    for proc in 0..procs {
+        for k in 0..=10 {
+            let m = makespan_after(Crash { proc, at: fault_free * k as f64 / 10.0 })?;
+            worst = worst.max(m);
+            if k == 0 {
+                at_start = at_start.max(m);
+            }
+        }
+    }
+    Some(CrashCost { fault_free, at_start, worst })
 }

@@ -338,3 +338,20 @@ fn the_alternatives_are_valid_and_survive_crashes() {
         }
     }
 }
+
+#[test]
+fn the_adaptive_choice_is_never_worse_than_either_continuation() {
+    let g = stg::parse(&read("application/fpppp.stg")).unwrap();
+    for procs in [4, 16] {
+        let ft = ft_schedule(&g, procs, FtParams::default());
+        for proc in [0, procs - 1] {
+            for at in crash_times(ft.makespan()) {
+                let crash = Crash { proc, at };
+                let a = satin::dag::adaptive_after(&g, &ft, crash).expect("completes");
+                let d = simulate(&g, &ft, &[crash]).unwrap().makespan;
+                let r = reschedule_after(&g, &ft.originals, crash, ft.params.abort_delay);
+                assert_eq!(a, d.min(r), "fpppp on {procs}, {crash:?}");
+            }
+        }
+    }
+}

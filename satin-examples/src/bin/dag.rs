@@ -148,17 +148,17 @@ fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbo
 }
 
 fn table(files: &[PathBuf], procs: &[usize]) {
-    println!("| graph | tasks | processors | HEFT = fault-tolerant, fault-free | crash at the start | × | worst crash | × | dummy duplicates | replication: fault-free (×) | worst crash (× HEFT) | rescheduling: crash at start (×) | worst (×) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| graph | tasks | processors | HEFT = fault-tolerant, fault-free | crash at the start | × | worst crash | × | dummy duplicates | replication: fault-free (×) | worst crash (× HEFT) | rescheduling: crash at start (×) | worst (×) | adaptive: crash at start (×) | worst (×) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for file in files {
         let graph = dag::read(file).unwrap_or_else(|e| cli::bad_input("dag", e));
         let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
         for &p in procs {
             let r = dag::row(&graph, p).unwrap_or_else(|e| cli::bad_input("dag", format_args!("{name} on {p}: {e}")));
-            let (c, rep, res) = (r.cost, r.replication, r.rescheduling);
+            let (c, rep, res, ada) = (r.cost, r.replication, r.rescheduling, r.adaptive);
             assert_eq!(c.fault_free, r.heft, "duplicates cost nothing fault-free");
             println!(
-                "| {name} | {} | {p} | {} | {} | {:.4} | {} | {:.4} | {} | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) |",
+                "| {name} | {} | {p} | {} | {} | {:.4} | {} | {:.4} | {} | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) | {} ({:.4}) |",
                 graph.len(),
                 r.heft,
                 c.at_start,
@@ -173,7 +173,11 @@ fn table(files: &[PathBuf], procs: &[usize]) {
                 res.at_start,
                 res.at_start / r.heft,
                 res.worst,
-                res.worst / r.heft
+                res.worst / r.heft,
+                ada.at_start,
+                ada.at_start / r.heft,
+                ada.worst,
+                ada.worst / r.heft
             );
         }
     }

@@ -31,5 +31,5 @@ pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};
 pub use replicate::replicate;
-pub use reschedule::reschedule_after;
+pub use reschedule::{adaptive_after, reschedule_after};
 pub use schedule::{Placement, Schedule, Violation};

@@ -68,3 +68,16 @@ pub fn reschedule_after(graph: &TaskGraph, plan: &Schedule, crash: Crash, detect
     }
     finish.iter().map(|f| f.expect("every task").1).fold(0.0, f64::max)
 }
+
+/// The makespan when the runtime, once it knows of the crash, follows the
+/// shorter of two continuations, both known at that moment from the plan:
+/// the fault-tolerant schedule's duplicates ([`simulate`]) or rescheduling
+/// the rest ([`reschedule_after`]; the run up to the crash is the plan in
+/// both). `None` if the duplicates lose a task.
+///
+/// [`simulate`]: super::exec::simulate
+pub fn adaptive_after(graph: &TaskGraph, schedule: &super::ft::FtSchedule, crash: Crash) -> Option<f64> {
+    let with_duplicates = super::exec::simulate(graph, schedule, &[crash]).ok()?.makespan;
+    let rescheduled = reschedule_after(graph, &schedule.originals, crash, schedule.params.abort_delay);
+    Some(with_duplicates.min(rescheduled))
+}

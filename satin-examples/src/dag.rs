@@ -87,6 +87,12 @@ pub fn row(graph: &TaskGraph, procs: usize) -> Result<Row, String> {
     Ok(Row { heft: plan.makespan(), cost, dummies: ft.dummies(), replication, rescheduling, adaptive })
 }
 
+/// What a crash costs when the runtime picks, once it knows of the crash,
+/// the shorter of continuing with the duplicates and rescheduling.
+pub fn adaptive_cost(graph: &TaskGraph, schedule: &FtSchedule) -> Option<CrashCost> {
+    sweep(schedule.makespan(), schedule.originals.procs(), |crash| adaptive_after(graph, schedule, crash))
+}
+
 /// Crash costs of `makespan_after` over every processor crashing at the
 /// start and at 11 times spread over a fault-free run of `fault_free`.
 fn sweep(fault_free: f64, procs: usize, makespan_after: impl Fn(Crash) -> Option<f64>) -> Option<CrashCost> {
@@ -101,4 +107,43 @@ fn sweep(fault_free: f64, procs: usize, makespan_after: impl Fn(Crash) -> Option
         }
     }
     Some(CrashCost { fault_free, at_start, worst })
+}
+
+/// A Chrome trace (JSON array; opens in Perfetto and chrome://tracing) of
+/// `schedule` as planned (process 1: originals, and each duplicate's
+/// fault-free stretch) and of `run` as it went (process 2), one thread per
+/// processor; one time unit of the graph is drawn as a millisecond.
+pub fn trace(graph: &TaskGraph, schedule: &FtSchedule, run: &satin::dag::Run) -> String {
+    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    let us = |t: f64| (t * 1000.0).round() as i64;
+    let mut events = vec![
+        r#"{"name":"process_name","ph":"M","pid":1,"args":{"name":"planned"}}"#.to_string(),
+        r#"{"name":"process_name","ph":"M","pid":2,"args":{"name":"actual"}}"#.to_string(),
+    ];
+    let mut span = |pid: u32, name: String, proc: usize, start: f64, end: f64, what: &str| {
+        events.push(format!(
+            r#"{{"name":"{}","ph":"X","pid":{pid},"tid":{proc},"ts":{},"dur":{},"args":{{"kind":"{what}"}}}}"#,
+            esc(&name),
+            us(start),
+            us(end) - us(start)
+        ));
+    };
+    for p in schedule.originals.placements() {
+        span(1, graph.name(p.task).to_string(), p.proc, p.start, p.finish, "original");
+    }
+    for d in &schedule.duplicates {
+        let (s, f) = d.fault_free_busy();
+        let kind = if d.is_dummy() { "dummy duplicate" } else { "duplicate" };
+        span(1, format!("dup {}", graph.name(d.task)), d.proc, s, f, kind);
+    }
+    for s in &run.spans {
+        let name = if s.duplicate { format!("dup {}", graph.name(s.task)) } else { graph.name(s.task).to_string() };
+        let kind = match s.outcome {
+            satin::dag::Outcome::Completed => "completed",
+            satin::dag::Outcome::Aborted => "aborted",
+            satin::dag::Outcome::Lost => "lost in the crash",
+        };
+        span(2, name, s.proc, s.start, s.end, kind);
+    }
+    format!("[\n{}\n]\n", events.join(",\n"))
 }

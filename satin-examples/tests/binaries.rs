@@ -124,6 +124,29 @@ fn dag_schedules_and_reports_what_a_crash_costs() {
     let (free, worst): (f64, f64) =
         (json_field(&ft, "makespan").parse().unwrap(), json_field(&ft, "crash_worst").parse().unwrap());
     assert!(worst >= free && worst < 2.0 * free, "{ft}");
+    let adaptive: f64 = json_field(&ft, "crash_worst_adaptive").parse().unwrap();
+    assert!(adaptive <= worst && adaptive >= free, "{ft}");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("plan.json");
+    let o = run(
+        env!("CARGO_BIN_EXE_dag"),
+        &[
+            "schedule",
+            &data("stg/heft_canonical"),
+            "--procs",
+            "3",
+            "--ft",
+            "--trace",
+            &trace.display().to_string(),
+            "--crash",
+            "1@20",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let events: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["args"]["kind"].as_str()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "original").count(), 10, "{kinds:?}");
+    assert!(kinds.contains(&"lost in the crash") || kinds.contains(&"completed"), "{kinds:?}");
     let table = run(env!("CARGO_BIN_EXE_dag"), &["table", &data("stg/application/robot.stg"), "--procs", "4,32"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert_eq!(text.lines().filter(|l| l.starts_with("| robot.stg | 90 |")).count(), 2, "{text}");

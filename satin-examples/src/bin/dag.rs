@@ -4,12 +4,15 @@
 //! an idle gap, aborted when the original ends), checks the schedule and
 //! runs it in virtual time with every single-processor crash.
 //!
+//! `--trace FILE [--crash P@T]` writes a Perfetto trace of the plan and of
+//! a simulated run.
+//!
 //! `dag table FILE... --procs 4,8,16,32`: the crash experiment as a table.
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use satin::dag::{ft_schedule, heft, FtParams};
+use satin::dag::{ft_schedule, heft, simulate, Crash, FtParams};
 use satin_examples::{cli, dag};
 
 #[derive(Parser)]
@@ -41,6 +44,13 @@ enum Command {
         /// Print every placement.
         #[arg(long)]
         verbose: bool,
+        /// With --ft: write a Chrome trace (Perfetto) of the planned
+        /// schedule and of a simulated run to FILE.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// With --trace: the run crashes processor P at time T (`P@T`).
+        #[arg(long, value_name = "P@T")]
+        crash: Option<String>,
     },
     /// The crash experiment over several graphs and processor counts, as a
     /// Markdown table.
@@ -55,14 +65,24 @@ enum Command {
 
 fn main() {
     match Args::parse().command {
-        Command::Schedule { file, procs, ft, slack, json, verbose } => {
-            schedule(file, procs as usize, ft, slack, json, verbose)
+        Command::Schedule { file, procs, ft, slack, json, verbose, trace, crash } => {
+            schedule(file, procs as usize, ft, slack, json, verbose, trace, crash)
         }
         Command::Table { files, procs } => table(&files, &procs),
     }
 }
 
-fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbose: bool) {
+#[allow(clippy::too_many_arguments)]
+fn schedule(
+    file: PathBuf,
+    procs: usize,
+    ft: bool,
+    slack: f64,
+    json: bool,
+    verbose: bool,
+    trace: Option<PathBuf>,
+    crash: Option<String>,
+) {
     let graph = dag::read(&file).unwrap_or_else(|e| cli::bad_input("dag", e));
     if !(slack.is_finite() && slack >= 0.0) {
         cli::bad_input("dag", format_args!("--slack {slack}: must be a time, not negative"));
@@ -70,6 +90,16 @@ fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbo
     if ft && procs < 2 {
         cli::bad_input("dag", "--ft needs two processors at least: a duplicate runs on another processor");
     }
+    if trace.is_some() && !ft {
+        cli::bad_input("dag", "--trace draws a fault-tolerant schedule: add --ft");
+    }
+    let crash = crash.map(|c| {
+        let parsed = c.split_once('@').and_then(|(p, t)| Some((p.parse::<usize>().ok()?, t.parse::<f64>().ok()?)));
+        match parsed {
+            Some((proc, at)) if proc < procs && at.is_finite() && at >= 0.0 => Crash { proc, at },
+            _ => cli::bad_input("dag", format_args!("--crash {c}: expected P@T, a processor below {procs} and a time")),
+        }
+    });
     let plain = heft(&graph, procs);
     if !ft {
         let valid = plain.check(&graph);
@@ -99,9 +129,17 @@ fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbo
     let valid = s.check(&graph);
     let cost = dag::crash_cost(&graph, &s);
     let (at_start, worst) = cost.map_or((f64::NAN, f64::NAN), |c| (c.at_start, c.worst));
+    let adaptive = dag::adaptive_cost(&graph, &s).map_or(f64::NAN, |c| c.worst);
+    if let Some(path) = &trace {
+        let run = simulate(&graph, &s, &crash.into_iter().collect::<Vec<_>>())
+            .unwrap_or_else(|st| cli::bad_input("dag", format_args!("the run lost task {}", graph.name(st.task))));
+        std::fs::write(path, dag::trace(&graph, &s, &run))
+            .unwrap_or_else(|e| cli::bad_input("dag", format_args!("cannot write {}: {e}", path.display())));
+        eprintln!("dag: trace of the plan and of a run (makespan {}) in {}", run.makespan, path.display());
+    }
     if json {
         println!(
-            "{{\"tasks\":{},\"procs\":{},\"makespan\":{},\"heft_makespan\":{},\"valid\":{},\"dummies\":{},\"crash_at_start\":{},\"crash_worst\":{}}}",
+            "{{\"tasks\":{},\"procs\":{},\"makespan\":{},\"heft_makespan\":{},\"valid\":{},\"dummies\":{},\"crash_at_start\":{},\"crash_worst\":{},\"crash_worst_adaptive\":{}}}",
             graph.len(),
             s.originals.procs(),
             s.makespan(),
@@ -109,7 +147,8 @@ fn schedule(file: PathBuf, procs: usize, ft: bool, slack: f64, json: bool, verbo
             valid.is_ok() && cost.is_some(),
             s.dummies(),
             at_start,
-            worst
+            worst,
+            adaptive
         );
     } else {
         println!(

@@ -35,6 +35,36 @@ pub struct Run {
     pub finished: Vec<f64>,
     /// Duplicates that ran to their end.
     pub duplicates_completed: usize,
+    /// What each processor ran, in the order it started.
+    pub spans: Vec<Span>,
+}
+
+/// One item a processor ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    /// The task.
+    pub task: TaskId,
+    /// The processor.
+    pub proc: usize,
+    /// Whether it was the task's duplicate.
+    pub duplicate: bool,
+    /// When it started.
+    pub start: f64,
+    /// When it ended, was stopped, or was lost.
+    pub end: f64,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// How an item ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran to its end.
+    Completed,
+    /// A duplicate stopped by its original's abort message.
+    Aborted,
+    /// Lost with its crashed processor.
+    Lost,
 }
 
 /// A run that could not finish: a task no copy of which survived.
@@ -55,6 +85,7 @@ struct Item {
 #[derive(Clone, Copy)]
 struct Running {
     item: Item,
+    start: f64,
     end: f64,
 }
 
@@ -113,6 +144,7 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
     let mut copies: Vec<Vec<(usize, f64)>> = vec![Vec::new(); graph.len()];
     let mut original_end: Vec<Option<f64>> = vec![None; graph.len()];
     let mut duplicates_completed = 0;
+    let mut spans = Vec::new();
     let mut events = BinaryHeap::new();
     events.push(At(0.0));
     for d in &schedule.duplicates {
@@ -131,10 +163,23 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
             if let Some(r) = running[proc] {
                 let aborted_at = r.item.duplicate.then(|| original_end[r.item.task].map(|e| e + delay)).flatten();
                 let stop = aborted_at.filter(|&a| a < r.end);
-                if stop.is_some_and(|a| a <= now) {
+                let span = |end: f64, outcome: Outcome| Span {
+                    task: r.item.task,
+                    proc,
+                    duplicate: r.item.duplicate,
+                    start: r.start,
+                    end,
+                    outcome,
+                };
+                if let Some(a) = stop.filter(|&a| a <= now) {
                     running[proc] = None;
+                    spans.push(span(
+                        a.min(dead_at[proc]),
+                        if a <= dead_at[proc] { Outcome::Aborted } else { Outcome::Lost },
+                    ));
                 } else if r.end <= now && r.end <= dead_at[proc] {
                     running[proc] = None;
+                    spans.push(span(r.end, Outcome::Completed));
                     copies[r.item.task].push((proc, r.end));
                     if r.item.duplicate {
                         duplicates_completed += 1;
@@ -150,7 +195,10 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
         }
         for proc in 0..procs {
             if now >= dead_at[proc] {
-                running[proc] = None;
+                if let Some(r) = running[proc].take() {
+                    let (task, duplicate, start) = (r.item.task, r.item.duplicate, r.start);
+                    spans.push(Span { task, proc, duplicate, start, end: dead_at[proc], outcome: Outcome::Lost });
+                }
                 continue;
             }
             while running[proc].is_none() {
@@ -194,7 +242,7 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
                 let Some(k) = next else { break };
                 let item = queues[proc].remove(k).expect("a position in the queue");
                 let end = now + graph.cost(item.task, proc);
-                running[proc] = Some(Running { item, end });
+                running[proc] = Some(Running { item, start: now, end });
                 events.push(At(end));
                 if item.duplicate {
                     if let Some(e) = original_end[item.task] {
@@ -215,5 +263,6 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
     if let Some(task) = finished.iter().position(|f| f.is_infinite()) {
         return Err(Stalled { task });
     }
-    Ok(Run { makespan: finished.iter().copied().fold(0.0, f64::max), finished, duplicates_completed })
+    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+    Ok(Run { makespan: finished.iter().copied().fold(0.0, f64::max), finished, duplicates_completed, spans })
 }

@@ -26,7 +26,7 @@ pub mod reschedule;
 pub mod schedule;
 pub mod stg;
 
-pub use exec::{simulate, Crash, Run, Stalled};
+pub use exec::{simulate, Crash, Outcome, Run, Span, Stalled};
 pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};

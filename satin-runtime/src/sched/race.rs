@@ -96,6 +96,15 @@ impl<'r> Race<'r> {
         rest.join_until(ctx, decides, || self.is_decided())
     }
 
+    /// `value`, after deciding the race if `decides` holds for it.
+    #[inline]
+    fn note<T>(&self, decides: fn(&T) -> bool, value: T) -> T {
+        if decides(&value) {
+            self.decide();
+        }
+        value
+    }
+
     fn decide(&self) {
         if !self.decided.swap(true, Ordering::AcqRel) {
             // Running jobs re-check their abort flags (`Ctx::check_abort`),
@@ -113,6 +122,15 @@ pub struct Entrant<'r, J: Job> {
     decides: fn(&J::Output) -> bool,
 }
 
+impl<J: Job> Entrant<'_, J> {
+    /// Runs the call; its value decides the race if `decides` says so.
+    #[inline]
+    fn settle(self, run: impl FnOnce(J) -> J::Output) -> J::Output {
+        let Entrant { job, race, decides } = self;
+        race.note(decides, run(job))
+    }
+}
+
 impl<J: Job> Serialize for Entrant<'_, J> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.job.serialize(s)
@@ -125,49 +143,26 @@ impl<J: Job> Job for Entrant<'_, J> {
     const MUTATES: bool = J::MUTATES;
 
     fn accept(self, outcome: &[u8]) -> Result<J::Output, AcceptError> {
-        let (race, decides) = (self.race, self.decides);
-        let v = self.job.accept(outcome)?;
-        if decides(&v) {
-            race.decide();
-        }
-        Ok(v)
+        let Entrant { job, race, decides } = self;
+        let v = job.accept(outcome)?;
+        Ok(race.note(decides, v))
     }
 
     #[inline]
     fn run(self, ctx: &Ctx<'_>) -> J::Output {
-        let (race, decides) = (self.race, self.decides);
-        let v = self.job.run(ctx);
-        if decides(&v) {
-            race.decide();
-        }
-        v
+        self.settle(|job| job.run(ctx))
     }
 
     fn run_parallel(self, ctx: &Ctx<'_>) -> J::Output {
-        let (race, decides) = (self.race, self.decides);
-        let v = self.job.run_parallel(ctx);
-        if decides(&v) {
-            race.decide();
-        }
-        v
+        self.settle(|job| job.run_parallel(ctx))
     }
 
     fn run_lazy(self, ctx: &Ctx<'_>) -> J::Output {
-        let (race, decides) = (self.race, self.decides);
-        let v = self.job.run_lazy(ctx);
-        if decides(&v) {
-            race.decide();
-        }
-        v
+        self.settle(|job| job.run_lazy(ctx))
     }
 
     fn run_sequential(self) -> J::Output {
-        let (race, decides) = (self.race, self.decides);
-        let v = self.job.run_sequential();
-        if decides(&v) {
-            race.decide();
-        }
-        v
+        self.settle(J::run_sequential)
     }
 
     fn key(&self) -> JobKey {

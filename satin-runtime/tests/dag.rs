@@ -355,3 +355,31 @@ fn the_adaptive_choice_is_never_worse_than_either_continuation() {
         }
     }
 }
+
+#[test]
+fn a_processor_follows_its_plan_skips_aborted_duplicates_and_puts_lost_ones_first() {
+    use satin::dag::processor::{Item, Processor};
+    // a -> b, a -> c; a and b on processor 0, c on processor 1; processor 1
+    // also holds the duplicates of a and b.
+    let g = TaskGraph::new(
+        vec!["a".into(), "b".into(), "c".into()],
+        Costs::Uniform(vec![2.0, 3.0, 4.0]),
+        &[(0, 1, 1.0), (0, 2, 1.0)],
+    )
+    .unwrap();
+    let item = |task, duplicate, planned, len| Item { task, duplicate, planned, len };
+    let plan = vec![item(2, false, 3.0, 4.0), item(0, true, 3.0, 2.0), item(1, true, 7.0, 3.0)];
+    let mut p1 = Processor::new(1, plan, 3, 2, vec![0, 0, 1], 1.0);
+    assert_eq!(p1.next(&g, 0.0), None, "c waits for a's output");
+    p1.copy_finished(0, 0, 2.0, true);
+    assert_eq!(p1.next(&g, 2.5), None, "a's output arrives at 3 (edge cost 1)");
+    assert_eq!(p1.next(&g, 3.0).map(|i| (i.task, i.duplicate)), Some((2, false)), "c, then");
+    // The duplicate of a was aborted at 3 (a ended at 2, abort after 1):
+    // skipped. The duplicate of b waits for its planned start.
+    assert_eq!(p1.next(&g, 6.0), None);
+    // Processor 0 crashes at 5 with b unfinished; known here at 6.
+    p1.peer_down(0, 5.0);
+    assert_eq!(p1.next(&g, 5.5), None, "not known yet, and b's duplicate is planned at 7");
+    assert_eq!(p1.next(&g, 6.0).map(|i| (i.task, i.duplicate)), Some((1, true)), "lost: b's duplicate goes now");
+    assert_eq!(p1.next(&g, 9.0), None, "nothing left");
+}

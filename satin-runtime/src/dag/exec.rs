@@ -1,21 +1,17 @@
-//! Running a fault-tolerant schedule in virtual time, with crashes.
-//!
-//! Every processor runs its items — originals and duplicates — in the
-//! planned order, each as soon as its processor is free and its inputs
-//! have arrived (a duplicate not before its planned start). Once a crash is
-//! known (an abort message's time after it), the duplicates of the crashed
-//! processor's unfinished tasks go first, out of order, as soon as their
-//! inputs are there: other processors wait for them. An input comes
+//! Running a fault-tolerant schedule in virtual time, with crashes: the
+//! driver of every processor's state machine (`processor.rs`, which holds
+//! the rules for what starts when). An input comes
 //! from whichever copy of the predecessor ends first, plus the edge's cost
 //! across processors. An original's end stops its duplicate when the abort
 //! arrives (`abort_delay` later): a duplicate not started by then is
 //! skipped. A crashed processor loses what it runs and runs nothing more.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use super::ft::FtSchedule;
 use super::graph::{TaskGraph, TaskId};
+use super::processor::{Item, Processor};
 
 /// A processor that stops at a time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,14 +70,6 @@ pub struct Stalled {
     pub task: TaskId,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-struct Item {
-    task: TaskId,
-    duplicate: bool,
-    planned: f64,
-    len: f64,
-}
-
 #[derive(Clone, Copy)]
 struct Running {
     item: Item,
@@ -111,35 +99,25 @@ impl Ord for At {
 pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> Result<Run, Stalled> {
     let procs = schedule.originals.procs();
     let delay = schedule.params.abort_delay;
-    let mut queues: Vec<Vec<Item>> = vec![Vec::new(); procs];
-    for p in schedule.originals.placements() {
-        queues[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
-    }
-    for d in &schedule.duplicates {
-        queues[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
-    }
-    let mut queues: Vec<VecDeque<Item>> = queues
-        .into_iter()
-        .map(|mut q| {
-            // In planned order; at one instant, what takes no time first
-            // (a zero-cost task planned at the start of another runs
-            // before it), and originals before duplicates.
-            q.sort_by(|a, b| {
-                a.planned
-                    .total_cmp(&b.planned)
-                    .then((a.len > 0.0).cmp(&(b.len > 0.0)))
-                    .then(a.duplicate.cmp(&b.duplicate))
-            });
-            q.into()
-        })
-        .collect();
-    let dead_at: Vec<f64> = (0..procs)
-        .map(|p| crashes.iter().filter(|c| c.proc == p).map(|c| c.at).fold(f64::INFINITY, f64::min))
-        .collect();
     let mut original_proc = vec![0; graph.len()];
     for p in schedule.originals.placements() {
         original_proc[p.task] = p.proc;
     }
+    let mut items: Vec<Vec<Item>> = vec![Vec::new(); procs];
+    for p in schedule.originals.placements() {
+        items[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
+    }
+    for d in &schedule.duplicates {
+        items[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
+    }
+    let mut processors: Vec<Processor> = items
+        .into_iter()
+        .enumerate()
+        .map(|(id, items)| Processor::new(id, items, graph.len(), procs, original_proc.clone(), delay))
+        .collect();
+    let dead_at: Vec<f64> = (0..procs)
+        .map(|p| crashes.iter().filter(|c| c.proc == p).map(|c| c.at).fold(f64::INFINITY, f64::min))
+        .collect();
     let mut running: Vec<Option<Running>> = vec![None; procs];
     let mut copies: Vec<Vec<(usize, f64)>> = vec![Vec::new(); graph.len()];
     let mut original_end: Vec<Option<f64>> = vec![None; graph.len()];
@@ -157,6 +135,11 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
     while let Some(At(now)) = events.pop() {
         while events.peek().is_some_and(|At(t)| *t <= now) {
             events.pop();
+        }
+        for c in crashes.iter().filter(|c| c.at <= now) {
+            for p in &mut processors {
+                p.peer_down(c.proc, c.at);
+            }
         }
         for proc in 0..procs {
             // What ends by now: finished, or a duplicate stopped by its abort.
@@ -181,6 +164,9 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
                     running[proc] = None;
                     spans.push(span(r.end, Outcome::Completed));
                     copies[r.item.task].push((proc, r.end));
+                    for p in &mut processors {
+                        p.copy_finished(r.item.task, proc, r.end, !r.item.duplicate);
+                    }
                     if r.item.duplicate {
                         duplicates_completed += 1;
                     } else {
@@ -202,45 +188,7 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
                 continue;
             }
             while running[proc].is_none() {
-                // Duplicates whose abort has arrived are skipped.
-                queues[proc].retain(|i| !(i.duplicate && original_end[i.task].is_some_and(|e| e + delay <= now)));
-                let inputs_in = |item: &Item| {
-                    graph
-                        .preds(item.task)
-                        .iter()
-                        .map(|&(u, comm)| {
-                            copies[u]
-                                .iter()
-                                .map(|&(p, end)| end + if p == proc { 0.0 } else { comm })
-                                .fold(f64::INFINITY, f64::min)
-                        })
-                        .fold(0.0, f64::max)
-                        <= now
-                };
-                // The original of a duplicate is lost once its processor's
-                // crash is known here (an abort message's time later).
-                let lost = |item: &Item| {
-                    item.duplicate
-                        && original_end[item.task].is_none()
-                        && dead_at[original_proc[item.task]] + delay <= now
-                };
-                // First the duplicates of lost tasks whose inputs are here,
-                // out of order: what other processors wait for; then the
-                // next item in the planned order (a duplicate not before its
-                // planned start).
-                // Once a crash is known the plan no longer holds: a processor
-                // whose next item waits runs a later one whose inputs are here.
-                let crash_known = dead_at.iter().any(|&d| d + delay <= now);
-                let next = queues[proc].iter().position(|i| lost(i) && inputs_in(i)).or_else(|| {
-                    let in_order = |i: &Item| (!i.duplicate || now >= i.planned) && inputs_in(i);
-                    if crash_known {
-                        queues[proc].iter().position(|i| !i.duplicate && inputs_in(i))
-                    } else {
-                        queues[proc].front().filter(|i| in_order(i)).map(|_| 0)
-                    }
-                });
-                let Some(k) = next else { break };
-                let item = queues[proc].remove(k).expect("a position in the queue");
+                let Some(item) = processors[proc].next(graph, now) else { break };
                 let end = now + graph.cost(item.task, proc);
                 running[proc] = Some(Running { item, start: now, end });
                 events.push(At(end));

@@ -10,7 +10,8 @@
 //! - [`ft`]: the fault-tolerant scheduler, HEFT plus a duplicate of every
 //!   task in an idle gap of another processor, aborted when the original
 //!   ends;
-//! - [`exec`]: running a fault-tolerant schedule in virtual time with
+//! - [`processor`]: one processor of a fault-tolerant schedule as a
+//!   state machine without I/O, which [`exec`] drives in virtual time with
 //!   crashes;
 //! - [`replicate`], [`reschedule`]: the alternatives it is measured
 //!   against, active replication and rescheduling after the crash;
@@ -21,6 +22,7 @@ pub mod ft;
 pub mod graph;
 pub mod heft;
 pub mod matrix;
+pub mod processor;
 pub mod replicate;
 pub mod reschedule;
 pub mod schedule;

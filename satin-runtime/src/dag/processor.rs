@@ -1,0 +1,128 @@
+//! One processor of a fault-tolerant schedule, as a state machine without
+//! I/O: told what it learns (a copy of a task finished somewhere, an
+//! original ended, a processor crashed), it says which of its planned items
+//! to start next. `exec::simulate` drives every processor in virtual time;
+//! a real run drives each from its node's messages.
+//!
+//! The rules: items in planned order, each once its inputs are in (a
+//! duplicate not before its planned start); a duplicate is skipped once the
+//! abort from its original's end has arrived. Once a crash is known (an
+//! abort message's time after it), the duplicates of the crashed
+//! processor's unfinished tasks go first, out of order, and a processor
+//! whose next item waits runs a later one whose inputs are in.
+
+use std::collections::VecDeque;
+
+use super::graph::{TaskGraph, TaskId};
+
+/// A planned item: a task's original or its duplicate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Item {
+    /// The task.
+    pub task: TaskId,
+    /// Whether this is the task's duplicate.
+    pub duplicate: bool,
+    /// When the plan starts it.
+    pub planned: f64,
+    /// How long the plan has it run.
+    pub len: f64,
+}
+
+/// One processor's view of the run.
+#[derive(Debug, Clone)]
+pub struct Processor {
+    id: usize,
+    queue: VecDeque<Item>,
+    /// Finished copies of each task: (processor, end).
+    copies: Vec<Vec<(usize, f64)>>,
+    /// When each task's original ended, if it did.
+    original_end: Vec<Option<f64>>,
+    /// The processor of each task's original.
+    original_proc: Vec<usize>,
+    /// When each processor crashed (infinite: it did not).
+    down: Vec<f64>,
+    /// Time from an event elsewhere until it is known here.
+    delay: f64,
+}
+
+impl Processor {
+    /// Processor `id` with its planned `items`, of a graph of `tasks` tasks
+    /// on `procs` processors; `original_proc[t]` runs task t's original;
+    /// news (aborts, crashes) takes `delay` to arrive.
+    pub fn new(
+        id: usize,
+        mut items: Vec<Item>,
+        tasks: usize,
+        procs: usize,
+        original_proc: Vec<usize>,
+        delay: f64,
+    ) -> Processor {
+        // In planned order; at one instant, what takes no time first (a
+        // zero-cost task planned at the start of another runs before it),
+        // and originals before duplicates.
+        items.sort_by(|a, b| {
+            a.planned.total_cmp(&b.planned).then((a.len > 0.0).cmp(&(b.len > 0.0))).then(a.duplicate.cmp(&b.duplicate))
+        });
+        Processor {
+            id,
+            queue: items.into(),
+            copies: vec![Vec::new(); tasks],
+            original_end: vec![None; tasks],
+            original_proc,
+            down: vec![f64::INFINITY; procs],
+            delay,
+        }
+    }
+
+    /// A copy of `task` finished on processor `on` at `end`; its output
+    /// reaches this processor the edge's cost later (at once on `on`).
+    pub fn copy_finished(&mut self, task: TaskId, on: usize, end: f64, original: bool) {
+        self.copies[task].push((on, end));
+        if original {
+            self.original_end[task] = Some(end);
+        }
+    }
+
+    /// Processor `proc` crashed at `at`.
+    pub fn peer_down(&mut self, proc: usize, at: f64) {
+        self.down[proc] = self.down[proc].min(at);
+    }
+
+    /// The item to start at `now`, taken out of the plan; `None` if nothing
+    /// can start yet.
+    pub fn next(&mut self, graph: &TaskGraph, now: f64) -> Option<Item> {
+        let delay = self.delay;
+        let original_end = &self.original_end;
+        // Duplicates whose abort has arrived are skipped.
+        self.queue.retain(|i| !(i.duplicate && original_end[i.task].is_some_and(|e| e + delay <= now)));
+        let inputs_in = |item: &Item| {
+            graph
+                .preds(item.task)
+                .iter()
+                .map(|&(u, comm)| {
+                    self.copies[u]
+                        .iter()
+                        .map(|&(p, end)| end + if p == self.id { 0.0 } else { comm })
+                        .fold(f64::INFINITY, f64::min)
+                })
+                .fold(0.0, f64::max)
+                <= now
+        };
+        // The original of a duplicate is lost once its processor's crash is
+        // known here.
+        let lost = |item: &Item| {
+            item.duplicate
+                && self.original_end[item.task].is_none()
+                && self.down[self.original_proc[item.task]] + delay <= now
+        };
+        let crash_known = self.down.iter().any(|&d| d + delay <= now);
+        let k = self.queue.iter().position(|i| lost(i) && inputs_in(i)).or_else(|| {
+            if crash_known {
+                self.queue.iter().position(|i| !i.duplicate && inputs_in(i))
+            } else {
+                self.queue.front().filter(|i| (!i.duplicate || now >= i.planned) && inputs_in(i)).map(|_| 0)
+            }
+        })?;
+        self.queue.remove(k)
+    }
+}

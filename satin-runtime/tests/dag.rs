@@ -383,3 +383,75 @@ fn a_processor_follows_its_plan_skips_aborted_duplicates_and_puts_lost_ones_firs
     assert_eq!(p1.next(&g, 6.0).map(|i| (i.task, i.duplicate)), Some((1, true)), "lost: b's duplicate goes now");
     assert_eq!(p1.next(&g, 9.0), None, "nothing left");
 }
+
+/// The workflow of an STG graph: each task's output is a hash of its name
+/// and its inputs, so any wrong, missing or reordered input shows.
+fn hashing_workflow(g: &TaskGraph) -> satin::dag::Workflow {
+    let mut b = satin::dag::WorkflowBuilder::new();
+    for &t in g.topological_order() {
+        assert!(g.preds(t).iter().all(|&(u, _)| u < t), "STG ids are topological");
+    }
+    for t in 0..g.len() {
+        let inputs: Vec<usize> = g.preds(t).iter().map(|&(u, _)| u).collect();
+        let name = g.name(t).to_string();
+        b.task(&name.clone(), g.cost(t, 0), &inputs, 0.0, move |ins: &[&[u8]]| {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in name.bytes().chain(ins.iter().flat_map(|i| i.iter().copied())) {
+                h = (h ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+            }
+            h.to_le_bytes().to_vec()
+        });
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_workflow_on_threads_gives_the_sequential_outputs_with_and_without_a_crash() {
+    let g = stg::parse(&read("kasahara50/rand0000.stg")).unwrap();
+    let wf = hashing_workflow(&g);
+    let expected = wf.run_sequential();
+    let ft = ft_schedule(wf.graph(), 3, FtParams::default());
+    let unit = std::time::Duration::from_micros(300);
+    let free = wf.run_threads(&ft, unit, None).expect("completes");
+    assert_eq!(free.outputs, expected);
+    for proc in 0..3 {
+        let crash = Crash { proc, at: 0.3 * ft.makespan() };
+        let run = wf.run_threads(&ft, unit, Some(crash)).unwrap_or_else(|s| panic!("{crash:?} lost task {}", s.task));
+        assert_eq!(run.outputs, expected, "{crash:?}");
+    }
+    // The processor of the entry task crashing at the start: no original of
+    // it ever runs, its duplicate must.
+    let entry = ft.originals.of(0).unwrap().proc;
+    let run = wf.run_threads(&ft, unit, Some(Crash { proc: entry, at: 0.0 })).expect("completes");
+    assert_eq!(run.outputs, expected);
+    assert!(run.duplicates_completed > 0, "the entry's duplicate ran");
+}
+
+#[test]
+fn a_workflow_refuses_a_bad_graph() {
+    let mut b = satin::dag::WorkflowBuilder::new();
+    let a = b.task("a", 1.0, &[], 0.0, |_: &[&[u8]]| vec![1]);
+    b.task("b", -1.0, &[a], 0.0, |_: &[&[u8]]| vec![2]);
+    assert!(b.build().is_err());
+    let mut b = satin::dag::WorkflowBuilder::new();
+    b.task("a", 1.0, &[7], 0.0, |_: &[&[u8]]| vec![1]);
+    assert!(b.build().is_err());
+}
+
+/// The workflow example of docs/guide.md, "Task graphs".
+#[test]
+fn the_guide_workflow_example_runs() -> Result<(), Box<dyn std::error::Error>> {
+    use satin::dag::WorkflowBuilder;
+    use std::time::Duration;
+    let mut b = WorkflowBuilder::new();
+    let load = b.task("load", 2.0, &[], 1.0, |_| b"data".to_vec());
+    let up = b.task("upper", 3.0, &[load], 1.0, |i| i[0].to_ascii_uppercase());
+    let len = b.task("len", 3.0, &[load], 1.0, |i| vec![i[0].len() as u8]);
+    b.task("join", 1.0, &[up, len], 1.0, |i| [i[0], i[1]].concat());
+    let wf = b.build()?;
+    let ft = ft_schedule(wf.graph(), 2, FtParams::default());
+    let run = wf.run_threads(&ft, Duration::from_millis(1), Some(Crash { proc: 1, at: 3.0 }))?;
+    assert_eq!(run.outputs, wf.run_sequential());
+    assert_eq!(run.outputs[3], b"DATA\x04".to_vec());
+    Ok(())
+}

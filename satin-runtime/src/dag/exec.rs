@@ -70,6 +70,14 @@ pub struct Stalled {
     pub task: TaskId,
 }
 
+impl std::fmt::Display for Stalled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the run stalled: no copy of task {} finished", self.task)
+    }
+}
+
+impl std::error::Error for Stalled {}
+
 #[derive(Clone, Copy)]
 struct Running {
     item: Item,

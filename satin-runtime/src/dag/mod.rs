@@ -15,7 +15,9 @@
 //!   crashes;
 //! - [`replicate`], [`reschedule`]: the alternatives it is measured
 //!   against, active replication and rescheduling after the crash;
-//! - [`schedule`]: a schedule and its checker.
+//! - [`schedule`]: a schedule and its checker;
+//! - [`workflow`]: a graph whose tasks are Rust functions, run in order or
+//!   on threads that play a fault-tolerant schedule's processors.
 
 pub mod exec;
 pub mod ft;
@@ -27,6 +29,7 @@ pub mod replicate;
 pub mod reschedule;
 pub mod schedule;
 pub mod stg;
+pub mod workflow;
 
 pub use exec::{simulate, Crash, Outcome, Run, Span, Stalled};
 pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
@@ -35,3 +38,4 @@ pub use heft::{heft, upward_ranks};
 pub use replicate::replicate;
 pub use reschedule::{adaptive_after, reschedule_after};
 pub use schedule::{Placement, Schedule, Violation};
+pub use workflow::{ThreadRun, Workflow, WorkflowBuilder};

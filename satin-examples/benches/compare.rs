@@ -19,8 +19,8 @@ use satin_examples::{fib, mergesort, nqueens};
 #[path = "common/pinning.rs"]
 mod pinning;
 
-/// Satin's workers and rayon's threads are pinned, one per core, unless
-/// SATIN_BENCH_UNPINNED=1.
+/// Satin's workers are pinned, one per core (as `pinning::rayon_pool`
+/// pins rayon's threads), unless SATIN_BENCH_UNPINNED=1.
 fn runtime(workers: usize, ft: bool, spawn_limit: usize) -> Runtime {
     Runtime::builder()
         .workers(workers)
@@ -29,19 +29,6 @@ fn runtime(workers: usize, ft: bool, spawn_limit: usize) -> Runtime {
         .pin_workers(pinning::wanted())
         .build()
         .expect("runtime")
-}
-
-fn rayon_pool(threads: usize) -> rayon::ThreadPool {
-    let pinned = pinning::wanted();
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(move |i| {
-            if pinned {
-                pinning::pin_to_core(i);
-            }
-        })
-        .build()
-        .expect("rayon pool")
 }
 
 /// Variant names, in table order.
@@ -70,7 +57,7 @@ fn bench_workload<R: Send>(
     g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_NOFT), |b| b.iter(|| black_box(rt.run(&annotated))));
     let rt = runtime(all, true, usize::MAX);
     g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_EAGER), |b| b.iter(|| black_box(rt.run(&annotated))));
-    let pool = rayon_pool(all);
+    let pool = pinning::rayon_pool(all);
     g.bench_function(BenchmarkId::from_parameter(RAYON_ALL), |b| b.iter(|| black_box(pool.install(&rayon))));
     g.finish();
 }
@@ -153,7 +140,7 @@ fn print_paired() {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (ft_on, ft_off) =
         (runtime(all, true, satin::DEFAULT_SPAWN_LIMIT), runtime(all, false, satin::DEFAULT_SPAWN_LIMIT));
-    let pool = rayon_pool(all);
+    let pool = pinning::rayon_pool(all);
     println!("\nPaired ratios (median over alternating runs; {all} workers/threads):\n");
     println!("| workload | rounds | sequential / satin (speed-up) | satin / rayon::join | ft on / ft off |");
     println!("|---|---|---|---|---|");

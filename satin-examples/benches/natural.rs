@@ -58,15 +58,7 @@ fn main() {
     // neither does), so that no run starts with two workers on one core.
     let pinned = pinning::wanted();
     let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .start_handler(move |i| {
-            if pinned {
-                pinning::pin_to_core(i);
-            }
-        })
-        .build()
-        .expect("rayon pool");
+    let pool = pinning::rayon_pool(workers);
     let rounds = 11;
     let mut rows = Vec::new();
 

@@ -35,15 +35,7 @@ fn main() {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pinned = pinning::wanted();
     let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .start_handler(move |i| {
-            if pinned {
-                pinning::pin_to_core(i);
-            }
-        })
-        .build()
-        .expect("rayon pool");
+    let pool = pinning::rayon_pool(workers);
     let rounds = 7;
     println!("\nSubset sum, {n} items, {workers} workers; median of {rounds} rounds (ms):\n");
     println!("| solution | plain function | satin | rayon::join | plain / satin | rayon / satin |");

@@ -162,6 +162,22 @@ fn graphs_built_in_code_are_checked_too() {
     assert!(err.message.contains("1 costs for 2 tasks"), "{err}");
 }
 
+/// A DAG from proptest's numbers: task costs, and links (a, b, cost) kept
+/// as an edge a → b when a < b (so no cycle) and not seen before.
+fn random_graph(costs: &[u32], links: &[(usize, usize, u32)]) -> (TaskGraph, Vec<(usize, usize, f64)>) {
+    let n = costs.len();
+    let mut edges: Vec<(usize, usize, f64)> = Vec::new();
+    for &(a, b, c) in links {
+        let (a, b) = (a % n, b % n);
+        if a < b && !edges.iter().any(|e| e.0 == a && e.1 == b) {
+            edges.push((a, b, c as f64));
+        }
+    }
+    let names = (0..n).map(|i| i.to_string()).collect();
+    let g = TaskGraph::new(names, Costs::Uniform(costs.iter().map(|&c| c as f64).collect()), &edges).unwrap();
+    (g, edges)
+}
+
 proptest! {
     /// Any text is a graph or an error, never a panic; a graph read from
     /// any text schedules validly.
@@ -181,15 +197,7 @@ proptest! {
         links in proptest::collection::vec((0usize..40, 0usize..40, 0u32..15), 0..80),
         procs in 1usize..6,
     ) {
-        let n = costs.len();
-        let mut edges: Vec<(usize, usize, f64)> = Vec::new();
-        for (a, b, c) in links {
-            let (a, b) = (a % n, b % n);
-            if a < b && !edges.iter().any(|e| e.0 == a && e.1 == b) {
-                edges.push((a, b, c as f64));
-            }
-        }
-        let g = TaskGraph::new((0..n).map(|i| i.to_string()).collect(), Costs::Uniform(costs.iter().map(|&c| c as f64).collect()), &edges).unwrap();
+        let (g, edges) = random_graph(&costs, &links);
         let s = heft(&g, procs);
         prop_assert!(s.check(&g).is_ok(), "{:?}", s.check(&g));
         prop_assert!(s.makespan() + 1e-9 >= g.total_work() / procs as f64);
@@ -275,15 +283,7 @@ proptest! {
         procs in 2usize..6,
         crash in (0usize..6, 0.0f64..1.2),
     ) {
-        let n = costs.len();
-        let mut edges: Vec<(usize, usize, f64)> = Vec::new();
-        for (a, b, c) in links {
-            let (a, b) = (a % n, b % n);
-            if a < b && !edges.iter().any(|e| e.0 == a && e.1 == b) {
-                edges.push((a, b, c as f64));
-            }
-        }
-        let g = TaskGraph::new((0..n).map(|i| i.to_string()).collect(), Costs::Uniform(costs.iter().map(|&c| c as f64).collect()), &edges).unwrap();
+        let (g, _) = random_graph(&costs, &links);
         let ft = ft_schedule(&g, procs, FtParams::default());
         prop_assert!(ft.check(&g).is_ok(), "{:?}", ft.check(&g));
         let free = simulate(&g, &ft, &[]).unwrap();

@@ -27,6 +27,25 @@ fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {
     (exec, rx)
 }
 
+/// The encoded outcome of the root, passing over results it published.
+fn root_outcome(rx: &mpsc::Receiver<ExecEvent>) -> Vec<u8> {
+    loop {
+        match rx.recv().expect("the root ends") {
+            ExecEvent::RootDone { value, .. } => return value,
+            ExecEvent::Published { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// The encoded outcome of the one stolen job run on a thief's executor.
+fn stolen_outcome(rx: &mpsc::Receiver<ExecEvent>) -> Vec<u8> {
+    match rx.recv().expect("the stolen part ends") {
+        ExecEvent::StolenDone { value, .. } => value,
+        other => panic!("expected StolenDone, got {other:?}"),
+    }
+}
+
 /// A draining node leaves once nothing runs: a job whose result the driver
 /// has not sent yet must still count, or the result is lost with the node.
 #[test]
@@ -255,20 +274,11 @@ fn a_mut_slice_stolen_by_another_node_comes_back_sorted() {
     a.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
     let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
     b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
-    let part = match rx_b.recv().expect("the stolen part ends") {
-        ExecEvent::StolenDone { value, .. } => value,
-        other => panic!("expected StolenDone, got {other:?}"),
-    };
+    let part = stolen_outcome(&rx_b);
     let (_, sorted_part): ((), Vec<u64>) = postcard::from_bytes(&part).expect("the result and the slice");
     assert!(sorted_part.len() > 1000 && sorted_part.is_sorted(), "the thief sorted its copy");
     a.deliver(stamp, part);
-    let outcome = loop {
-        match rx_a.recv().expect("the root ends") {
-            ExecEvent::RootDone { value, .. } => break value,
-            ExecEvent::Published { .. } => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+    let outcome = root_outcome(&rx_a);
     let ((), result): ((), Vec<u64>) = postcard::from_bytes(&outcome).expect("the root's outcome");
     let mut expected = data;
     expected.sort_unstable();
@@ -310,19 +320,10 @@ fn a_result_from_another_node_that_decides_a_race_stops_the_local_branch() {
     let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
     assert_eq!(taken.key, __SatinJob_any_leaf(n / 2, n, n / 2).key(), "the thief takes the right half");
     b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
-    let part = match rx_b.recv().expect("the stolen part ends") {
-        ExecEvent::StolenDone { value, .. } => value,
-        other => panic!("expected StolenDone, got {other:?}"),
-    };
+    let part = stolen_outcome(&rx_b);
     assert!(postcard::from_bytes::<bool>(&part).expect("a bool"), "the right half holds the leaf");
     a.deliver(stamp, part);
-    let outcome = loop {
-        match rx_a.recv().expect("the root ends") {
-            ExecEvent::RootDone { value, .. } => break value,
-            ExecEvent::Published { .. } => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+    let outcome = root_outcome(&rx_a);
     assert!(postcard::from_bytes::<bool>(&outcome).expect("a bool"));
     let visited = RACE_LEAVES.load(std::sync::atomic::Ordering::Relaxed);
     assert!(visited < n / 2, "the left half ran on: {visited} of {n} leaves visited");

@@ -25,3 +25,18 @@ pub fn pin_to_core(i: usize) {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
+
+/// A rayon pool of `threads`, pinned as satin's workers are unless
+/// SATIN_BENCH_UNPINNED=1.
+pub fn rayon_pool(threads: usize) -> rayon::ThreadPool {
+    let pinned = wanted();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(move |i| {
+            if pinned {
+                pin_to_core(i);
+            }
+        })
+        .build()
+        .expect("rayon pool")
+}

@@ -107,22 +107,7 @@ impl Ord for At {
 pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> Result<Run, Stalled> {
     let procs = schedule.originals.procs();
     let delay = schedule.params.abort_delay;
-    let mut original_proc = vec![0; graph.len()];
-    for p in schedule.originals.placements() {
-        original_proc[p.task] = p.proc;
-    }
-    let mut items: Vec<Vec<Item>> = vec![Vec::new(); procs];
-    for p in schedule.originals.placements() {
-        items[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
-    }
-    for d in &schedule.duplicates {
-        items[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
-    }
-    let mut processors: Vec<Processor> = items
-        .into_iter()
-        .enumerate()
-        .map(|(id, items)| Processor::new(id, items, graph.len(), procs, original_proc.clone(), delay))
-        .collect();
+    let mut processors = Processor::all_of(graph, schedule);
     let dead_at: Vec<f64> = (0..procs)
         .map(|p| crashes.iter().filter(|c| c.proc == p).map(|c| c.at).fold(f64::INFINITY, f64::min))
         .collect();

@@ -8,7 +8,7 @@
 //! task still completes.
 
 use super::graph::{TaskGraph, TaskId};
-use super::heft::heft;
+use super::heft::{heft, insert_busy};
 use super::schedule::{Placement, Schedule, Violation};
 
 /// Tolerance of time comparisons.
@@ -84,7 +84,7 @@ pub fn ft_schedule(graph: &TaskGraph, procs: usize, params: FtParams) -> FtSched
     // Fault-free busy stretches of every processor, kept sorted.
     let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); procs];
     for p in originals.placements() {
-        insert(&mut busy[p.proc], (p.start, p.finish));
+        insert_busy(&mut busy[p.proc], (p.start, p.finish));
     }
     let mut order: Vec<TaskId> = (0..graph.len()).collect();
     order.sort_by(|&a, &b| at[a].start.total_cmp(&at[b].start).then(a.cmp(&b)));
@@ -124,7 +124,7 @@ pub fn ft_schedule(graph: &TaskGraph, procs: usize, params: FtParams) -> FtSched
         load[orig.proc][d.proc] += graph.cost(t, d.proc);
         let (s, f) = d.fault_free_busy();
         if f > s {
-            insert(&mut busy[d.proc], (s, f));
+            insert_busy(&mut busy[d.proc], (s, f));
         }
         duplicates[t] = Some(d);
     }
@@ -147,11 +147,6 @@ fn earliest_fault_free_fit(slots: &[(f64, f64)], ready: f64, len: f64, abort_at:
         start = start.max(f);
     }
     start
-}
-
-fn insert(slots: &mut Vec<(f64, f64)>, stretch: (f64, f64)) {
-    let at = slots.partition_point(|&(s, _)| s <= stretch.0);
-    slots.insert(at, stretch);
 }
 
 impl FtSchedule {

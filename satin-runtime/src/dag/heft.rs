@@ -21,18 +21,7 @@ pub fn upward_ranks(graph: &TaskGraph, procs: usize) -> Vec<f64> {
 pub fn heft(graph: &TaskGraph, procs: usize) -> Schedule {
     let procs = procs.max(1);
     let procs = graph.fixed_procs().map_or(procs, |fixed| procs.min(fixed));
-    let rank = upward_ranks(graph, procs);
-    let mut order: Vec<TaskId> = (0..graph.len()).collect();
-    // Decreasing rank; among equals, the topological order (a zero-cost
-    // task ranks with its successor and must still come first).
-    let position = {
-        let mut pos = vec![0; graph.len()];
-        for (k, &t) in graph.topological_order().iter().enumerate() {
-            pos[t] = k;
-        }
-        pos
-    };
-    order.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(position[a].cmp(&position[b])));
+    let order = by_rank(graph, &upward_ranks(graph, procs), (0..graph.len()).collect());
     let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); procs];
     let mut placed: Vec<Option<Placement>> = vec![None; graph.len()];
     let mut placements = Vec::with_capacity(graph.len());
@@ -55,9 +44,7 @@ pub fn heft(graph: &TaskGraph, procs: usize) -> Schedule {
             }
         }
         let p = best.expect("at least one processor");
-        let slots = &mut busy[p.proc];
-        let at = slots.partition_point(|&(s, _)| s <= p.start);
-        slots.insert(at, (p.start, p.finish));
+        insert_busy(&mut busy[p.proc], (p.start, p.finish));
         placed[t] = Some(p);
         placements.push(p);
     }
@@ -75,4 +62,22 @@ pub(crate) fn earliest_gap(slots: &[(f64, f64)], ready: f64, len: f64) -> f64 {
         start = start.max(f);
     }
     start
+}
+
+/// `tasks` in list-scheduling order: decreasing `rank`; among equals, the
+/// topological order (a zero-cost task ranks with its successor and must
+/// still come first).
+pub(crate) fn by_rank(graph: &TaskGraph, rank: &[f64], mut tasks: Vec<TaskId>) -> Vec<TaskId> {
+    let mut position = vec![0; graph.len()];
+    for (k, &t) in graph.topological_order().iter().enumerate() {
+        position[t] = k;
+    }
+    tasks.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(position[a].cmp(&position[b])));
+    tasks
+}
+
+/// Adds a busy stretch to a processor's stretches, kept sorted by start.
+pub(crate) fn insert_busy(slots: &mut Vec<(f64, f64)>, stretch: (f64, f64)) {
+    let at = slots.partition_point(|&(s, _)| s <= stretch.0);
+    slots.insert(at, stretch);
 }

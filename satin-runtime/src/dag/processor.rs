@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::ft::FtSchedule;
 use super::graph::{TaskGraph, TaskId};
 
 /// A planned item: a task's original or its duplicate.
@@ -72,6 +73,27 @@ impl Processor {
             down: vec![f64::INFINITY; procs],
             delay,
         }
+    }
+
+    /// Every processor of `schedule`, each with its originals and
+    /// duplicates; news takes the schedule's abort delay to arrive.
+    pub fn all_of(graph: &TaskGraph, schedule: &FtSchedule) -> Vec<Processor> {
+        let procs = schedule.originals.procs();
+        let mut original_proc = vec![0; graph.len()];
+        let mut items: Vec<Vec<Item>> = vec![Vec::new(); procs];
+        for p in schedule.originals.placements() {
+            original_proc[p.task] = p.proc;
+            items[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
+        }
+        for d in &schedule.duplicates {
+            items[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
+        }
+        let delay = schedule.params.abort_delay;
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(id, items)| Processor::new(id, items, graph.len(), procs, original_proc.clone(), delay))
+            .collect()
     }
 
     /// A copy of `task` finished on processor `on` at `end`; its output

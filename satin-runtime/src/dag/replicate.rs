@@ -4,8 +4,8 @@
 //! the second copies take processor time in every run.
 
 use super::ft::{Duplicate, FtParams, FtSchedule};
-use super::graph::{TaskGraph, TaskId};
-use super::heft::{earliest_gap, upward_ranks};
+use super::graph::TaskGraph;
+use super::heft::{by_rank, earliest_gap, insert_busy, upward_ranks};
 use super::schedule::{Placement, Schedule};
 
 /// Both copies of every task, by upward rank, each on the processor where
@@ -15,13 +15,7 @@ use super::schedule::{Placement, Schedule};
 pub fn replicate(graph: &TaskGraph, procs: usize) -> FtSchedule {
     let procs = procs.max(2);
     let procs = graph.fixed_procs().map_or(procs, |fixed| procs.min(fixed).max(2));
-    let rank = upward_ranks(graph, procs);
-    let mut position = vec![0; graph.len()];
-    for (k, &t) in graph.topological_order().iter().enumerate() {
-        position[t] = k;
-    }
-    let mut order: Vec<TaskId> = (0..graph.len()).collect();
-    order.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(position[a].cmp(&position[b])));
+    let order = by_rank(graph, &upward_ranks(graph, procs), (0..graph.len()).collect());
     let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); procs];
     let mut first: Vec<Option<Placement>> = vec![None; graph.len()];
     let mut second: Vec<Option<Duplicate>> = vec![None; graph.len()];
@@ -49,9 +43,9 @@ pub fn replicate(graph: &TaskGraph, procs: usize) -> FtSchedule {
             best.expect("two processors at least")
         };
         let a = place(&busy, None);
-        insert(&mut busy[a.proc], (a.start, a.finish));
+        insert_busy(&mut busy[a.proc], (a.start, a.finish));
         let b = place(&busy, Some(a.proc));
-        insert(&mut busy[b.proc], (b.start, b.finish));
+        insert_busy(&mut busy[b.proc], (b.start, b.finish));
         first[t] = Some(a);
         second[t] =
             Some(Duplicate { task: t, proc: b.proc, start: b.start, finish: b.finish, abort_at: f64::INFINITY });
@@ -62,9 +56,4 @@ pub fn replicate(graph: &TaskGraph, procs: usize) -> FtSchedule {
         duplicates: second.into_iter().map(|d| d.expect("every task")).collect(),
         params: FtParams { slack: 0.0, abort_delay: f64::INFINITY },
     }
-}
-
-fn insert(slots: &mut Vec<(f64, f64)>, stretch: (f64, f64)) {
-    let at = slots.partition_point(|&(s, _)| s <= stretch.0);
-    slots.insert(at, stretch);
 }

@@ -4,8 +4,8 @@
 //! HEFT's rule, onto the processors left.
 
 use super::exec::Crash;
-use super::graph::{TaskGraph, TaskId};
-use super::heft::{earliest_gap, upward_ranks};
+use super::graph::TaskGraph;
+use super::heft::{by_rank, earliest_gap, insert_busy, upward_ranks};
 use super::schedule::Schedule;
 
 /// The makespan of `plan` when `crash` happens and is known `detection`
@@ -36,13 +36,8 @@ pub fn reschedule_after(graph: &TaskGraph, plan: &Schedule, crash: Crash, detect
     for slots in &mut busy {
         slots.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    let rank = upward_ranks(graph, procs - 1);
-    let mut position = vec![0; graph.len()];
-    for (k, &t) in graph.topological_order().iter().enumerate() {
-        position[t] = k;
-    }
-    let mut rest: Vec<TaskId> = (0..graph.len()).filter(|&t| finish[t].is_none()).collect();
-    rest.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(position[a].cmp(&position[b])));
+    let rest = (0..graph.len()).filter(|&t| finish[t].is_none()).collect();
+    let rest = by_rank(graph, &upward_ranks(graph, procs - 1), rest);
     for t in rest {
         let mut best: Option<(usize, f64, f64)> = None;
         for proc in (0..procs).filter(|&p| p != crash.proc) {
@@ -61,9 +56,7 @@ pub fn reschedule_after(graph: &TaskGraph, plan: &Schedule, crash: Crash, detect
             }
         }
         let (proc, start, end) = best.expect("a processor survives");
-        let slots = &mut busy[proc];
-        let at = slots.partition_point(|&(s, _)| s <= start);
-        slots.insert(at, (start, end));
+        insert_busy(&mut busy[proc], (start, end));
         finish[t] = Some((proc, end));
     }
     finish.iter().map(|f| f.expect("every task").1).fold(0.0, f64::max)

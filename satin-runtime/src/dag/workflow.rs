@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::exec::{Crash, Stalled};
 use super::ft::FtSchedule;
 use super::graph::{Costs, GraphError, TaskGraph, TaskId};
-use super::processor::{Item, Processor};
+use super::processor::Processor;
 
 /// A task's function: its inputs' outputs, in order, to its output.
 pub type TaskFn = Arc<dyn Fn(&[&[u8]]) -> Vec<u8> + Send + Sync>;
@@ -107,20 +107,7 @@ impl Workflow {
     ) -> Result<ThreadRun, Stalled> {
         let procs = schedule.originals.procs();
         let delay = schedule.params.abort_delay;
-        let mut original_proc = vec![0; self.graph.len()];
-        let mut items: Vec<Vec<Item>> = vec![Vec::new(); procs];
-        for p in schedule.originals.placements() {
-            original_proc[p.task] = p.proc;
-            items[p.proc].push(Item { task: p.task, duplicate: false, planned: p.start, len: p.finish - p.start });
-        }
-        for d in &schedule.duplicates {
-            items[d.proc].push(Item { task: d.task, duplicate: true, planned: d.start, len: d.finish - d.start });
-        }
-        let processors: Vec<Processor> = items
-            .into_iter()
-            .enumerate()
-            .map(|(id, items)| Processor::new(id, items, self.graph.len(), procs, original_proc.clone(), delay))
-            .collect();
+        let processors = Processor::all_of(&self.graph, schedule);
         let shared = Shared {
             state: Mutex::new(State {
                 processors,

@@ -147,3 +147,40 @@ pub fn trace(graph: &TaskGraph, schedule: &FtSchedule, run: &satin::dag::Run) ->
     }
     format!("[\n{}\n]\n", events.join(",\n"))
 }
+
+/// A random task graph in STG format: `tasks` tasks with costs drawn from
+/// `min..=max`, each taking input from one to three earlier tasks (or from
+/// the dummy entry, for about one task in eight); the dummy exit takes
+/// every task nothing else takes input from.
+pub fn random_stg(tasks: usize, min: u32, max: u32, seed: u64) -> String {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = format!("{tasks}\n");
+    out.push_str(&format!("{:>6} {:>6} {:>6}\n", 0, 0, 0));
+    let mut feeds = vec![false; tasks + 1];
+    for t in 1..=tasks {
+        let mut preds: Vec<usize> = if t == 1 || rng.gen_ratio(1, 8) {
+            vec![0]
+        } else {
+            let k = rng.gen_range(1..=3usize.min(t - 1));
+            rand::seq::index::sample(&mut rng, t - 1, k).into_iter().map(|i| i + 1).collect()
+        };
+        preds.sort_unstable();
+        for &p in &preds {
+            feeds[p] = true;
+        }
+        let cost = rng.gen_range(min..=max);
+        out.push_str(&format!("{t:>6} {cost:>6} {:>6}", preds.len()));
+        for p in preds {
+            out.push_str(&format!(" {p:>6}"));
+        }
+        out.push('\n');
+    }
+    let last: Vec<usize> = (1..=tasks).filter(|&t| !feeds[t]).collect();
+    out.push_str(&format!("{:>6} {:>6} {:>6}", tasks + 1, 0, last.len()));
+    for p in last {
+        out.push_str(&format!(" {p:>6}"));
+    }
+    out.push_str(&format!("\n# random graph: dag generate --tasks {tasks} --min {min} --max {max} --seed {seed}\n"));
+    out
+}

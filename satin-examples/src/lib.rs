@@ -12,6 +12,7 @@ pub mod mergesort;
 pub mod montecarlo;
 pub mod natural;
 pub mod nqueens;
+pub mod pipeline;
 pub mod raytracer;
 pub mod sat;
 pub mod scenarios;

@@ -8,6 +8,14 @@
 //! a simulated run.
 //!
 //! `dag table FILE... --procs 4,8,16,32`: the crash experiment as a table.
+//!
+//! `dag run FILE [--local-nodes N [--chaos 'kill:node=2,at=30%']] [--json]`:
+//! runs the graph for real, each task a synthetic one that takes its cost
+//! in milliseconds (`--unit-ms`), on threads of this process or on node
+//! processes (`--listen ADDR --nodes N` on the master, `--join ADDR` on the
+//! others; `--local-nodes N` starts them on this machine).
+//!
+//! `dag generate --tasks N --seed S`: a random task graph in STG format.
 
 use std::path::PathBuf;
 
@@ -52,6 +60,40 @@ enum Command {
         #[arg(long, value_name = "P@T")]
         crash: Option<String>,
     },
+    /// Run the graph for real: synthetic tasks that take their cost in
+    /// milliseconds, on the nodes the flags say (see --satin-help … or the
+    /// guide), surviving the crash of any one node.
+    Run {
+        /// STG file, or a folder with `*exe_time*.csv` and `*connectivity*.csv`.
+        file: PathBuf,
+        /// How long one unit of cost takes, in milliseconds.
+        #[arg(long, default_value_t = 1.0)]
+        unit_ms: f64,
+        /// A duplicate starts this long after its original (units).
+        #[arg(long, default_value_t = 3.0)]
+        slack: f64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        launch: Box<satin::net::Launch>,
+    },
+    /// A random task graph in STG format on standard output: each task
+    /// takes input from one to three earlier ones.
+    Generate {
+        /// Number of tasks (without the dummy entry and exit).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        tasks: u32,
+        /// Smallest cost.
+        #[arg(long, default_value_t = 10)]
+        min: u32,
+        /// Largest cost.
+        #[arg(long, default_value_t = 100)]
+        max: u32,
+        /// Seed of the random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// The crash experiment over several graphs and processor counts, as a
     /// Markdown table.
     Table {
@@ -69,7 +111,57 @@ fn main() {
             schedule(file, procs as usize, ft, slack, json, verbose, trace, crash)
         }
         Command::Table { files, procs } => table(&files, &procs),
+        Command::Run { file, unit_ms, slack, json, launch } => run(&file, unit_ms, slack, json, &launch),
+        Command::Generate { tasks, min, max, seed } => {
+            if min > max {
+                cli::bad_input("dag", format_args!("--min {min} is above --max {max}"));
+            }
+            print!("{}", dag::random_stg(tasks as usize, min, max, seed));
+        }
     }
+}
+
+fn run(file: &std::path::Path, unit_ms: f64, slack: f64, json: bool, launch: &satin::net::Launch) {
+    if !(unit_ms.is_finite() && unit_ms > 0.0 && unit_ms <= 3_600_000.0) {
+        cli::bad_input("dag", format_args!("--unit-ms {unit_ms}: must be a positive number of milliseconds"));
+    }
+    if !(slack.is_finite() && slack >= 0.0) {
+        cli::bad_input("dag", format_args!("--slack {slack}: must be a time, not negative"));
+    }
+    let graph = dag::read(file).unwrap_or_else(|e| cli::bad_input("dag", e));
+    let workflow = satin::dag::Workflow::synthetic(graph);
+    let expected = workflow.run_sequential();
+    let params = FtParams { slack, abort_delay: (slack / 3.0).min(1.0) };
+    let unit = std::time::Duration::from_secs_f64(unit_ms / 1000.0);
+    let r = satin::net::run_workflow("dag", launch, &workflow, params, unit);
+    let result_ok = workflow.exits().iter().all(|&t| r.outputs[t].as_ref() == Some(&expected[t]));
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    if json {
+        println!(
+            "{{\"tasks_completed\":{},\"tasks_total\":{},\"makespan_ms\":{:.1},\"planned_ms\":{:.1},\"result_ok\":{},\"procs\":{},\"duplicates_completed\":{},\"crashed\":{:?}}}",
+            r.tasks_completed,
+            r.tasks_total,
+            ms(r.makespan),
+            ms(r.planned),
+            result_ok,
+            r.procs,
+            r.duplicates_completed,
+            r.crashed
+        );
+    } else {
+        println!(
+            "{} of {} tasks completed on {} processors in {:.1} ms (planned {:.1} ms); results {}",
+            r.tasks_completed,
+            r.tasks_total,
+            r.procs,
+            ms(r.makespan),
+            ms(r.planned),
+            if result_ok { "right" } else { "WRONG" }
+        );
+        println!("duplicates run to their end: {}; processors crashed: {:?}", r.duplicates_completed, r.crashed);
+    }
+    let all = r.tasks_completed == r.tasks_total;
+    std::process::exit(if all && result_ok { 0 } else { 1 });
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -10,6 +10,11 @@
 //! abort message's time after it), the duplicates of the crashed
 //! processor's unfinished tasks go first, out of order, and a processor
 //! whose next item waits runs a later one whose inputs are in.
+//!
+//! Virtual time tells it when things happened ([`Processor::copy_finished`],
+//! [`Processor::peer_down`]); a real run tells it when news arrived
+//! ([`Processor::copy_arrived`], [`Processor::peer_down_known`]), and the
+//! arrival is what counts: the message carried the output and the abort.
 
 use std::collections::VecDeque;
 
@@ -29,13 +34,24 @@ pub struct Item {
     pub len: f64,
 }
 
+/// A finished copy of a task, as one processor knows it.
+#[derive(Debug, Clone, Copy)]
+struct Copy {
+    on: usize,
+    at: f64,
+    /// `at` is when its output arrived here (a real run), not when it
+    /// ended there (its output then takes the edge's cost to arrive).
+    arrived: bool,
+}
+
 /// One processor's view of the run.
 #[derive(Debug, Clone)]
 pub struct Processor {
     id: usize,
     queue: VecDeque<Item>,
-    /// Finished copies of each task: (processor, end).
-    copies: Vec<Vec<(usize, f64)>>,
+    /// Finished copies of each task: where, and when their output is in
+    /// here.
+    copies: Vec<Vec<Copy>>,
     /// When each task's original ended, if it did.
     original_end: Vec<Option<f64>>,
     /// The processor of each task's original.
@@ -99,15 +115,45 @@ impl Processor {
     /// A copy of `task` finished on processor `on` at `end`; its output
     /// reaches this processor the edge's cost later (at once on `on`).
     pub fn copy_finished(&mut self, task: TaskId, on: usize, end: f64, original: bool) {
-        self.copies[task].push((on, end));
+        self.copies[task].push(Copy { on, at: end, arrived: false });
         if original {
             self.original_end[task] = Some(end);
+        }
+    }
+
+    /// News that a copy of `task` finished on processor `on` (with its
+    /// output, if this processor needs it) arrived at `now`: the output is
+    /// in, and an original's end aborts its duplicate here from now on.
+    pub fn copy_arrived(&mut self, task: TaskId, on: usize, now: f64, original: bool) {
+        self.copies[task].push(Copy { on, at: now, arrived: true });
+        if original {
+            self.original_end[task] = Some(now - self.delay);
         }
     }
 
     /// Processor `proc` crashed at `at`.
     pub fn peer_down(&mut self, proc: usize, at: f64) {
         self.down[proc] = self.down[proc].min(at);
+    }
+
+    /// Processor `proc`'s crash became known here at `now`.
+    pub fn peer_down_known(&mut self, proc: usize, now: f64) {
+        self.peer_down(proc, now - self.delay);
+    }
+
+    /// Has any copy of `task` finished, as far as this processor knows?
+    pub fn finished(&self, task: TaskId) -> bool {
+        !self.copies[task].is_empty()
+    }
+
+    /// Has the original of `task` finished, as far as this processor knows?
+    pub fn original_finished(&self, task: TaskId) -> bool {
+        self.original_end[task].is_some()
+    }
+
+    /// Items of the plan not started yet.
+    pub fn remaining(&self) -> impl Iterator<Item = &Item> {
+        self.queue.iter()
     }
 
     /// The item to start at `now`, taken out of the plan; `None` if nothing
@@ -124,7 +170,7 @@ impl Processor {
                 .map(|&(u, comm)| {
                     self.copies[u]
                         .iter()
-                        .map(|&(p, end)| end + if p == self.id { 0.0 } else { comm })
+                        .map(|c| c.at + if c.arrived || c.on == self.id { 0.0 } else { comm })
                         .fold(f64::INFINITY, f64::min)
                 })
                 .fold(0.0, f64::max)

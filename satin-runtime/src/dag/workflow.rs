@@ -74,9 +74,39 @@ pub struct ThreadRun {
 }
 
 impl Workflow {
+    /// A workflow of `graph`'s tasks that stand for work they do not do:
+    /// each outputs a digest of its number and its inputs' outputs (so a
+    /// missing or wrong input shows in every output after it); run on a
+    /// schedule, each takes its planned cost.
+    pub fn synthetic(graph: TaskGraph) -> Workflow {
+        let functions = (0..graph.len())
+            .map(|t| -> TaskFn {
+                Arc::new(move |inputs: &[&[u8]]| {
+                    let mut h = blake3::Hasher::new();
+                    h.update(&(t as u64).to_le_bytes());
+                    for i in inputs {
+                        h.update(i);
+                    }
+                    h.finalize().as_bytes().to_vec()
+                })
+            })
+            .collect();
+        Workflow { graph, functions }
+    }
+
     /// The task graph.
     pub fn graph(&self) -> &TaskGraph {
         &self.graph
+    }
+
+    /// The tasks no other task takes input from: the workflow's results.
+    pub fn exits(&self) -> Vec<TaskId> {
+        (0..self.graph.len()).filter(|&t| self.graph.succs(t).is_empty()).collect()
+    }
+
+    /// Runs task `t`'s function on its inputs' outputs.
+    pub fn run_task(&self, t: TaskId, inputs: &[&[u8]]) -> Vec<u8> {
+        (self.functions[t])(inputs)
     }
 
     fn inputs<'a>(&self, t: TaskId, outputs: &'a [Option<Vec<u8>>]) -> Vec<&'a [u8]> {
@@ -87,7 +117,7 @@ impl Workflow {
     pub fn run_sequential(&self) -> Vec<Vec<u8>> {
         let mut outputs: Vec<Option<Vec<u8>>> = vec![None; self.graph.len()];
         for &t in self.graph.topological_order() {
-            let out = (self.functions[t])(&self.inputs(t, &outputs));
+            let out = self.run_task(t, &self.inputs(t, &outputs));
             outputs[t] = Some(out);
         }
         outputs.into_iter().map(|o| o.expect("every task")).collect()
@@ -173,7 +203,7 @@ impl Workflow {
             let inputs: Vec<Vec<u8>> = self.inputs(item.task, &state.outputs).into_iter().map(<[u8]>::to_vec).collect();
             drop(state);
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-            let out = (self.functions[item.task])(&refs);
+            let out = self.run_task(item.task, &refs);
             // The planned cost, spent in slices: a duplicate stops when its
             // original's abort arrives, a crash ends everything.
             let until = now + self.graph.cost(item.task, me);

@@ -1,7 +1,9 @@
 //! Connections: transport settings, the outgoing stream to each peer, and
-//! the incoming side that checks the handshake and decodes frames into the
-//! driver's inputs. Every node sends over a connection it opened itself and
-//! receives on the ones its peers opened.
+//! the incoming side that checks the handshake and decodes frames into
+//! [`Link`] events for the driver. Every node sends over a connection it
+//! opened itself and receives on the ones its peers opened. Generic over
+//! the protocol message: the divide-and-conquer driver and the task-graph
+//! driver share it.
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -12,11 +14,29 @@ use quinn::{Connection, ConnectionError, Endpoint, Incoming, TransportConfig, Va
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tracing::warn;
 
-use super::driver::Input;
 use super::tls::SERVER_NAME;
-use super::wire::{close, Frame};
+use super::wire::{close, Frame, Message};
 use crate::codec::{self, Hello};
-use crate::proto::{Msg, NodeId};
+use crate::proto::NodeId;
+
+/// What the connections tell their driver; the driver's own input type
+/// converts from it.
+pub(super) enum Link<M> {
+    /// A peer opened a connection and passed the handshake.
+    Hello { id: NodeId, addr: SocketAddr, conn: Connection },
+    /// A connection this node opened to `id` is up.
+    Linked { id: NodeId, conn: Connection },
+    /// The connection this node opened to `id` ended in order: `id` is
+    /// through with the run (it ended, or `id` left).
+    Closed { id: NodeId },
+    /// Where node `id` listens.
+    Addr { id: NodeId, addr: SocketAddr },
+    /// A protocol message from `from`.
+    Message { from: NodeId, msg: M },
+    /// A connection to or from `id` failed; `unanswered`: an outgoing one
+    /// that never got an answer (nobody listening there, yet or at all).
+    PeerDown { id: NodeId, reason: String, unanswered: bool },
+}
 
 /// How long a finishing node waits for its last frames to be read.
 const FLUSH: Duration = Duration::from_secs(2);
@@ -27,6 +47,24 @@ pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     t.max_idle_timeout(Some(quinn::IdleTimeout::try_from(idle).unwrap_or(quinn::IdleTimeout::from(VarInt::MAX))));
     t.keep_alive_interval(Some(idle / 4));
     Arc::new(t)
+}
+
+/// This node's endpoint: listening on `listen` with the pool's server
+/// credential, connecting with its client credential.
+pub(super) fn endpoint(pool: &super::tls::Pool, listen: SocketAddr, idle: Duration) -> Result<Endpoint, String> {
+    let (mut server, mut client) = pool.quic_configs().map_err(|e| format!("pool credential: {e}"))?;
+    server.transport_config(transport(idle));
+    client.transport_config(transport(idle));
+    let bind = || Endpoint::server(server.clone(), listen);
+    let mut endpoint = super::retry::retry(
+        super::retry::LOCAL_OPERATIONS,
+        bind,
+        |e| super::retry::transient(e.kind()),
+        |e, wait| warn!("cannot listen on {listen} ({e}); trying again in {wait:?}"),
+    )
+    .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    endpoint.set_default_client_config(client);
+    Ok(endpoint)
 }
 
 /// The address others reach this node at: the bound one, with an
@@ -51,7 +89,7 @@ pub(super) fn advertised(bound: SocketAddr, towards: Option<SocketAddr>) -> Sock
     SocketAddr::new(ip, bound.port())
 }
 
-pub(super) struct Net {
+pub(super) struct Net<M, I> {
     pub(super) endpoint: Endpoint,
     pub(super) me: NodeId,
     pub(super) hello_frame: Vec<u8>,
@@ -62,13 +100,14 @@ pub(super) struct Net {
     pub(super) dead: HashSet<NodeId>,
     /// Every established connection with a peer, both ways, for cutting.
     pub(super) links: HashMap<NodeId, Vec<Connection>>,
-    pub(super) input: UnboundedSender<Input>,
+    pub(super) input: UnboundedSender<I>,
     pub(super) bytes_sent: u64,
     pub(super) frames_sent: u64,
+    pub(super) message: std::marker::PhantomData<M>,
 }
 
-impl Net {
-    fn frame(&self, f: &Frame) -> Option<Vec<u8>> {
+impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
+    fn frame(&self, f: &Frame<M>) -> Option<Vec<u8>> {
         match codec::encode(f, self.max_frame) {
             Ok(bytes) => Some(bytes),
             Err(e) => {
@@ -78,17 +117,12 @@ impl Net {
         }
     }
 
-    pub(super) fn send(&mut self, to: NodeId, msg: Msg) {
+    pub(super) fn send(&mut self, to: NodeId, msg: M) {
         if to == self.me || self.dead.contains(&to) {
             return;
         }
         // Tell the receiver where the nodes this message names listen.
-        let named: Vec<NodeId> = match &msg {
-            Msg::Welcome { members, .. } => members.iter().map(|(id, _)| *id).collect(),
-            Msg::NewMember { id, .. } => vec![*id],
-            _ => Vec::new(),
-        };
-        for id in named {
+        for id in msg.names() {
             if let Some(&addr) = self.addrs.get(&id) {
                 if let Some(f) = self.frame(&Frame::Peer { id, addr }) {
                     self.push(to, f);
@@ -118,8 +152,14 @@ impl Net {
             return false;
         };
         let (tx, rx) = unbounded_channel();
-        let task =
-            tokio::spawn(outgoing(self.endpoint.clone(), to, addr, self.hello_frame.clone(), rx, self.input.clone()));
+        let task = tokio::spawn(outgoing::<M, I>(
+            self.endpoint.clone(),
+            to,
+            addr,
+            self.hello_frame.clone(),
+            rx,
+            self.input.clone(),
+        ));
         self.peers.insert(to, (tx, task));
         true
     }
@@ -177,17 +217,21 @@ fn orderly(e: &ConnectionError) -> bool {
         || matches!(e, ConnectionError::LocallyClosed)
 }
 
-async fn outgoing(
+async fn outgoing<M, I: From<Link<M>>>(
     endpoint: Endpoint,
     to: NodeId,
     addr: SocketAddr,
     hello: Vec<u8>,
     frames: UnboundedReceiver<Vec<u8>>,
-    input: UnboundedSender<Input>,
+    input: UnboundedSender<I>,
 ) {
-    let _ = match send_frames(endpoint, to, addr, hello, frames, &input).await {
-        Err(Lost { reason, unanswered }) => input.send(Input::PeerDown { id: to, reason, unanswered }),
-        Ok(()) => input.send(Input::Closed { id: to }),
+    let _ = match send_frames(endpoint, addr, hello, frames, |conn| {
+        let _ = input.send(Link::Linked { id: to, conn }.into());
+    })
+    .await
+    {
+        Err(Lost { reason, unanswered }) => input.send(Link::PeerDown { id: to, reason, unanswered }.into()),
+        Ok(()) => input.send(Link::Closed { id: to }.into()),
     };
 }
 
@@ -220,11 +264,10 @@ fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
 
 async fn send_frames(
     endpoint: Endpoint,
-    to: NodeId,
     addr: SocketAddr,
     hello: Vec<u8>,
     mut frames: UnboundedReceiver<Vec<u8>>,
-    input: &UnboundedSender<Input>,
+    linked: impl FnOnce(Connection),
 ) -> Result<(), Lost> {
     let connecting = endpoint.connect(addr, SERVER_NAME).map_err(Lost::new)?;
     let conn = match connecting.await {
@@ -233,7 +276,7 @@ async fn send_frames(
         Err(e @ ConnectionError::TimedOut) => return Err(Lost { reason: describe(&e), unanswered: true }),
         Err(e) => return Err(e.into()),
     };
-    let _ = input.send(Input::Linked { id: to, conn: conn.clone() });
+    linked(conn.clone());
     let mut send = match conn.open_uni().await {
         Ok(s) => s,
         Err(e) if orderly(&e) => return Ok(()),
@@ -272,13 +315,23 @@ fn describe(e: &ConnectionError) -> String {
     }
 }
 
-pub(super) async fn accept_loop(endpoint: Endpoint, ours: Hello, max_frame: usize, input: UnboundedSender<Input>) {
+pub(super) async fn accept_loop<M: Message, I: From<Link<M>> + Send + 'static>(
+    endpoint: Endpoint,
+    ours: Hello,
+    max_frame: usize,
+    input: UnboundedSender<I>,
+) {
     while let Some(incoming) = endpoint.accept().await {
-        tokio::spawn(incoming_conn(incoming, ours.clone(), max_frame, input.clone()));
+        tokio::spawn(incoming_conn::<M, I>(incoming, ours.clone(), max_frame, input.clone()));
     }
 }
 
-async fn incoming_conn(incoming: Incoming, ours: Hello, max_frame: usize, input: UnboundedSender<Input>) {
+async fn incoming_conn<M: Message, I: From<Link<M>>>(
+    incoming: Incoming,
+    ours: Hello,
+    max_frame: usize,
+    input: UnboundedSender<I>,
+) {
     let remote = incoming.remote_address();
     let conn = match incoming.await {
         Ok(c) => c,
@@ -288,17 +341,17 @@ async fn incoming_conn(incoming: Incoming, ours: Hello, max_frame: usize, input:
         }
     };
     let mut peer: Option<NodeId> = None;
-    let result = read_frames(&conn, &ours, max_frame, &input, &mut peer).await;
+    let result = read_frames::<M, I>(&conn, &ours, max_frame, &input, &mut peer).await;
     if let (Err(reason), Some(id)) = (result, peer) {
-        let _ = input.send(Input::PeerDown { id, reason, unanswered: false });
+        let _ = input.send(Link::PeerDown { id, reason, unanswered: false }.into());
     }
 }
 
-async fn read_frames(
+async fn read_frames<M: Message, I: From<Link<M>>>(
     conn: &Connection,
     ours: &Hello,
     max_frame: usize,
-    input: &UnboundedSender<Input>,
+    input: &UnboundedSender<I>,
     peer: &mut Option<NodeId>,
 ) -> Result<(), String> {
     let mut recv = match conn.accept_uni().await {
@@ -310,7 +363,7 @@ async fn read_frames(
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         loop {
-            match codec::decode::<Frame>(&buf, max_frame) {
+            match codec::decode::<Frame<M>>(&buf, max_frame) {
                 Ok(Some((frame, used))) => {
                     buf.drain(..used);
                     handle_frame(conn, ours, frame, input, peer)?;
@@ -333,11 +386,11 @@ async fn read_frames(
     }
 }
 
-fn handle_frame(
+fn handle_frame<M: Message, I: From<Link<M>>>(
     conn: &Connection,
     ours: &Hello,
-    frame: Frame,
-    input: &UnboundedSender<Input>,
+    frame: Frame<M>,
+    input: &UnboundedSender<I>,
     peer: &mut Option<NodeId>,
 ) -> Result<(), String> {
     match (frame, *peer) {
@@ -349,13 +402,13 @@ fn handle_frame(
                 return Ok(());
             }
             *peer = Some(id);
-            let _ = input.send(Input::Hello { id, addr, conn: conn.clone() });
+            let _ = input.send(Link::Hello { id, addr, conn: conn.clone() }.into());
         }
         (Frame::Peer { id, addr }, Some(_)) => {
-            let _ = input.send(Input::Addr { id, addr });
+            let _ = input.send(Link::Addr { id, addr }.into());
         }
         (Frame::Proto(msg), Some(from)) => {
-            let _ = input.send(Input::Message { from, msg });
+            let _ = input.send(Link::Message { from, msg }.into());
         }
         (f, _) => {
             let why = format!("unexpected frame {f:?}");
@@ -370,6 +423,7 @@ fn handle_frame(
 mod tests {
     use super::*;
     use crate::net::tls::{init_pool, Pool};
+    use crate::proto::Msg;
 
     const MAX: usize = 1 << 20;
 
@@ -382,10 +436,10 @@ mod tests {
         e
     }
 
-    fn net(endpoint: Endpoint, me: NodeId, hello: &Hello, input: UnboundedSender<Input>) -> Net {
+    fn net(endpoint: Endpoint, me: NodeId, hello: &Hello, input: UnboundedSender<Link<Msg>>) -> Net<Msg, Link<Msg>> {
         let addr = endpoint.local_addr().expect("bound");
         let hello_frame =
-            codec::encode(&Frame::Hello { hello: hello.clone(), id: me, cluster: 0, addr }, MAX).expect("small");
+            codec::encode(&Frame::<Msg>::Hello { hello: hello.clone(), id: me, cluster: 0, addr }, MAX).expect("small");
         Net {
             endpoint,
             me,
@@ -398,6 +452,7 @@ mod tests {
             input,
             bytes_sent: 0,
             frames_sent: 0,
+            message: std::marker::PhantomData,
         }
     }
 
@@ -416,20 +471,20 @@ mod tests {
         let (b_in, mut b_rx) = unbounded_channel();
         let mut a = net(endpoint(&pool), 1, &hello, a_in);
         let mut b = net(endpoint(&pool), 2, &hello, b_in.clone());
-        tokio::spawn(accept_loop(b.endpoint.clone(), hello.clone(), MAX, b_in));
+        tokio::spawn(accept_loop::<Msg, _>(b.endpoint.clone(), hello.clone(), MAX, b_in));
         a.addrs.insert(2, b.endpoint.local_addr().expect("bound"));
 
         let outcome = tokio::time::timeout(Duration::from_secs(20), async move {
             a.send(2, Msg::Leave);
-            let Some(Input::Hello { id: 1, conn, .. }) = b_rx.recv().await else { panic!("expected A's hello") };
-            assert!(matches!(b_rx.recv().await, Some(Input::Message { from: 1, msg: Msg::Leave })));
+            let Some(Link::Hello { id: 1, conn, .. }) = b_rx.recv().await else { panic!("expected A's hello") };
+            assert!(matches!(b_rx.recv().await, Some(Link::Message { from: 1, msg: Msg::Leave })));
             b.linked(1, conn);
             b.cut(1);
             assert!(b.dead.contains(&1) && b.links.is_empty());
             loop {
                 match a_rx.recv().await {
-                    Some(Input::Linked { id: 2, .. }) => continue,
-                    Some(Input::PeerDown { id: 2, reason, unanswered }) => return (reason, unanswered),
+                    Some(Link::Linked { id: 2, .. }) => continue,
+                    Some(Link::PeerDown { id: 2, reason, unanswered }) => return (reason, unanswered),
                     _ => panic!("expected B to be reported down"),
                 }
             }

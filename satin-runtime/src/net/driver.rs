@@ -12,12 +12,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quinn::Endpoint;
 use tokio::sync::mpsc::unbounded_channel;
 use tracing::{info, warn};
 
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
-use super::conn::{accept_loop, advertised, transport, Net};
+use super::conn::{accept_loop, advertised, endpoint, Link, Net};
 use super::progress::Progress;
 use super::tls::Pool;
 use super::trace::Trace;
@@ -143,28 +142,29 @@ pub(super) enum Input {
     },
 }
 
-/// Reads what the supervisor tells this node on standard input — death
-/// notices (`gone ADDR`) and chaos (`slow F`, `fail P`) — on a thread of
-/// its own: the read blocks until the next line.
-fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>) {
-    use super::supervise::{FAIL_ORDER, GONE_NOTICE, SLOW_ORDER};
-    use std::io::BufRead;
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
-            let got = if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
-                Input::ProcessEnded { addr }
-            } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
-                Input::Slow { factor }
-            } else if let Some(rate) = arg(FAIL_ORDER).and_then(|r| r.parse().ok()) {
-                Input::FailRate { rate }
-            } else {
-                continue;
-            };
-            if input.send(got).is_err() {
-                return;
-            }
+impl From<Link<Msg>> for Input {
+    fn from(link: Link<Msg>) -> Input {
+        match link {
+            Link::Hello { id, addr, conn } => Input::Hello { id, addr, conn },
+            Link::Linked { id, conn } => Input::Linked { id, conn },
+            Link::Closed { id } => Input::Closed { id },
+            Link::Addr { id, addr } => Input::Addr { id, addr },
+            Link::Message { from, msg } => Input::Message { from, msg },
+            Link::PeerDown { id, reason, unanswered } => Input::PeerDown { id, reason, unanswered },
         }
+    }
+}
+
+/// Feeds what the supervisor tells this node to the event loop.
+fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>) {
+    use super::supervise::Order;
+    super::supervise::read_orders(move |order| {
+        let got = match order {
+            Order::Gone(addr) => Input::ProcessEnded { addr },
+            Order::Slow(factor) => Input::Slow { factor },
+            Order::Fail(rate) => Input::FailRate { rate },
+        };
+        input.send(got).is_ok()
     });
 }
 
@@ -188,7 +188,7 @@ struct Driver {
     start: Instant,
     node: Node,
     exec: LocalExecutor,
-    net: Net,
+    net: Net<Msg, Input>,
     /// The latest instant the core asked to be woken at.
     timer: Option<u64>,
     joined: bool,
@@ -210,24 +210,10 @@ async fn drive(
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
 ) -> (RunEnd, Option<Report>) {
-    let (mut server, mut client) = match pool.quic_configs() {
-        Ok(c) => c,
-        Err(e) => return (RunEnd::Failed(format!("pool credential: {e}")), None),
-    };
-    server.transport_config(transport(spec.idle_timeout));
-    client.transport_config(transport(spec.idle_timeout));
-    let bind = || Endpoint::server(server.clone(), spec.listen);
-    let bound = super::retry::retry(
-        super::retry::LOCAL_OPERATIONS,
-        bind,
-        |e| super::retry::transient(e.kind()),
-        |e, wait| warn!("cannot listen on {} ({e}); trying again in {wait:?}", spec.listen),
-    );
-    let mut endpoint = match bound {
+    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout) {
         Ok(e) => e,
-        Err(e) => return (RunEnd::Failed(format!("cannot listen on {}: {e}", spec.listen)), None),
+        Err(e) => return (RunEnd::Failed(e), None),
     };
-    endpoint.set_default_client_config(client);
     let bound = endpoint.local_addr().unwrap_or(spec.listen);
     let addr = advertised(bound, spec.contact);
     if !spec.lone {
@@ -255,11 +241,12 @@ async fn drive(
     };
     exec.keep_orphans(spec.config.ft == FtMode::Table);
     let hello_frame = codec::encode(
-        &Frame::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
+        &Frame::<Msg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
         spec.max_frame,
     )
     .expect("a hello frame is small");
-    let accept = tokio::spawn(accept_loop(endpoint.clone(), spec.hello.clone(), spec.max_frame, input_tx.clone()));
+    let accept =
+        tokio::spawn(accept_loop::<Msg, Input>(endpoint.clone(), spec.hello.clone(), spec.max_frame, input_tx.clone()));
     let driver_input = input_tx.clone();
     let mut net = Net {
         endpoint,
@@ -273,6 +260,7 @@ async fn drive(
         input: input_tx,
         bytes_sent: 0,
         frames_sent: 0,
+        message: std::marker::PhantomData,
     };
     if let Some(contact) = spec.contact {
         net.addrs.insert(CONTACT, contact);

@@ -19,9 +19,11 @@ mod throttle;
 mod tls;
 mod trace;
 mod wire;
+mod workflow;
 
 pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
+pub use workflow::{run_workflow, WorkflowRun};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -184,6 +186,10 @@ pub struct Launch {
     /// Never run copies of late jobs (straggler duplicates).
     #[arg(long)]
     pub no_duplicates: bool,
+    /// A task-graph run's master (--listen) waits for this many nodes,
+    /// itself included, before it starts: its schedule is made for them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=4096), conflicts_with_all = ["join", "local_nodes"])]
+    pub nodes: Option<u32>,
 }
 
 impl Launch {

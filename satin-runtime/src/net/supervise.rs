@@ -49,6 +49,39 @@ pub(super) const GONE_NOTICE: &str = "gone ";
 pub(super) const SLOW_ORDER: &str = "slow ";
 pub(super) const FAIL_ORDER: &str = "fail ";
 
+/// What the supervisor tells a node on its standard input.
+pub(super) enum Order {
+    /// The process of the node at this address ended.
+    Gone(SocketAddr),
+    /// Run the workers this many times slower (infinite: hung).
+    Slow(f64),
+    /// Jobs stolen from now on fail with this probability.
+    Fail(f64),
+}
+
+/// Reads this node's orders from its standard input on a thread of its
+/// own (the read blocks until the next line) and hands each to `take`,
+/// until it returns false or the supervisor closes the input.
+pub(super) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) {
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
+            let order = if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
+                Order::Gone(addr)
+            } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
+                Order::Slow(factor)
+            } else if let Some(rate) = arg(FAIL_ORDER).and_then(|r| r.parse().ok()) {
+                Order::Fail(rate)
+            } else {
+                continue;
+            };
+            if !take(order) {
+                return;
+            }
+        }
+    });
+}
+
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// After the answer is out, how long stragglers get before SIGKILL.
@@ -88,6 +121,8 @@ struct Cluster {
     death_notices: bool,
     events: Sender<Event>,
     trace: Option<std::path::PathBuf>,
+    /// How many nodes the cluster starts with.
+    size: u32,
 }
 
 fn part_path(trace: &std::path::Path, node: usize) -> std::path::PathBuf {
@@ -103,7 +138,8 @@ impl Cluster {
         cmd.args(&self.base)
             .env("SATIN_POOL", &self.pool)
             .env(SUPERVISED_ENV, "1")
-            .env(NODE_INDEX_ENV, node.to_string());
+            .env(NODE_INDEX_ENV, node.to_string())
+            .env(super::workflow::CLUSTER_SIZE_ENV, self.size.to_string());
         if let Some(trace) = &self.trace {
             cmd.arg("--trace").arg(part_path(trace, node));
         }
@@ -237,6 +273,7 @@ fn run_cluster(
         death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
         events: tx,
         trace: args.trace.clone(),
+        size: n,
     };
     let start = Instant::now();
     cluster.spawn(app, None);

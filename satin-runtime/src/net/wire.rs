@@ -4,6 +4,8 @@
 //! The first frame is `Hello` (who the sender is and whether it runs the
 //! same program); `Peer` frames tell the receiver where a node it is about
 //! to hear of listens, and precede the protocol message that names it.
+//! The protocol message is the divide-and-conquer core's [`Msg`] by
+//! default, or a task-graph run's message: both share the transport.
 
 use std::net::SocketAddr;
 
@@ -13,10 +15,28 @@ use crate::codec::Hello;
 use crate::proto::{ClusterId, Msg, NodeId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum Frame {
+pub(crate) enum Frame<M = Msg> {
     Hello { hello: Hello, id: NodeId, cluster: ClusterId, addr: SocketAddr },
     Peer { id: NodeId, addr: SocketAddr },
-    Proto(Msg),
+    Proto(M),
+}
+
+/// A protocol message that travels in [`Frame::Proto`].
+pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static {
+    /// Nodes this message names: their addresses go out before it.
+    fn names(&self) -> Vec<NodeId> {
+        Vec::new()
+    }
+}
+
+impl Message for Msg {
+    fn names(&self) -> Vec<NodeId> {
+        match self {
+            Msg::Welcome { members, .. } => members.iter().map(|(id, _)| *id).collect(),
+            Msg::NewMember { id, .. } => vec![*id],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Application close codes: how a connection ended on purpose.

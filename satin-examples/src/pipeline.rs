@@ -1,0 +1,78 @@
+//! The `workflow` example's tasks: blocks of numbers generated, sorted,
+//! merged and summarised, each a function from its inputs' bytes to its
+//! output's (numbers as little-endian `u32`s).
+
+use rand::{Rng, SeedableRng};
+
+fn numbers(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn bytes(numbers: &[u32]) -> Vec<u8> {
+    numbers.iter().flat_map(|n| n.to_le_bytes()).collect()
+}
+
+/// Block `i`: `size` pseudo-random numbers, the same on every machine.
+pub fn generate(i: usize, size: usize) -> Vec<u8> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
+    bytes(&(0..size).map(|_| rng.gen::<u32>()).collect::<Vec<_>>())
+}
+
+/// A block, sorted.
+pub fn sort(block: &[u8]) -> Vec<u8> {
+    let mut n = numbers(block);
+    n.sort_unstable();
+    bytes(&n)
+}
+
+/// Two sorted blocks, merged into one.
+pub fn merge(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let (a, b) = (numbers(a), numbers(b));
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    bytes(&out)
+}
+
+/// The run's answer: how many numbers, their median, and a checksum of the
+/// sorted sequence (which any misplaced number changes).
+pub fn summarise(sorted: &[u8]) -> String {
+    let n = numbers(sorted);
+    let median = n.get(n.len() / 2).copied().unwrap_or(0);
+    let sum = blake3::hash(sorted).to_hex();
+    format!("{} numbers, median {median}, checksum {}", n.len(), &sum[..16])
+}
+
+/// The same answer, computed in one go: every block, sorted together.
+pub fn sequential(blocks: usize, size: usize) -> String {
+    let mut all: Vec<u32> = (0..blocks).flat_map(|i| numbers(&generate(i, size))).collect();
+    all.sort_unstable();
+    summarise(&bytes(&all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_sorted_blocks_sorts_them_all() {
+        let (a, b) = (sort(&generate(0, 1000)), sort(&generate(1, 777)));
+        let merged = numbers(&merge(&a, &b));
+        assert_eq!(merged.len(), 1777);
+        assert!(merged.windows(2).all(|w| w[0] <= w[1]));
+        let mut both = numbers(&generate(0, 1000));
+        both.extend(numbers(&generate(1, 777)));
+        both.sort_unstable();
+        assert_eq!(merged, both);
+    }
+}

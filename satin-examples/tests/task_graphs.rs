@@ -1,0 +1,122 @@
+//! Real task-graph runs: node processes on loopback play the processors of
+//! a fault-tolerant schedule; one is killed with SIGKILL mid-run and the
+//! duplicates of its tasks finish the run with the right results.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use common::{finish, one_at_a_time, stderr, stdout};
+
+const DAG: &str = env!("CARGO_BIN_EXE_dag");
+const WORKFLOW: &str = env!("CARGO_BIN_EXE_workflow");
+
+fn run(bin: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let _turn = one_at_a_time();
+    let child = Command::new(bin)
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    finish(child)
+}
+
+fn graph() -> String {
+    satin_examples::data_dir().join("stg/generated/random100.stg").display().to_string()
+}
+
+fn field(json: &str, key: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    v[key].to_string()
+}
+
+/// `dag run … --json` with `args`, checked to end with every task done and
+/// the right results; returns its JSON line and log.
+fn dag_run(args: &[&str], envs: &[(&str, &str)]) -> (String, String) {
+    let mut all = vec!["run", "--json"];
+    let g = graph();
+    all.push(&g);
+    all.extend_from_slice(args);
+    let out = run(DAG, &all, envs);
+    let log = stderr(&out);
+    assert!(out.status.success(), "dag {all:?} failed:\n{log}");
+    let json = stdout(&out);
+    assert_eq!(field(&json, "tasks_total"), "102", "{json}");
+    assert_eq!(field(&json, "tasks_completed"), "102", "{json}");
+    assert_eq!(field(&json, "result_ok"), "true", "{json}");
+    (json, log)
+}
+
+#[test]
+fn a_task_graph_runs_on_four_nodes_as_planned() {
+    let (json, _) = dag_run(&["--local-nodes", "4"], &[]);
+    assert_eq!(field(&json, "procs"), "4");
+    assert_eq!(field(&json, "crashed"), "[]");
+    // The duplicates sit in idle gaps and are aborted: at most one that
+    // the abort reached late runs to its end.
+    let dups: usize = field(&json, "duplicates_completed").parse().unwrap();
+    assert!(dups <= 2, "{json}");
+}
+
+#[test]
+fn a_node_killed_at_30_percent_leaves_its_tasks_to_their_duplicates() {
+    let (json, log) = dag_run(&["--local-nodes", "4", "--chaos", "kill:node=2,at=30%"], &[]);
+    assert!(log.contains("chaos: SIGKILL node 2"), "{log}");
+    let crashed: Vec<usize> = serde_json::from_str(&field(&json, "crashed")).unwrap();
+    assert_eq!(crashed.len(), 1, "{json}");
+    // The kill landed mid-run: the dead node's unfinished tasks ran as
+    // duplicates elsewhere.
+    let dups: usize = field(&json, "duplicates_completed").parse().unwrap();
+    assert!(dups > 0, "{json}\n{log}");
+}
+
+#[test]
+fn the_run_survives_its_master_killed() {
+    let (json, log) = dag_run(&["--local-nodes", "4", "--chaos", "kill:node=0,at=30%"], &[]);
+    assert_eq!(field(&json, "crashed"), "[0]", "{json}");
+    assert!(log.contains("this node is its master"), "{log}");
+}
+
+/// Without the supervisor's death notices a crash is found by QUIC's idle
+/// timeout, as across machines.
+#[test]
+fn a_crash_is_found_by_the_idle_timeout_without_notices() {
+    let (json, _) = dag_run(
+        &["--local-nodes", "3", "--idle-timeout-ms", "400", "--chaos", "kill:node=1,at=30%"],
+        &[("SATIN_DEATH_NOTICES", "off")],
+    );
+    assert_eq!(field(&json, "crashed").matches(',').count(), 0, "one crash: {json}");
+    assert_ne!(field(&json, "crashed"), "[]", "{json}");
+}
+
+#[test]
+fn a_workflow_of_rust_functions_gives_the_sequential_answer_after_a_kill() {
+    let expected = satin_examples::pipeline::sequential(8, 50_000);
+    let out = run(WORKFLOW, &["8", "50000"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().next(), Some(expected.as_str()));
+    let out = run(WORKFLOW, &["8", "50000", "--local-nodes", "3", "--chaos", "kill:node=1,at=40%"], &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).lines().next(), Some(expected.as_str()), "{log}");
+}
+
+#[test]
+fn task_graph_runs_refuse_what_they_cannot_do() {
+    // One node has nowhere to put a duplicate.
+    let out = run(DAG, &["run", &graph(), "--local-nodes", "1"], &[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("at least 2 nodes"), "{}", stderr(&out));
+    // A master that does not know how many nodes to wait for.
+    let out = run(DAG, &["run", &graph(), "--listen", "127.0.0.1:0", "--pool", "/nonexistent"], &[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--nodes"), "{}", stderr(&out));
+    // A node that joins after the start is told so; the run goes on.
+    let out = run(DAG, &["run", "--json", &graph(), "--local-nodes", "3", "--chaos", "join:at=400ms"], &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("a static schedule takes no joiners"), "{log}");
+    assert_eq!(field(&stdout(&out), "result_ok"), "true");
+}

@@ -1,0 +1,155 @@
+//! Task-graph runs across nodes: a [`Workflow`] played by node processes
+//! as the processors of its fault-tolerant schedule, over the same QUIC
+//! transport, pool credential, supervisor and chaos as divide-and-conquer
+//! runs. Every node runs the same program and builds the same workflow
+//! (its tasks are found by their place in it, and a digest of the plan
+//! checks that they agree); the master waits for the nodes, numbers them
+//! and starts the run; each node then runs its processor's items, sends
+//! news of every finished copy to every node (with the output to the nodes
+//! that need it), and takes over for a crashed processor with the
+//! duplicates the schedule placed for it.
+
+mod msg;
+mod node;
+mod worker;
+
+use std::time::Duration;
+
+use super::{fail, fresh_id, init_logging, init_pool, supervise, Launch, Pool, MASTER_LINE};
+use crate::codec::Hello;
+use crate::dag::{ft_schedule, FtParams, Workflow};
+
+/// How a run of a workflow went, as the node that reports it saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowRun {
+    /// Every task's output this node holds: the workflow's results (its
+    /// exit tasks') always, others where this node needed them.
+    pub outputs: Vec<Option<Vec<u8>>>,
+    /// Tasks with a finished copy.
+    pub tasks_completed: usize,
+    /// Tasks in the workflow.
+    pub tasks_total: usize,
+    /// From the start to the last task's end, as this node saw it.
+    pub makespan: Duration,
+    /// What the schedule planned.
+    pub planned: Duration,
+    /// Processors (nodes, or threads for a run on this machine).
+    pub procs: usize,
+    /// Duplicates that ran to their end (they do when their original's
+    /// processor crashed, or when its abort came late).
+    pub duplicates_completed: usize,
+    /// The processors that crashed.
+    pub crashed: Vec<usize>,
+}
+
+/// Set by the supervisor for its nodes: how many nodes the cluster starts
+/// with.
+pub(super) const CLUSTER_SIZE_ENV: &str = "SATIN_CLUSTER_SIZE";
+
+/// Runs `workflow` as `args` say, its fault-tolerant schedule made with
+/// `params`; a unit of planned cost takes `unit`.
+///
+/// - Neither `--listen`, `--join` nor `--local-nodes`: on threads of this
+///   process, one per processor (`--workers`, default all cores, at least
+///   two).
+/// - `--listen ADDR --nodes N`: this process is the master; it waits for
+///   N nodes in all (itself included), then starts. `--join ADDR`: one of
+///   those nodes. The node that ends the run as master (the live one with
+///   the lowest processor number) returns; every other node exits with
+///   status 0 (with status 1 if the run fails).
+/// - `--local-nodes N`: starts N such processes on loopback, injects
+///   `--chaos`, prints the master's standard output and exits with the
+///   run's status (never returns).
+pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+    if let Some(path) = &args.init_pool {
+        match init_pool(path) {
+            Ok(file) => {
+                eprintln!("{app}: wrote a new pool credential to {}", file.display());
+                std::process::exit(0)
+            }
+            Err(e) => fail(app, e),
+        }
+    }
+    if let Some(n) = args.local_nodes {
+        if n < 2 {
+            fail(app, "a task-graph run needs at least 2 nodes: a task's duplicate runs on another node")
+        }
+        supervise::run(app, args, n)
+    }
+    if args.slurm || args.checkpoint.is_some() {
+        fail(app, "task-graph runs take neither --slurm nor --checkpoint yet")
+    }
+    if !args.is_distributed() {
+        return on_threads(app, args, workflow, params, unit);
+    }
+    init_logging();
+    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
+    let nodes =
+        args.nodes.map(|n| n as usize).or_else(|| std::env::var(CLUSTER_SIZE_ENV).ok().and_then(|n| n.parse().ok()));
+    let master = args.join.is_none();
+    let nodes = match nodes {
+        Some(n) if n >= 2 => n,
+        Some(_) => fail(app, "a task-graph run needs at least 2 nodes: a task's duplicate runs on another node"),
+        None if master => fail(app, "the master of a task-graph run needs --nodes N: how many nodes to wait for"),
+        None => 0,
+    };
+    let pool_path = args.pool.clone().unwrap_or_else(|| {
+        fail(app, "a distributed run needs the pool credential: make one with --init-pool FILE and pass --pool FILE")
+    });
+    let pool = Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e));
+    let id = if master { node::MASTER } else { fresh_id() };
+    let listen = args.listen.unwrap_or_else(|| {
+        let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
+        std::net::SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
+    });
+    let spec = node::Spec {
+        id,
+        listen,
+        contact: args.join,
+        nodes,
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        max_frame: args.max_frame,
+        hello: Hello::new(app, &["task graph"]),
+        label: std::env::var(supervise::NODE_INDEX_ENV).unwrap_or_else(|_| id.to_string()),
+        trace: args.trace.clone(),
+        supervised,
+        params,
+        unit,
+    };
+    match node::run(spec, &pool, workflow) {
+        node::End::Done { run, master } => {
+            if master {
+                eprintln!("{app}: {MASTER_LINE}");
+                run
+            } else if supervised {
+                // Every node that saw the end reports under a supervisor,
+                // which prefers the master's report: the master may be
+                // killed between its end and its output.
+                run
+            } else {
+                std::process::exit(0)
+            }
+        }
+        node::End::Failed(why) => fail(app, why),
+    }
+}
+
+/// The workflow on threads of this process, one per processor.
+fn on_threads(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+    let cores = std::thread::available_parallelism().map_or(2, |c| c.get());
+    let procs = args.workers.map_or(cores, |w| w as usize).max(2);
+    let schedule = ft_schedule(workflow.graph(), procs, params);
+    match workflow.run_threads(&schedule, unit, None) {
+        Ok(r) => WorkflowRun {
+            outputs: r.outputs.into_iter().map(Some).collect(),
+            tasks_completed: workflow.graph().len(),
+            tasks_total: workflow.graph().len(),
+            makespan: r.elapsed,
+            planned: unit.mul_f64(schedule.makespan()),
+            procs,
+            duplicates_completed: r.duplicates_completed,
+            crashed: Vec::new(),
+        },
+        Err(e) => fail(app, e),
+    }
+}

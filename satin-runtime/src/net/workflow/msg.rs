@@ -1,0 +1,33 @@
+//! What the nodes of a task-graph run tell each other.
+
+use serde::{Deserialize, Serialize};
+
+use crate::net::wire::Message;
+use crate::proto::NodeId;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum GraphMsg {
+    /// A joiner to the master: count me in.
+    Join,
+    /// The master to every node: the run starts now; processor `i` is node
+    /// `roster[i]`, and the plan every node made from the workflow and the
+    /// roster has this digest (a node whose plan differs runs another
+    /// program or another input, and stops).
+    Start { roster: Vec<NodeId>, digest: [u8; 32] },
+    /// The master to a node that joined after the start: a static schedule
+    /// has no place for it.
+    Full,
+    /// A copy of `task` finished on processor `proc`; its output comes
+    /// along to the nodes that run a copy of a task it feeds, and to every
+    /// node for the workflow's results.
+    Finished { task: u32, proc: u32, original: bool, output: Option<Vec<u8>> },
+}
+
+impl Message for GraphMsg {
+    fn names(&self) -> Vec<NodeId> {
+        match self {
+            GraphMsg::Start { roster, .. } => roster.clone(),
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,513 @@
+//! One node of a task-graph run: its event loop. The master waits for the
+//! other nodes, hands out processor numbers and starts the run; every node
+//! then makes the same fault-tolerant schedule, drives its processor's
+//! state machine ([`Processor`]) from what it hears — finished copies, with
+//! the outputs it needs, and peers' deaths — and gives its worker thread
+//! the items it says to start. The run is over on a node once every task
+//! has a finished copy and the workflow's results are in.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tracing::warn;
+
+use super::msg::GraphMsg;
+use super::worker::{self, Ran, Work};
+use super::WorkflowRun;
+use crate::codec::{self, Hello};
+use crate::dag::processor::{Item, Processor};
+use crate::dag::{ft_schedule, FtParams, FtSchedule, TaskId, Workflow};
+use crate::net::conn::{accept_loop, advertised, endpoint, Link, Net};
+use crate::net::supervise::{read_orders, Order};
+use crate::net::tls::Pool;
+use crate::net::trace::Trace;
+use crate::net::wire::Frame;
+use crate::proto::NodeId;
+
+/// The master's id; joiners draw theirs at random.
+pub(super) const MASTER: NodeId = 0;
+/// Stands for the master on a joiner until the master's connection says
+/// who it is; the joiner keeps sending to the master on that connection.
+const CONTACT: NodeId = u64::MAX;
+
+/// Who this node is and how the run goes.
+pub(super) struct Spec {
+    pub(super) id: NodeId,
+    pub(super) listen: SocketAddr,
+    /// `None`: this node is the master.
+    pub(super) contact: Option<SocketAddr>,
+    /// How many nodes the master waits for before it starts the run.
+    pub(super) nodes: usize,
+    pub(super) idle_timeout: Duration,
+    pub(super) max_frame: usize,
+    pub(super) hello: Hello,
+    pub(super) label: String,
+    pub(super) trace: Option<std::path::PathBuf>,
+    pub(super) supervised: bool,
+    pub(super) params: FtParams,
+    /// How long one unit of planned cost takes.
+    pub(super) unit: Duration,
+}
+
+/// How one node's run ended.
+pub(super) enum End {
+    Done { run: WorkflowRun, master: bool },
+    Failed(String),
+}
+
+pub(super) enum Input {
+    Link(Link<GraphMsg>),
+    /// The supervisor saw the process of the node at this address end.
+    Gone(SocketAddr),
+    Ran(Ran),
+}
+
+impl From<Link<GraphMsg>> for Input {
+    fn from(l: Link<GraphMsg>) -> Input {
+        Input::Link(l)
+    }
+}
+
+/// The run as this node plays it, from the start on.
+struct Plan {
+    schedule: FtSchedule,
+    processor: Processor,
+    roster: Vec<NodeId>,
+    /// This node's processor.
+    me: usize,
+    /// For each task, the processors that run a copy of a task it feeds.
+    feeds: Vec<HashSet<usize>>,
+    started: Instant,
+    down: Vec<bool>,
+}
+
+struct Driver<'w> {
+    spec: Spec,
+    workflow: &'w Workflow,
+    net: Net<GraphMsg, Input>,
+    /// The master's members before the start, itself first.
+    members: Vec<NodeId>,
+    plan: Option<Plan>,
+    outputs: Vec<Option<Vec<u8>>>,
+    running: Option<(Item, Arc<AtomicBool>)>,
+    work: std::sync::mpsc::Sender<Work>,
+    duplicates_completed: usize,
+    last_progress: Instant,
+    end: Option<End>,
+    trace: Option<Trace>,
+}
+
+/// Runs one node to the end of the run. Blocks the calling thread.
+pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> End {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return End::Failed(format!("cannot start the network runtime: {e}")),
+    };
+    let (input_tx, input) = unbounded_channel::<Input>();
+    let (work_tx, work_rx) = std::sync::mpsc::channel::<Work>();
+    std::thread::scope(|scope| {
+        let ran_tx = input_tx.clone();
+        scope.spawn(move || {
+            worker::run(workflow, work_rx, |ran| {
+                let _ = ran_tx.send(Input::Ran(ran));
+            })
+        });
+        // The worker ends when `work_tx` (in the driver) is dropped.
+        rt.block_on(drive(spec, pool, workflow, input_tx, input, work_tx))
+    })
+}
+
+async fn drive(
+    spec: Spec,
+    pool: &Pool,
+    workflow: &Workflow,
+    input_tx: tokio::sync::mpsc::UnboundedSender<Input>,
+    mut input: UnboundedReceiver<Input>,
+    work: std::sync::mpsc::Sender<Work>,
+) -> End {
+    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout) {
+        Ok(e) => e,
+        Err(e) => return End::Failed(e),
+    };
+    let addr = advertised(endpoint.local_addr().unwrap_or(spec.listen), spec.contact);
+    eprintln!("satin: node {} listening on {addr}", spec.id);
+    let hello_frame = match codec::encode(
+        &Frame::<GraphMsg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: 0, addr },
+        spec.max_frame,
+    ) {
+        Ok(f) => f,
+        Err(e) => return End::Failed(format!("cannot encode the handshake: {e}")),
+    };
+    tokio::spawn(accept_loop::<GraphMsg, Input>(
+        endpoint.clone(),
+        spec.hello.clone(),
+        spec.max_frame,
+        input_tx.clone(),
+    ));
+    if spec.supervised {
+        let tx = input_tx.clone();
+        read_orders(move |order| match order {
+            Order::Gone(addr) => tx.send(Input::Gone(addr)).is_ok(),
+            // Slow and failing nodes are the divide-and-conquer runtime's.
+            Order::Slow(_) | Order::Fail(_) => true,
+        });
+    }
+    let mut net = Net {
+        endpoint,
+        me: spec.id,
+        hello_frame,
+        max_frame: spec.max_frame,
+        addrs: Default::default(),
+        peers: Default::default(),
+        dead: Default::default(),
+        links: Default::default(),
+        input: input_tx,
+        bytes_sent: 0,
+        frames_sent: 0,
+        message: std::marker::PhantomData,
+    };
+    if let Some(contact) = spec.contact {
+        net.addrs.insert(CONTACT, contact);
+        net.send(CONTACT, GraphMsg::Join);
+    }
+    let label = spec.label.clone();
+    let trace = spec.trace.clone().map(|p| Trace::new(p, label.parse().unwrap_or(spec.id), &format!("node {label}")));
+    let mut d = Driver {
+        members: vec![spec.id],
+        spec,
+        workflow,
+        net,
+        plan: None,
+        outputs: vec![None; workflow.graph().len()],
+        running: None,
+        work,
+        duplicates_completed: 0,
+        last_progress: Instant::now(),
+        end: None,
+        trace,
+    };
+    d.maybe_start();
+    let tick = d.spec.unit.clamp(Duration::from_millis(1), Duration::from_millis(10));
+    let mut ticks = tokio::time::interval(tick);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        d.start_next();
+        d.check_over();
+        if d.end.is_some() {
+            break;
+        }
+        tokio::select! {
+            got = input.recv() => match got {
+                Some(got) => d.on_input(got),
+                None => break,
+            },
+            _ = ticks.tick() => {}
+        }
+    }
+    let end = d.end.take().unwrap_or_else(|| End::Failed("the node's inputs ended".into()));
+    if let Some(t) = &d.trace {
+        if let Err(e) = t.write() {
+            warn!("cannot write the trace: {e}");
+        }
+    }
+    // The last news this node sent must reach the others before it goes.
+    d.net.flush().await;
+    end
+}
+
+impl Driver<'_> {
+    /// The id a peer's messages come from, with the contact's stand-in
+    /// taken for the master.
+    fn who(id: NodeId) -> NodeId {
+        if id == CONTACT {
+            MASTER
+        } else {
+            id
+        }
+    }
+
+    /// Where to send to `id`: a joiner reaches the master on the
+    /// connection it opened to its contact.
+    fn route(&self, id: NodeId) -> NodeId {
+        if id == MASTER && self.spec.contact.is_some() {
+            CONTACT
+        } else {
+            id
+        }
+    }
+
+    fn fail(&mut self, why: String) {
+        if self.end.is_none() {
+            self.end = Some(End::Failed(why));
+        }
+    }
+
+    fn on_input(&mut self, got: Input) {
+        match got {
+            Input::Link(Link::Hello { id, addr, conn }) => {
+                self.net.addrs.insert(id, addr);
+                self.net.linked(id, conn);
+                if self.spec.contact.is_none() && id != MASTER {
+                    if self.plan.is_some() {
+                        self.net.send(id, GraphMsg::Full);
+                    } else if !self.members.contains(&id) {
+                        self.members.push(id);
+                        self.maybe_start();
+                    }
+                }
+            }
+            Input::Link(Link::Linked { id, conn }) => self.net.linked(id, conn),
+            Input::Link(Link::Closed { .. }) => {}
+            Input::Link(Link::Addr { id, addr }) => {
+                self.net.addrs.insert(id, addr);
+            }
+            Input::Link(Link::Message { from, msg }) => self.on_message(Self::who(from), msg),
+            Input::Link(Link::PeerDown { id, reason, .. }) => self.peer_lost(Self::who(id), &reason),
+            Input::Gone(addr) => {
+                let gone: Vec<NodeId> =
+                    self.net.addrs.iter().filter(|(_, a)| **a == addr).map(|(id, _)| Self::who(*id)).collect();
+                for id in gone {
+                    self.peer_lost(id, "its process ended");
+                }
+            }
+            Input::Ran(ran) => self.on_ran(ran),
+        }
+    }
+
+    fn on_message(&mut self, from: NodeId, msg: GraphMsg) {
+        match msg {
+            GraphMsg::Join => {}
+            GraphMsg::Start { roster, digest } => {
+                if self.plan.is_none() && from == MASTER {
+                    self.begin(roster, Some(digest));
+                }
+            }
+            GraphMsg::Full => {
+                self.fail("the run had started without this node: a static schedule takes no joiners".into())
+            }
+            GraphMsg::Finished { task, proc, original, output } => {
+                self.on_finished(task as usize, proc as usize, original, output)
+            }
+        }
+    }
+
+    /// The master starts the run once every node it waits for is in.
+    fn maybe_start(&mut self) {
+        if self.spec.contact.is_some() || self.plan.is_some() || self.members.len() < self.spec.nodes {
+            return;
+        }
+        let roster = self.members.clone();
+        if let Some(digest) = self.begin(roster.clone(), None) {
+            for &id in &roster[1..] {
+                self.net.send(id, GraphMsg::Start { roster: roster.clone(), digest });
+            }
+        }
+    }
+
+    /// Makes the plan for `roster` and starts the clock; a joiner checks
+    /// its plan against the master's digest. Returns the plan's digest.
+    fn begin(&mut self, roster: Vec<NodeId>, expected: Option<[u8; 32]>) -> Option<[u8; 32]> {
+        let Some(me) = roster.iter().position(|&id| id == self.spec.id) else {
+            self.fail("the master started the run without this node".into());
+            return None;
+        };
+        let graph = self.workflow.graph();
+        let schedule = ft_schedule(graph, roster.len(), self.spec.params);
+        let digest = plan_digest(self.workflow, &schedule);
+        if expected.is_some_and(|e| e != digest) {
+            self.fail(
+                "this node's plan differs from the master's: every node must run the same program on the same \
+                 workflow"
+                    .into(),
+            );
+            return None;
+        }
+        let processor = Processor::all_of(graph, &schedule).swap_remove(me);
+        let mut hosts: Vec<Vec<usize>> = vec![Vec::new(); graph.len()];
+        for p in schedule.originals.placements() {
+            hosts[p.task].push(p.proc);
+        }
+        for d in &schedule.duplicates {
+            hosts[d.task].push(d.proc);
+        }
+        let feeds = (0..graph.len())
+            .map(|t| graph.succs(t).iter().flat_map(|&(s, _)| hosts[s].iter().copied()).collect())
+            .collect();
+        let procs = schedule.originals.procs();
+        self.plan =
+            Some(Plan { schedule, processor, roster, me, feeds, started: Instant::now(), down: vec![false; procs] });
+        self.last_progress = Instant::now();
+        Some(digest)
+    }
+
+    /// Time since the start, in units of planned cost.
+    fn now(&self) -> f64 {
+        self.plan.as_ref().map_or(0.0, |p| p.started.elapsed().as_secs_f64() / self.spec.unit.as_secs_f64())
+    }
+
+    fn peer_lost(&mut self, id: NodeId, reason: &str) {
+        let now = self.now();
+        let Some(plan) = &mut self.plan else {
+            if self.spec.contact.is_none() {
+                self.members.retain(|&m| m != id);
+            } else if id == MASTER {
+                self.fail(format!("the master went before the run started ({reason})"));
+            }
+            return;
+        };
+        let Some(proc) = plan.roster.iter().position(|&r| r == id) else { return };
+        if plan.down[proc] || proc == plan.me {
+            return;
+        }
+        plan.down[proc] = true;
+        plan.processor.peer_down_known(proc, now);
+        warn!("processor {proc} (node {id}) is down: {reason}; the duplicates of its tasks take over");
+        if let Some(t) = &mut self.trace {
+            t.marker(&format!("processor {proc} down"));
+        }
+        let route = self.route(id);
+        self.net.cut(route);
+        self.net.cut(id);
+        self.last_progress = Instant::now();
+    }
+
+    fn on_finished(&mut self, task: TaskId, proc: usize, original: bool, output: Option<Vec<u8>>) {
+        let now = self.now();
+        let tasks = self.workflow.graph().len();
+        let Some(plan) = &mut self.plan else { return };
+        if task >= tasks || proc >= plan.down.len() {
+            warn!("news of task {task} on processor {proc}, which this run does not have; ignored");
+            return;
+        }
+        if let Some(out) = output {
+            self.outputs[task].get_or_insert(out);
+        }
+        plan.processor.copy_arrived(task, proc, now, original);
+        if !original {
+            self.duplicates_completed += 1;
+        }
+        if let Some((item, abort)) = &self.running {
+            if original && item.duplicate && item.task == task {
+                abort.store(true, Ordering::Release);
+            }
+        }
+        self.last_progress = Instant::now();
+    }
+
+    fn on_ran(&mut self, ran: Ran) {
+        self.running = None;
+        let now = self.now();
+        let graph = self.workflow.graph();
+        let item = ran.item;
+        if let Some(t) = &mut self.trace {
+            let what = match (&ran.output, item.duplicate) {
+                (None, _) => "aborted duplicate of",
+                (Some(_), true) => "duplicate of",
+                (Some(_), false) => "",
+            };
+            let name = format!("{what} {}", graph.name(item.task));
+            t.span(name.trim(), crate::Ran { worker: 0, start: ran.start, took: ran.took });
+        }
+        let Some(output) = ran.output else { return };
+        let Some(plan) = &mut self.plan else { return };
+        plan.processor.copy_arrived(item.task, plan.me, now, !item.duplicate);
+        if item.duplicate {
+            self.duplicates_completed += 1;
+        }
+        let exit = graph.succs(item.task).is_empty();
+        let me = plan.me;
+        let sends: Vec<(NodeId, bool)> = (0..plan.roster.len())
+            .filter(|&p| p != me && !plan.down[p])
+            .map(|p| (plan.roster[p], exit || plan.feeds[item.task].contains(&p)))
+            .collect();
+        for (id, with_output) in sends {
+            let msg = GraphMsg::Finished {
+                task: item.task as u32,
+                proc: me as u32,
+                original: !item.duplicate,
+                output: with_output.then(|| output.clone()),
+            };
+            let to = self.route(id);
+            self.net.send(to, msg);
+        }
+        self.outputs[item.task].get_or_insert(output);
+        self.last_progress = Instant::now();
+    }
+
+    /// Gives the worker the next item the processor says to start; a copy
+    /// of a task that already finished somewhere is passed over.
+    fn start_next(&mut self) {
+        if self.running.is_some() || self.end.is_some() {
+            return;
+        }
+        let now = self.now();
+        let graph = self.workflow.graph();
+        let Some(plan) = &mut self.plan else { return };
+        while let Some(item) = plan.processor.next(graph, now) {
+            if plan.processor.finished(item.task) {
+                continue;
+            }
+            let inputs: Option<Vec<Vec<u8>>> =
+                graph.preds(item.task).iter().map(|&(u, _)| self.outputs[u].clone()).collect();
+            let Some(inputs) = inputs else {
+                let why = format!("task {} is due but an input's output never arrived", graph.name(item.task));
+                self.fail(why);
+                return;
+            };
+            let abort = Arc::new(AtomicBool::new(false));
+            let planned = self.spec.unit.mul_f64(graph.cost(item.task, plan.me));
+            let work = Work { item, inputs, planned, abort: abort.clone() };
+            if self.work.send(work).is_err() {
+                self.fail("the worker thread is gone".into());
+                return;
+            }
+            self.running = Some((item, abort));
+            return;
+        }
+    }
+
+    /// Over when every task has a finished copy and every result is here;
+    /// failed when nothing moved for ten times the planned makespan.
+    fn check_over(&mut self) {
+        let Some(plan) = &self.plan else { return };
+        let graph = self.workflow.graph();
+        let all = (0..graph.len()).all(|t| plan.processor.finished(t));
+        let results_in = self.workflow.exits().iter().all(|&t| self.outputs[t].is_some());
+        if all && results_in {
+            let master = (0..plan.me).all(|p| plan.down[p]);
+            let run = WorkflowRun {
+                outputs: self.outputs.clone(),
+                tasks_completed: graph.len(),
+                tasks_total: graph.len(),
+                makespan: plan.started.elapsed(),
+                planned: self.spec.unit.mul_f64(plan.schedule.makespan()),
+                procs: plan.roster.len(),
+                duplicates_completed: self.duplicates_completed,
+                crashed: (0..plan.down.len()).filter(|&p| plan.down[p]).collect(),
+            };
+            self.end = Some(End::Done { run, master });
+            return;
+        }
+        let give_up = self.spec.unit.mul_f64(10.0 * plan.schedule.makespan()).max(Duration::from_secs(10));
+        if self.last_progress.elapsed() > give_up && self.running.is_none() {
+            let missing = (0..graph.len()).find(|&t| !plan.processor.finished(t)).unwrap_or(0);
+            let why = format!(
+                "nothing moved for {give_up:?}: task {} has no copy left on a live node (processors down: {:?})",
+                graph.name(missing),
+                (0..plan.down.len()).filter(|&p| plan.down[p]).collect::<Vec<_>>()
+            );
+            self.fail(why);
+        }
+    }
+}
+
+/// A digest of the plan: the tasks' names and the schedule.
+fn plan_digest(workflow: &Workflow, schedule: &FtSchedule) -> [u8; 32] {
+    let graph = workflow.graph();
+    let names: Vec<&str> = (0..graph.len()).map(|t| graph.name(t)).collect();
+    *blake3::hash(format!("{names:?}{schedule:?}").as_bytes()).as_bytes()
+}

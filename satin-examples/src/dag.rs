@@ -148,13 +148,34 @@ pub fn trace(graph: &TaskGraph, schedule: &FtSchedule, run: &satin::dag::Run) ->
     format!("[\n{}\n]\n", events.join(",\n"))
 }
 
-/// A random task graph in STG format: `tasks` tasks with costs drawn from
-/// `min..=max`, each taking input from one to three earlier tasks (or from
-/// the dummy entry, for about one task in eight); the dummy exit takes
-/// every task nothing else takes input from.
-pub fn random_stg(tasks: usize, min: u32, max: u32, seed: u64) -> String {
+/// What [`random_stg`] makes.
+#[derive(Debug, Clone, Copy)]
+pub struct RandomGraph {
+    /// Tasks, without the dummy entry and exit.
+    pub tasks: usize,
+    /// Run times are drawn from `cost.0..=cost.1`.
+    pub cost: (u32, u32),
+    /// Communication costs of the edges between real tasks are drawn from
+    /// `comm.0..=comm.1` (`(0, 0)`: none, plain STG).
+    pub comm: (u32, u32),
+    /// Each task takes input from one to this many earlier tasks.
+    pub preds: usize,
+    /// ... among the this many tasks just before it (0: among all): a
+    /// small window makes a narrow graph, with a long critical path and
+    /// little parallelism.
+    pub window: usize,
+    pub seed: u64,
+}
+
+/// A random task graph in STG format (with the `ID:COST` extension for
+/// communication costs when there are any): each task takes input from
+/// one to `preds` earlier tasks (or from the dummy entry, for about one
+/// task in eight); the dummy exit takes every task nothing else takes
+/// input from.
+pub fn random_stg(g: RandomGraph) -> String {
     use rand::{Rng, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(g.seed);
+    let tasks = g.tasks;
     let mut out = format!("{tasks}\n");
     out.push_str(&format!("{:>6} {:>6} {:>6}\n", 0, 0, 0));
     let mut feeds = vec![false; tasks + 1];
@@ -162,17 +183,22 @@ pub fn random_stg(tasks: usize, min: u32, max: u32, seed: u64) -> String {
         let mut preds: Vec<usize> = if t == 1 || rng.gen_ratio(1, 8) {
             vec![0]
         } else {
-            let k = rng.gen_range(1..=3usize.min(t - 1));
-            rand::seq::index::sample(&mut rng, t - 1, k).into_iter().map(|i| i + 1).collect()
+            let span = if g.window == 0 { t - 1 } else { g.window.min(t - 1) };
+            let k = rng.gen_range(1..=g.preds.max(1).min(span));
+            rand::seq::index::sample(&mut rng, span, k).into_iter().map(|i| t - span + i).collect()
         };
         preds.sort_unstable();
         for &p in &preds {
             feeds[p] = true;
         }
-        let cost = rng.gen_range(min..=max);
+        let cost = rng.gen_range(g.cost.0..=g.cost.1);
         out.push_str(&format!("{t:>6} {cost:>6} {:>6}", preds.len()));
         for p in preds {
-            out.push_str(&format!(" {p:>6}"));
+            if g.comm.1 > 0 && p > 0 {
+                out.push_str(&format!(" {:>6}", format!("{p}:{}", rng.gen_range(g.comm.0..=g.comm.1))));
+            } else {
+                out.push_str(&format!(" {p:>6}"));
+            }
         }
         out.push('\n');
     }
@@ -181,6 +207,9 @@ pub fn random_stg(tasks: usize, min: u32, max: u32, seed: u64) -> String {
     for p in last {
         out.push_str(&format!(" {p:>6}"));
     }
-    out.push_str(&format!("\n# random graph: dag generate --tasks {tasks} --min {min} --max {max} --seed {seed}\n"));
+    out.push_str(&format!(
+        "\n# random graph: dag generate --tasks {tasks} --min {} --max {} --comm-min {} --comm-max {} --preds {} --window {} --seed {}\n",
+        g.cost.0, g.cost.1, g.comm.0, g.comm.1, g.preds, g.window, g.seed
+    ));
     out
 }

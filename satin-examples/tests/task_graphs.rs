@@ -51,13 +51,21 @@ fn dag_run(args: &[&str], envs: &[(&str, &str)]) -> (String, String) {
 
 #[test]
 fn a_task_graph_runs_on_four_nodes_as_planned() {
-    let (json, _) = dag_run(&["--local-nodes", "4"], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("run.json");
+    let (json, _) = dag_run(&["--local-nodes", "4", "--trace", &trace.display().to_string()], &[]);
     assert_eq!(field(&json, "procs"), "4");
     assert_eq!(field(&json, "crashed"), "[]");
     // The duplicates sit in idle gaps and are aborted: at most one that
     // the abort reached late runs to its end.
     let dups: usize = field(&json, "duplicates_completed").parse().unwrap();
     assert!(dups <= 2, "{json}");
+    // The trace shows the plan and the run: every task planned once and
+    // run at least once.
+    let events: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let count = |cat: &str| events.iter().filter(|e| e["cat"] == cat).count();
+    assert_eq!(count("planned"), 102);
+    assert!(count("job") >= 102, "{} spans of the run", count("job"));
 }
 
 #[test]

@@ -122,11 +122,17 @@ fn bad_stg_files_are_refused_with_their_line() {
         ("1\n0 0 0\n1 5 1 x\n2 0 1 1\n", "line 3: predecessor id `x` is not a number"),
         ("2\n0 0 0\n1 5 1 2\n2 5 1 1\n3 0 1 2\n", "is on a cycle"),
         ("1\n0 0 0\n1 5 1 0\n2 0 1 1\n3 0 0\n", "line 5: more task lines"),
+        ("1\n0 0 0\n1 5 1 0:-2\n2 0 1 1\n", "line 3: edge 0 -> 1: communication cost `-2` is not a time"),
+        ("1\n0 0 0\n1 5 1 0:x\n2 0 1 1\n", "line 3: edge 0 -> 1: communication cost `x`"),
     ];
     for (text, want) in cases {
         let err = stg::parse(text).expect_err(text).to_string();
         assert!(err.contains(want), "{text:?}: {err}");
     }
+    // The extension: `ID:COST` gives an edge a communication cost.
+    let g = stg::parse("2\n0 0 0\n1 5 1 0\n2 3 1 1:20\n3 0 2 1 2:4.5\n").unwrap();
+    assert_eq!(g.preds(2), &[(1, 20.0)]);
+    assert_eq!(g.preds(3), &[(1, 0.0), (2, 4.5)]);
     // A cycle is reported at the line of a task on it.
     let err = stg::parse("2\n0 0 0\n1 5 1 2\n2 5 1 1\n3 0 1 2\n").unwrap_err();
     assert!(matches!(err.line, Some(3) | Some(4)), "{err}");
@@ -315,7 +321,10 @@ use satin::dag::{replicate, reschedule_after};
 
 #[test]
 fn the_alternatives_are_valid_and_survive_crashes() {
-    for file in ["kasahara50/rand0001.stg", "application/robot.stg"] {
+    // The last graph has communication costs: there, the survivors of a
+    // crash must take inputs from second copies out of their planned order
+    // (they once waited for each other in order, forever).
+    for file in ["kasahara50/rand0001.stg", "application/robot.stg", "generated/narrow236_comm.stg"] {
         let g = stg::parse(&read(file)).unwrap();
         for procs in [2, 4, 8] {
             // Replication: two copies, never aborted: a valid schedule whose
@@ -325,7 +334,10 @@ fn the_alternatives_are_valid_and_survive_crashes() {
             let free = simulate(&g, &rep, &[]).unwrap();
             assert_eq!(free.duplicates_completed, g.len(), "{file} on {procs}: both copies run");
             for proc in 0..procs {
-                assert!(simulate(&g, &rep, &[Crash { proc, at: 0.0 }]).is_ok());
+                for at in [0.0, rep.makespan() / 3.0] {
+                    let run = simulate(&g, &rep, &[Crash { proc, at }]);
+                    assert!(run.is_ok(), "{file} on {procs}, processor {proc} crashing at {at}: {run:?}");
+                }
             }
             // Rescheduling: no crash after the end changes nothing; a crash
             // at the start is the plan on one processor fewer, at most.
@@ -334,7 +346,10 @@ fn the_alternatives_are_valid_and_survive_crashes() {
             assert_eq!(late, plan.makespan(), "{file} on {procs}");
             let early = reschedule_after(&g, &plan, Crash { proc: 0, at: 0.0 }, 1.0);
             assert!(early >= plan.makespan() - 1e-9 || procs > 2, "{file} on {procs}: {early}");
-            assert!(early <= heft(&g, procs - 1).makespan() + 1.0 + 1e-9, "{file} on {procs}: {early}");
+            // About the plan on one processor fewer (list scheduling is a
+            // heuristic: the rest of a graph can come out a little longer
+            // than the whole of it).
+            assert!(early <= 1.05 * heft(&g, procs - 1).makespan() + 1.0, "{file} on {procs}: {early}");
         }
     }
 }

@@ -90,6 +90,19 @@ enum Command {
         /// Largest cost.
         #[arg(long, default_value_t = 100)]
         max: u32,
+        /// Smallest communication cost of an edge.
+        #[arg(long, default_value_t = 0)]
+        comm_min: u32,
+        /// Largest communication cost of an edge (0: none, plain STG).
+        #[arg(long, default_value_t = 0)]
+        comm_max: u32,
+        /// Each task takes input from one to this many earlier tasks.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+        preds: u32,
+        /// ... among the this many tasks just before it (0: among all
+        /// earlier tasks); small windows make narrow graphs.
+        #[arg(long, default_value_t = 0)]
+        window: u32,
         /// Seed of the random choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -112,11 +125,19 @@ fn main() {
         }
         Command::Table { files, procs } => table(&files, &procs),
         Command::Run { file, unit_ms, slack, json, launch } => run(&file, unit_ms, slack, json, &launch),
-        Command::Generate { tasks, min, max, seed } => {
-            if min > max {
-                cli::bad_input("dag", format_args!("--min {min} is above --max {max}"));
+        Command::Generate { tasks, min, max, comm_min, comm_max, preds, window, seed } => {
+            if min > max || comm_min > comm_max {
+                cli::bad_input("dag", "a smallest value (--min, --comm-min) is above its largest (--max, --comm-max)");
             }
-            print!("{}", dag::random_stg(tasks as usize, min, max, seed));
+            let g = dag::RandomGraph {
+                tasks: tasks as usize,
+                cost: (min, max),
+                comm: (comm_min, comm_max),
+                preds: preds as usize,
+                window: window as usize,
+                seed,
+            };
+            print!("{}", dag::random_stg(g));
         }
     }
 }

@@ -123,7 +123,7 @@ pub fn simulate(graph: &TaskGraph, schedule: &FtSchedule, crashes: &[Crash]) -> 
     }
     for c in crashes {
         events.push(At(c.at));
-        events.push(At(c.at + delay));
+        events.push(At(c.at + super::ft::notice_delay(delay)));
     }
     while let Some(At(now)) = events.pop() {
         while events.peek().is_some_and(|At(t)| *t <= now) {

@@ -32,6 +32,17 @@ impl Default for FtParams {
     }
 }
 
+/// How long a crash takes to be known elsewhere: the abort delay (a
+/// message's time), or the default one when nothing is ever aborted
+/// (active replication's infinite abort delay).
+pub(crate) fn notice_delay(abort_delay: f64) -> f64 {
+    if abort_delay.is_finite() {
+        abort_delay
+    } else {
+        FtParams::default().abort_delay
+    }
+}
+
 /// A duplicate of a task.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Duplicate {

@@ -58,8 +58,12 @@ pub struct Processor {
     original_proc: Vec<usize>,
     /// When each processor crashed (infinite: it did not).
     down: Vec<f64>,
-    /// Time from an event elsewhere until it is known here.
+    /// Time from an original's end until its duplicate here is aborted
+    /// (infinite: never, as under active replication).
     delay: f64,
+    /// Time from a crash until it is known here: the abort delay, or a
+    /// message's time when nothing is ever aborted.
+    notice: f64,
 }
 
 impl Processor {
@@ -88,6 +92,7 @@ impl Processor {
             original_proc,
             down: vec![f64::INFINITY; procs],
             delay,
+            notice: super::ft::notice_delay(delay),
         }
     }
 
@@ -127,7 +132,8 @@ impl Processor {
     pub fn copy_arrived(&mut self, task: TaskId, on: usize, now: f64, original: bool) {
         self.copies[task].push(Copy { on, at: now, arrived: true });
         if original {
-            self.original_end[task] = Some(now - self.delay);
+            // Known here now: as if it ended one delay ago.
+            self.original_end[task] = Some(if self.delay.is_finite() { now - self.delay } else { now });
         }
     }
 
@@ -138,7 +144,7 @@ impl Processor {
 
     /// Processor `proc`'s crash became known here at `now`.
     pub fn peer_down_known(&mut self, proc: usize, now: f64) {
-        self.peer_down(proc, now - self.delay);
+        self.peer_down(proc, now - self.notice);
     }
 
     /// Has any copy of `task` finished, as far as this processor knows?
@@ -159,7 +165,7 @@ impl Processor {
     /// The item to start at `now`, taken out of the plan; `None` if nothing
     /// can start yet.
     pub fn next(&mut self, graph: &TaskGraph, now: f64) -> Option<Item> {
-        let delay = self.delay;
+        let (delay, notice) = (self.delay, self.notice);
         let original_end = &self.original_end;
         // Duplicates whose abort has arrived are skipped.
         self.queue.retain(|i| !(i.duplicate && original_end[i.task].is_some_and(|e| e + delay <= now)));
@@ -181,9 +187,9 @@ impl Processor {
         let lost = |item: &Item| {
             item.duplicate
                 && self.original_end[item.task].is_none()
-                && self.down[self.original_proc[item.task]] + delay <= now
+                && self.down[self.original_proc[item.task]] + notice <= now
         };
-        let crash_known = self.down.iter().any(|&d| d + delay <= now);
+        let crash_known = self.down.iter().any(|&d| d + notice <= now);
         let k = self.queue.iter().position(|i| lost(i) && inputs_in(i)).or_else(|| {
             if crash_known {
                 self.queue.iter().position(|i| !i.duplicate && inputs_in(i))

@@ -10,8 +10,9 @@
 //! # an optional footer
 //! ```
 //!
-//! Ids run 0..=N+1 in order; the graph has no communication costs. Every
-//! refusal names its line.
+//! Ids run 0..=N+1 in order. The standard set has no communication
+//! costs; as an extension, a predecessor written `ID:COST` (`3   1:20`)
+//! gives its edge a communication cost. Every refusal names its line.
 
 use super::graph::{Costs, GraphError, TaskGraph, TaskId};
 
@@ -67,12 +68,17 @@ pub fn parse(text: &str) -> Result<TaskGraph, GraphError> {
                 format!("task {id} announces {count} predecessors and lists {}", fields.len().saturating_sub(3)),
             ));
         }
-        for k in 3..fields.len() {
-            let p = number(k, "predecessor id")?;
+        for field in &fields[3..] {
+            let (p, comm) = field.split_once(':').unwrap_or((field, "0"));
+            let p =
+                p.parse::<f64>().map_err(|_| GraphError::at(line, format!("predecessor id `{p}` is not a number")))?;
             if p < 0.0 || p.fract() != 0.0 || p >= total as f64 {
                 return Err(GraphError::at(line, format!("task {id} lists predecessor {p}, which is not a task")));
             }
-            edges.push((p as TaskId, expected, 0.0));
+            let comm = comm.parse::<f64>().ok().filter(|c| c.is_finite() && *c >= 0.0).ok_or_else(|| {
+                GraphError::at(line, format!("edge {p} -> {id}: communication cost `{comm}` is not a time"))
+            })?;
+            edges.push((p as TaskId, expected, comm));
         }
         costs.push(cost);
         line_of.push(line);

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::Ran;
 
@@ -26,8 +26,7 @@ fn escape(s: &str) -> String {
 impl Trace {
     pub(crate) fn new(path: PathBuf, pid: u64, name: &str) -> Trace {
         let mut t = Trace { path, pid, epoch: (SystemTime::now(), Instant::now()), events: Vec::new() };
-        t.events
-            .push(format!(r#"{{"name":"process_name","ph":"M","pid":{pid},"args":{{"name":"{}"}}}}"#, escape(name)));
+        t.process_name(pid, name);
         t
     }
 
@@ -39,14 +38,25 @@ impl Trace {
 
     /// A job's span on the worker that ran it.
     pub(crate) fn span(&mut self, name: &str, ran: Ran) {
-        let ts = self.micros(ran.start);
+        self.span_in(self.pid, ran.worker, "job", name, ran.start, ran.took);
+    }
+
+    /// A span on thread `tid` of process `pid` of the trace (another
+    /// process than this node's: a plan drawn beside the run).
+    pub(crate) fn span_in(&mut self, pid: u64, tid: usize, cat: &str, name: &str, start: Instant, took: Duration) {
+        let ts = self.micros(start);
         self.events.push(format!(
-            r#"{{"name":"{}","cat":"job","ph":"X","ts":{ts},"dur":{},"pid":{},"tid":{}}}"#,
+            r#"{{"name":"{}","cat":"{}","ph":"X","ts":{ts},"dur":{},"pid":{pid},"tid":{tid}}}"#,
             escape(name),
-            ran.took.as_micros(),
-            self.pid,
-            ran.worker
+            escape(cat),
+            took.as_micros(),
         ));
+    }
+
+    /// Names process `pid` of the trace.
+    pub(crate) fn process_name(&mut self, pid: u64, name: &str) {
+        self.events
+            .push(format!(r#"{{"name":"process_name","ph":"M","pid":{pid},"args":{{"name":"{}"}}}}"#, escape(name)));
     }
 
     /// A marker across the whole trace (a crash, a recovery, a leave).

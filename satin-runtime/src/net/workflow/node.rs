@@ -338,6 +338,9 @@ impl Driver<'_> {
             .map(|t| graph.succs(t).iter().flat_map(|&(s, _)| hosts[s].iter().copied()).collect())
             .collect();
         let procs = schedule.originals.procs();
+        if let Some(t) = &mut self.trace {
+            draw_plan(t, graph, &schedule, me, Instant::now(), self.spec.unit);
+        }
         self.plan =
             Some(Plan { schedule, processor, roster, me, feeds, started: Instant::now(), down: vec![false; procs] });
         self.last_progress = Instant::now();
@@ -510,4 +513,31 @@ fn plan_digest(workflow: &Workflow, schedule: &FtSchedule) -> [u8; 32] {
     let graph = workflow.graph();
     let names: Vec<&str> = (0..graph.len()).map(|t| graph.name(t)).collect();
     *blake3::hash(format!("{names:?}{schedule:?}").as_bytes()).as_bytes()
+}
+
+/// The trace's process that shows the plan: one thread per processor.
+const PLAN_PID: u64 = 1 << 40;
+
+/// Draws processor `me`'s part of the plan beside the run: its originals,
+/// and the stretch each of its duplicates is planned to occupy fault-free
+/// (until its abort).
+fn draw_plan(
+    trace: &mut Trace,
+    graph: &crate::dag::TaskGraph,
+    schedule: &FtSchedule,
+    me: usize,
+    start: Instant,
+    unit: Duration,
+) {
+    trace.process_name(PLAN_PID, "plan (a thread per processor)");
+    let at = |t: f64| start + unit.mul_f64(t);
+    for p in schedule.originals.placements().iter().filter(|p| p.proc == me) {
+        let took = unit.mul_f64(p.finish - p.start);
+        trace.span_in(PLAN_PID, p.proc, "planned", graph.name(p.task), at(p.start), took);
+    }
+    for d in schedule.duplicates.iter().filter(|d| d.proc == me && !d.is_dummy()) {
+        let (from, to) = d.fault_free_busy();
+        let name = format!("duplicate of {}", graph.name(d.task));
+        trace.span_in(PLAN_PID, d.proc, "planned duplicate", &name, at(from), unit.mul_f64(to - from));
+    }
 }

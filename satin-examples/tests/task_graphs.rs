@@ -117,6 +117,19 @@ fn task_graph_runs_refuse_what_they_cannot_do() {
     let out = run(DAG, &["run", &graph(), "--local-nodes", "1"], &[]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("at least 2 nodes"), "{}", stderr(&out));
+    // Bad numbers are refused with a message, status 2.
+    for (bin, args, want) in [
+        (WORKFLOW, vec!["0"], "BLOCKS \"0\""),
+        (WORKFLOW, vec!["4", "x"], "SIZE \"x\""),
+        (DAG, vec!["run", "/nonexistent.stg"], "cannot read /nonexistent.stg"),
+        (DAG, vec!["generate", "--min", "9", "--max", "3"], "above its largest"),
+    ] {
+        let out = run(bin, &args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
+    let out = run(DAG, &["run", &graph(), "--unit-ms", "-1"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // A master that does not know how many nodes to wait for.
     let out = run(DAG, &["run", &graph(), "--listen", "127.0.0.1:0", "--pool", "/nonexistent"], &[]);
     assert!(!out.status.success());

@@ -397,6 +397,17 @@ fn a_processor_follows_its_plan_skips_aborted_duplicates_and_puts_lost_ones_firs
     assert_eq!(p1.next(&g, 5.5), None, "not known yet, and b's duplicate is planned at 7");
     assert_eq!(p1.next(&g, 6.0).map(|i| (i.task, i.duplicate)), Some((1, true)), "lost: b's duplicate goes now");
     assert_eq!(p1.next(&g, 9.0), None, "nothing left");
+
+    // A real run tells it when news arrives, and arrival is what counts:
+    // the message carried the output and, for an original, the abort.
+    let plan = vec![item(2, false, 3.0, 4.0), item(0, true, 3.0, 2.0), item(1, true, 7.0, 3.0)];
+    let mut p1 = Processor::new(1, plan, 3, 2, vec![0, 0, 1], 1.0);
+    p1.copy_arrived(0, 0, 2.2, true);
+    assert!(p1.finished(0) && p1.original_finished(0));
+    assert_eq!(p1.next(&g, 2.2).map(|i| i.task), Some(2), "a's output is in on arrival, no edge cost added");
+    assert_eq!(p1.remaining().count(), 1, "a's duplicate is aborted on arrival of the news");
+    p1.peer_down_known(0, 4.0);
+    assert_eq!(p1.next(&g, 4.0).map(|i| (i.task, i.duplicate)), Some((1, true)), "b is lost: known now");
 }
 
 /// The workflow of an STG graph: each task's output is a hash of its name
@@ -469,4 +480,23 @@ fn the_guide_workflow_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(run.outputs, wf.run_sequential());
     assert_eq!(run.outputs[3], b"DATA\x04".to_vec());
     Ok(())
+}
+
+/// The example of docs/guide.md, "Running a workflow on many machines",
+/// with no flags: on threads of this process.
+#[test]
+fn the_guide_run_workflow_example_runs_on_threads() {
+    use satin::dag::WorkflowBuilder;
+    use satin::net::{run_workflow, Launch};
+    let launch = Launch { workers: Some(3), ..Launch::default() };
+    let mut b = WorkflowBuilder::new();
+    let load = b.task("load", 2.0, &[], 1.0, |_| b"data".to_vec());
+    let up = b.task("upper", 3.0, &[load], 1.0, |i| i[0].to_ascii_uppercase());
+    let len = b.task("len", 3.0, &[load], 1.0, |i| vec![i[0].len() as u8]);
+    let out = b.task("join", 1.0, &[up, len], 1.0, |i| [i[0], i[1]].concat());
+    let wf = b.build().expect("a graph");
+    let run = run_workflow("myflow", &launch, &wf, FtParams::default(), std::time::Duration::from_millis(1));
+    assert_eq!(run.outputs[out].as_deref(), Some(&b"DATA\x04"[..]));
+    assert_eq!((run.tasks_completed, run.tasks_total, run.procs), (4, 4, 3));
+    assert!(run.crashed.is_empty());
 }

@@ -70,7 +70,8 @@ fn a_task_graph_runs_on_four_nodes_as_planned() {
 
 #[test]
 fn a_node_killed_at_30_percent_leaves_its_tasks_to_their_duplicates() {
-    let (json, log) = dag_run(&["--local-nodes", "4", "--chaos", "kill:node=2,at=30%"], &[]);
+    let (json, log) = dag_run(&["--local-nodes", "4", "--chaos", "kill:node=2,at=30%", "--no-replan"], &[]);
+    assert_eq!(field(&json, "replanned"), "false");
     assert!(log.contains("chaos: SIGKILL node 2"), "{log}");
     let crashed: Vec<usize> = serde_json::from_str(&field(&json, "crashed")).unwrap();
     assert_eq!(crashed.len(), 1, "{json}");
@@ -78,6 +79,24 @@ fn a_node_killed_at_30_percent_leaves_its_tasks_to_their_duplicates() {
     // duplicates elsewhere.
     let dups: usize = field(&json, "duplicates_completed").parse().unwrap();
     assert!(dups > 0, "{json}\n{log}");
+}
+
+/// On a narrow graph with costly edges the duplicates continue badly (a
+/// lost chain's duplicates sit on different processors); the lowest live
+/// node replans the rest, and every node follows the new plan — fetching
+/// inputs whose data went elsewhere.
+#[test]
+fn after_a_kill_the_rest_is_replanned_where_that_ends_sooner() {
+    let g = satin_examples::data_dir().join("stg/generated/narrow236_comm.stg").display().to_string();
+    let args = ["run", "--json", &g, "--unit-ms", "0.5", "--local-nodes", "4", "--chaos", "kill:node=1,at=30%"];
+    let out = run(DAG, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let json = stdout(&out);
+    assert_eq!(field(&json, "tasks_completed"), "238", "{json}");
+    assert_eq!(field(&json, "result_ok"), "true", "{json}");
+    assert_eq!(field(&json, "replanned"), "true", "{json}\n{log}");
+    assert!(log.contains("every node follows the new plan"), "{log}");
 }
 
 #[test]

@@ -500,3 +500,49 @@ fn the_guide_run_workflow_example_runs_on_threads() {
     assert_eq!((run.tasks_completed, run.tasks_total, run.procs), (4, 4, 3));
     assert!(run.crashed.is_empty());
 }
+
+/// Replanning from what a node knows: every unfinished task once, on a
+/// live processor, after its inputs (with the edges' costs), never two at
+/// once on a processor; and on a narrow graph with costly edges it beats
+/// continuing with the duplicates.
+#[test]
+fn a_replan_after_a_crash_places_the_rest_validly_and_beats_the_duplicates_where_edges_cost() {
+    use satin::dag::{replan, Known};
+    let g = stg::parse(&read("generated/narrow236_comm.stg")).unwrap();
+    let ft = ft_schedule(&g, 4, FtParams::default());
+    for (crashed, now) in [(1, 1300.0), (0, 10.0), (3, 3000.0)] {
+        // Everything the plan finishes by `now` is done (where it ran).
+        let finished: Vec<Option<(usize, f64)>> =
+            (0..g.len()).map(|t| ft.originals.of(t).filter(|p| p.finish <= now).map(|p| (p.proc, p.finish))).collect();
+        let mut down = vec![None; 4];
+        down[crashed] = Some(now);
+        let r = replan(&g, &ft, Known { finished: &finished, down: &down, now });
+        let mut end: Vec<Option<(usize, f64)>> = finished.clone();
+        let mut placed = vec![0; g.len()];
+        for p in &r.placements {
+            placed[p.task] += 1;
+            assert_ne!(p.proc, crashed, "nothing on the crashed processor");
+            assert!(p.finish >= now - 1e-9);
+            end[p.task] = Some((p.proc, p.finish));
+        }
+        for t in 0..g.len() {
+            assert_eq!(placed[t] + usize::from(finished[t].is_some()), 1, "task {t} once");
+        }
+        for p in &r.placements {
+            for &(u, comm) in g.preds(p.task) {
+                let (q, f) = end[u].unwrap();
+                let ready = f + if q == p.proc { 0.0 } else { comm };
+                // A kept task (started as planned) was ready by the plan.
+                assert!(p.start + 1e-9 >= ready || p.start < now, "task {} before its input {u}", p.task);
+            }
+        }
+        for proc in 0..4 {
+            let mut spans: Vec<(f64, f64)> =
+                r.placements.iter().filter(|p| p.proc == proc).map(|p| (p.start, p.finish)).collect();
+            spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9), "overlap on {proc}");
+        }
+        assert!(r.makespan >= end.iter().flatten().map(|e| e.1).fold(0.0, f64::max) - 1e-9);
+        assert!(r.is_better(), "crash of {crashed} at {now}: {} against {}", r.makespan, r.with_duplicates);
+    }
+}

@@ -15,6 +15,8 @@
 //!   crashes;
 //! - [`replicate`], [`reschedule`]: the alternatives it is measured
 //!   against, active replication and rescheduling after the crash;
+//! - [`replan`]: rescheduling the rest of a real run from what a node
+//!   knows when it learns of a crash, when that beats the duplicates;
 //! - [`schedule`]: a schedule and its checker;
 //! - [`workflow`]: a graph whose tasks are Rust functions, run in order or
 //!   on threads that play a fault-tolerant schedule's processors.
@@ -25,6 +27,7 @@ pub mod graph;
 pub mod heft;
 pub mod matrix;
 pub mod processor;
+pub mod replan;
 pub mod replicate;
 pub mod reschedule;
 pub mod schedule;
@@ -35,7 +38,8 @@ pub use exec::{simulate, Crash, Outcome, Run, Span, Stalled};
 pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};
+pub use replan::{replan, Known, Replan};
 pub use replicate::replicate;
-pub use reschedule::{adaptive_after, reschedule_after};
+pub use reschedule::{adaptive_after, reschedule_after, schedule_rest};
 pub use schedule::{Placement, Schedule, Violation};
 pub use workflow::{ThreadRun, Workflow, WorkflowBuilder};

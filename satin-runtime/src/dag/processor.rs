@@ -157,6 +157,12 @@ impl Processor {
         self.original_end[task].is_some()
     }
 
+    /// Puts back an item [`next`](Self::next) gave, to be given again
+    /// first (its inputs' data had not come yet).
+    pub fn put_back(&mut self, item: Item) {
+        self.queue.push_front(item);
+    }
+
     /// Items of the plan not started yet.
     pub fn remaining(&self) -> impl Iterator<Item = &Item> {
         self.queue.iter()

@@ -4,9 +4,9 @@
 //! HEFT's rule, onto the processors left.
 
 use super::exec::Crash;
-use super::graph::TaskGraph;
+use super::graph::{TaskGraph, TaskId};
 use super::heft::{by_rank, earliest_gap, insert_busy, upward_ranks};
-use super::schedule::Schedule;
+use super::schedule::{Placement, Schedule};
 
 /// The makespan of `plan` when `crash` happens and is known `detection`
 /// later: what started on a surviving processor by then runs as planned;
@@ -37,10 +37,31 @@ pub fn reschedule_after(graph: &TaskGraph, plan: &Schedule, crash: Crash, detect
         slots.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     let rest = (0..graph.len()).filter(|&t| finish[t].is_none()).collect();
-    let rest = by_rank(graph, &upward_ranks(graph, procs - 1), rest);
+    let alive: Vec<bool> = (0..procs).map(|p| p != crash.proc).collect();
+    schedule_rest(graph, rest, &alive, known, &mut finish, &mut busy);
+    finish.iter().map(|f| f.expect("every task").1).fold(0.0, f64::max)
+}
+
+/// List-schedules `rest` by HEFT's rule (upward rank; each task where it
+/// ends first, in the earliest idle gap) onto the processors `alive`, none
+/// starting before `from`. `finish` says where and when every task not in
+/// `rest` ends (each task's predecessors must be there or earlier in the
+/// order); `busy` holds each processor's busy stretches, sorted. Both are
+/// updated; returns the placements.
+pub fn schedule_rest(
+    graph: &TaskGraph,
+    rest: Vec<TaskId>,
+    alive: &[bool],
+    from: f64,
+    finish: &mut [Option<(usize, f64)>],
+    busy: &mut [Vec<(f64, f64)>],
+) -> Vec<Placement> {
+    let live = alive.iter().filter(|&&a| a).count().max(1);
+    let rest = by_rank(graph, &upward_ranks(graph, live), rest);
+    let mut placements = Vec::with_capacity(rest.len());
     for t in rest {
-        let mut best: Option<(usize, f64, f64)> = None;
-        for proc in (0..procs).filter(|&p| p != crash.proc) {
+        let mut best: Option<Placement> = None;
+        for proc in (0..alive.len()).filter(|&p| alive[p]) {
             let ready = graph
                 .preds(t)
                 .iter()
@@ -48,18 +69,19 @@ pub fn reschedule_after(graph: &TaskGraph, plan: &Schedule, crash: Crash, detect
                     let (q, end) = finish[u].expect("predecessors come first");
                     end + if q == proc { 0.0 } else { comm }
                 })
-                .fold(known, f64::max);
+                .fold(from, f64::max);
             let cost = graph.cost(t, proc);
             let start = earliest_gap(&busy[proc], ready, cost);
-            if best.is_none_or(|b| start + cost < b.2) {
-                best = Some((proc, start, start + cost));
+            if best.is_none_or(|b| start + cost < b.finish) {
+                best = Some(Placement { task: t, proc, start, finish: start + cost });
             }
         }
-        let (proc, start, end) = best.expect("a processor survives");
-        insert_busy(&mut busy[proc], (start, end));
-        finish[t] = Some((proc, end));
+        let p = best.expect("a processor survives");
+        insert_busy(&mut busy[p.proc], (p.start, p.finish));
+        finish[t] = Some((p.proc, p.finish));
+        placements.push(p);
     }
-    finish.iter().map(|f| f.expect("every task").1).fold(0.0, f64::max)
+    placements
 }
 
 /// The makespan when the runtime, once it knows of the crash, follows the

@@ -23,7 +23,7 @@ mod workflow;
 
 pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
-pub use workflow::{run_workflow, WorkflowRun};
+pub use workflow::{run_workflow, run_workflow_with, WorkflowOptions, WorkflowRun};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

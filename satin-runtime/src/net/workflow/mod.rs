@@ -11,6 +11,7 @@
 
 mod msg;
 mod node;
+mod recovery;
 mod worker;
 
 use std::time::Duration;
@@ -40,6 +41,33 @@ pub struct WorkflowRun {
     pub duplicates_completed: usize,
     /// The processors that crashed.
     pub crashed: Vec<usize>,
+    /// After the crash the rest was replanned (it ended sooner than the
+    /// duplicates would), rather than left to the duplicates.
+    pub replanned: bool,
+}
+
+/// How [`run_workflow_with`] runs a workflow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkflowOptions {
+    /// The fault-tolerant schedule's timing (slack, abort delay).
+    pub params: FtParams,
+    /// How long one unit of planned cost lasts.
+    pub unit: Duration,
+    /// After a crash, the lowest live node replans the rest of the run and
+    /// everyone follows the new plan when it ends sooner than continuing
+    /// with the duplicates (default: yes).
+    pub replan: bool,
+    /// An output from another node counts as in only its edge's planned
+    /// communication cost after it arrived: for synthetic tasks, whose
+    /// data is too small to take that long (default: no).
+    pub emulate_comm: bool,
+}
+
+impl WorkflowOptions {
+    /// Default timing, replanning after a crash, real communication.
+    pub fn new(unit: Duration) -> WorkflowOptions {
+        WorkflowOptions { params: FtParams::default(), unit, replan: true, emulate_comm: false }
+    }
 }
 
 /// Set by the supervisor for its nodes: how many nodes the cluster starts
@@ -61,6 +89,12 @@ pub(super) const CLUSTER_SIZE_ENV: &str = "SATIN_CLUSTER_SIZE";
 ///   `--chaos`, prints the master's standard output and exits with the
 ///   run's status (never returns).
 pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+    run_workflow_with(app, args, workflow, &WorkflowOptions { params, ..WorkflowOptions::new(unit) })
+}
+
+/// [`run_workflow`] with every option.
+pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options: &WorkflowOptions) -> WorkflowRun {
+    let WorkflowOptions { params, unit, replan, emulate_comm } = *options;
     if let Some(path) = &args.init_pool {
         match init_pool(path) {
             Ok(file) => {
@@ -115,6 +149,8 @@ pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtPar
         supervised,
         params,
         unit,
+        emulate_comm,
+        replan,
     };
     match node::run(spec, &pool, workflow) {
         node::End::Done { run, master } => {
@@ -149,6 +185,7 @@ fn on_threads(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, u
             procs,
             duplicates_completed: r.duplicates_completed,
             crashed: Vec::new(),
+            replanned: false,
         },
         Err(e) => fail(app, e),
     }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::net::wire::Message;
 use crate::proto::NodeId;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum GraphMsg {
     /// A joiner to the master: count me in.
     Join,
@@ -21,6 +21,15 @@ pub(crate) enum GraphMsg {
     /// along to the nodes that run a copy of a task it feeds, and to every
     /// node for the workflow's results.
     Finished { task: u32, proc: u32, original: bool, output: Option<Vec<u8>> },
+    /// After a crash, the lowest live processor to every node: the rest of
+    /// the run goes by this plan, `(task, processor, start, finish)` for
+    /// every unfinished task, instead of the duplicates.
+    Replan { placements: Vec<(u32, u32, f64, f64)> },
+    /// Who has the output of `task`? (A node given a task whose input's
+    /// data went elsewhere.)
+    Need { task: u32 },
+    /// The output of `task`, in answer to `Need`.
+    Output { task: u32, output: Vec<u8> },
 }
 
 impl Message for GraphMsg {

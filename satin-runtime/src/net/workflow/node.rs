@@ -51,6 +51,13 @@ pub(super) struct Spec {
     pub(super) params: FtParams,
     /// How long one unit of planned cost takes.
     pub(super) unit: Duration,
+    /// Outputs from another node count as in only an edge's planned
+    /// communication cost after they arrived (synthetic tasks, whose data
+    /// is too small to take that long).
+    pub(super) emulate_comm: bool,
+    /// After a crash, reschedule the rest when that ends sooner than
+    /// continuing with the duplicates.
+    pub(super) replan: bool,
 }
 
 /// How one node's run ended.
@@ -73,32 +80,40 @@ impl From<Link<GraphMsg>> for Input {
 }
 
 /// The run as this node plays it, from the start on.
-struct Plan {
-    schedule: FtSchedule,
-    processor: Processor,
-    roster: Vec<NodeId>,
+pub(super) struct Plan {
+    pub(super) schedule: FtSchedule,
+    pub(super) processor: Processor,
+    pub(super) roster: Vec<NodeId>,
     /// This node's processor.
-    me: usize,
+    pub(super) me: usize,
     /// For each task, the processors that run a copy of a task it feeds.
-    feeds: Vec<HashSet<usize>>,
-    started: Instant,
-    down: Vec<bool>,
+    pub(super) feeds: Vec<HashSet<usize>>,
+    pub(super) started: Instant,
+    /// For each processor that crashed, when that became known here.
+    pub(super) down: Vec<Option<f64>>,
+    /// For each finished task, where its first copy ended and when that
+    /// became known here.
+    pub(super) finished: Vec<Option<(usize, f64)>>,
+    /// The rest of the run was replanned after a crash.
+    pub(super) replanned: bool,
 }
 
-struct Driver<'w> {
-    spec: Spec,
-    workflow: &'w Workflow,
-    net: Net<GraphMsg, Input>,
+pub(super) struct Driver<'w> {
+    pub(super) spec: Spec,
+    pub(super) workflow: &'w Workflow,
+    pub(super) net: Net<GraphMsg, Input>,
     /// The master's members before the start, itself first.
-    members: Vec<NodeId>,
-    plan: Option<Plan>,
-    outputs: Vec<Option<Vec<u8>>>,
-    running: Option<(Item, Arc<AtomicBool>)>,
-    work: std::sync::mpsc::Sender<Work>,
-    duplicates_completed: usize,
-    last_progress: Instant,
-    end: Option<End>,
-    trace: Option<Trace>,
+    pub(super) members: Vec<NodeId>,
+    pub(super) plan: Option<Plan>,
+    pub(super) outputs: Vec<Option<Vec<u8>>>,
+    pub(super) running: Option<(Item, Arc<AtomicBool>)>,
+    pub(super) work: std::sync::mpsc::Sender<Work>,
+    pub(super) duplicates_completed: usize,
+    pub(super) last_progress: Instant,
+    pub(super) end: Option<End>,
+    pub(super) trace: Option<Trace>,
+    /// Outputs this node asked the others for.
+    pub(super) asked: HashSet<TaskId>,
 }
 
 /// Runs one node to the end of the run. Blocks the calling thread.
@@ -189,6 +204,7 @@ async fn drive(
         last_progress: Instant::now(),
         end: None,
         trace,
+        asked: HashSet::new(),
     };
     d.maybe_start();
     let tick = d.spec.unit.clamp(Duration::from_millis(1), Duration::from_millis(10));
@@ -222,7 +238,7 @@ async fn drive(
 impl Driver<'_> {
     /// The id a peer's messages come from, with the contact's stand-in
     /// taken for the master.
-    fn who(id: NodeId) -> NodeId {
+    pub(super) fn who(id: NodeId) -> NodeId {
         if id == CONTACT {
             MASTER
         } else {
@@ -232,7 +248,7 @@ impl Driver<'_> {
 
     /// Where to send to `id`: a joiner reaches the master on the
     /// connection it opened to its contact.
-    fn route(&self, id: NodeId) -> NodeId {
+    pub(super) fn route(&self, id: NodeId) -> NodeId {
         if id == MASTER && self.spec.contact.is_some() {
             CONTACT
         } else {
@@ -240,7 +256,7 @@ impl Driver<'_> {
         }
     }
 
-    fn fail(&mut self, why: String) {
+    pub(super) fn fail(&mut self, why: String) {
         if self.end.is_none() {
             self.end = Some(End::Failed(why));
         }
@@ -292,6 +308,18 @@ impl Driver<'_> {
             GraphMsg::Finished { task, proc, original, output } => {
                 self.on_finished(task as usize, proc as usize, original, output)
             }
+            GraphMsg::Replan { placements } => self.apply_replan(&placements),
+            GraphMsg::Need { task } => {
+                if let Some(output) = self.outputs.get(task as usize).cloned().flatten() {
+                    let to = self.route(from);
+                    self.net.send(to, GraphMsg::Output { task, output });
+                }
+            }
+            GraphMsg::Output { task, output } => {
+                if let Some(slot) = self.outputs.get_mut(task as usize) {
+                    slot.get_or_insert(output);
+                }
+            }
         }
     }
 
@@ -341,41 +369,24 @@ impl Driver<'_> {
         if let Some(t) = &mut self.trace {
             draw_plan(t, graph, &schedule, me, Instant::now(), self.spec.unit);
         }
-        self.plan =
-            Some(Plan { schedule, processor, roster, me, feeds, started: Instant::now(), down: vec![false; procs] });
+        self.plan = Some(Plan {
+            schedule,
+            processor,
+            roster,
+            me,
+            feeds,
+            started: Instant::now(),
+            down: vec![None; procs],
+            finished: vec![None; graph.len()],
+            replanned: false,
+        });
         self.last_progress = Instant::now();
         Some(digest)
     }
 
     /// Time since the start, in units of planned cost.
-    fn now(&self) -> f64 {
+    pub(super) fn now(&self) -> f64 {
         self.plan.as_ref().map_or(0.0, |p| p.started.elapsed().as_secs_f64() / self.spec.unit.as_secs_f64())
-    }
-
-    fn peer_lost(&mut self, id: NodeId, reason: &str) {
-        let now = self.now();
-        let Some(plan) = &mut self.plan else {
-            if self.spec.contact.is_none() {
-                self.members.retain(|&m| m != id);
-            } else if id == MASTER {
-                self.fail(format!("the master went before the run started ({reason})"));
-            }
-            return;
-        };
-        let Some(proc) = plan.roster.iter().position(|&r| r == id) else { return };
-        if plan.down[proc] || proc == plan.me {
-            return;
-        }
-        plan.down[proc] = true;
-        plan.processor.peer_down_known(proc, now);
-        warn!("processor {proc} (node {id}) is down: {reason}; the duplicates of its tasks take over");
-        if let Some(t) = &mut self.trace {
-            t.marker(&format!("processor {proc} down"));
-        }
-        let route = self.route(id);
-        self.net.cut(route);
-        self.net.cut(id);
-        self.last_progress = Instant::now();
     }
 
     fn on_finished(&mut self, task: TaskId, proc: usize, original: bool, output: Option<Vec<u8>>) {
@@ -386,10 +397,17 @@ impl Driver<'_> {
             warn!("news of task {task} on processor {proc}, which this run does not have; ignored");
             return;
         }
+        plan.finished[task].get_or_insert((proc, now));
+        let data = output.is_some();
         if let Some(out) = output {
             self.outputs[task].get_or_insert(out);
         }
-        plan.processor.copy_arrived(task, proc, now, original);
+        if self.spec.emulate_comm && data {
+            // As in the plan: in an edge's cost after it ended there.
+            plan.processor.copy_finished(task, proc, now, original);
+        } else {
+            plan.processor.copy_arrived(task, proc, now, original);
+        }
         if !original {
             self.duplicates_completed += 1;
         }
@@ -417,6 +435,7 @@ impl Driver<'_> {
         }
         let Some(output) = ran.output else { return };
         let Some(plan) = &mut self.plan else { return };
+        plan.finished[item.task].get_or_insert((plan.me, now));
         plan.processor.copy_arrived(item.task, plan.me, now, !item.duplicate);
         if item.duplicate {
             self.duplicates_completed += 1;
@@ -424,7 +443,7 @@ impl Driver<'_> {
         let exit = graph.succs(item.task).is_empty();
         let me = plan.me;
         let sends: Vec<(NodeId, bool)> = (0..plan.roster.len())
-            .filter(|&p| p != me && !plan.down[p])
+            .filter(|&p| p != me && plan.down[p].is_none())
             .map(|p| (plan.roster[p], exit || plan.feeds[item.task].contains(&p)))
             .collect();
         for (id, with_output) in sends {
@@ -454,13 +473,17 @@ impl Driver<'_> {
             if plan.processor.finished(item.task) {
                 continue;
             }
-            let inputs: Option<Vec<Vec<u8>>> =
-                graph.preds(item.task).iter().map(|&(u, _)| self.outputs[u].clone()).collect();
-            let Some(inputs) = inputs else {
-                let why = format!("task {} is due but an input's output never arrived", graph.name(item.task));
-                self.fail(why);
+            let missing: Vec<TaskId> =
+                graph.preds(item.task).iter().map(|&(u, _)| u).filter(|&u| self.outputs[u].is_none()).collect();
+            if !missing.is_empty() {
+                // Its inputs are done, but their data is elsewhere (the
+                // plan changed after a crash): ask for it, and wait.
+                plan.processor.put_back(item);
+                self.ask_for(missing);
                 return;
-            };
+            }
+            let inputs: Vec<Vec<u8>> =
+                graph.preds(item.task).iter().map(|&(u, _)| self.outputs[u].clone().unwrap_or_default()).collect();
             let abort = Arc::new(AtomicBool::new(false));
             let planned = self.spec.unit.mul_f64(graph.cost(item.task, plan.me));
             let work = Work { item, inputs, planned, abort: abort.clone() };
@@ -481,7 +504,7 @@ impl Driver<'_> {
         let all = (0..graph.len()).all(|t| plan.processor.finished(t));
         let results_in = self.workflow.exits().iter().all(|&t| self.outputs[t].is_some());
         if all && results_in {
-            let master = (0..plan.me).all(|p| plan.down[p]);
+            let master = (0..plan.me).all(|p| plan.down[p].is_some());
             let run = WorkflowRun {
                 outputs: self.outputs.clone(),
                 tasks_completed: graph.len(),
@@ -490,7 +513,8 @@ impl Driver<'_> {
                 planned: self.spec.unit.mul_f64(plan.schedule.makespan()),
                 procs: plan.roster.len(),
                 duplicates_completed: self.duplicates_completed,
-                crashed: (0..plan.down.len()).filter(|&p| plan.down[p]).collect(),
+                crashed: (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect(),
+                replanned: plan.replanned,
             };
             self.end = Some(End::Done { run, master });
             return;
@@ -501,7 +525,7 @@ impl Driver<'_> {
             let why = format!(
                 "nothing moved for {give_up:?}: task {} has no copy left on a live node (processors down: {:?})",
                 graph.name(missing),
-                (0..plan.down.len()).filter(|&p| plan.down[p]).collect::<Vec<_>>()
+                (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect::<Vec<_>>()
             );
             self.fail(why);
         }

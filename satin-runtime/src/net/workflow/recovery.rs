@@ -1,0 +1,153 @@
+//! A node's part when a peer dies: its processor's duplicates take over at
+//! once; the lowest live processor also replans the rest of the run from
+//! what it knows ([`dag::replan`](crate::dag::replan)) and, when that ends
+//! sooner than continuing with the duplicates, sends the new plan to
+//! everyone. A node given a task whose inputs' data went elsewhere asks
+//! for it.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use tracing::warn;
+
+use super::msg::GraphMsg;
+use super::node::Driver;
+use crate::dag::processor::{Item, Processor};
+use crate::dag::{replan, Known, TaskId};
+use crate::proto::NodeId;
+
+impl Driver<'_> {
+    pub(super) fn peer_lost(&mut self, id: NodeId, reason: &str) {
+        let now = self.now();
+        let Some(plan) = &mut self.plan else {
+            if self.spec.contact.is_none() {
+                self.members.retain(|&m| m != id);
+            } else if id == super::node::MASTER {
+                self.fail(format!("the master went before the run started ({reason})"));
+            }
+            return;
+        };
+        let Some(proc) = plan.roster.iter().position(|&r| r == id) else { return };
+        if plan.down[proc].is_some() || proc == plan.me {
+            return;
+        }
+        plan.down[proc] = Some(now);
+        plan.processor.peer_down_known(proc, now);
+        warn!("processor {proc} (node {id}) is down: {reason}; the duplicates of its tasks take over");
+        if let Some(t) = &mut self.trace {
+            t.marker(&format!("processor {proc} down"));
+        }
+        let coordinator = (0..plan.me).all(|p| plan.down[p].is_some());
+        let replanned = plan.replanned;
+        let route = self.route(id);
+        self.net.cut(route);
+        self.net.cut(id);
+        self.last_progress = Instant::now();
+        if self.spec.replan && coordinator && !replanned {
+            self.replan();
+        }
+    }
+
+    /// Replans the rest of the run; sends and follows the new plan if it
+    /// ends sooner than the duplicates would.
+    fn replan(&mut self) {
+        let now = self.now();
+        let graph = self.workflow.graph();
+        let Some(plan) = &self.plan else { return };
+        let r = replan(graph, &plan.schedule, Known { finished: &plan.finished, down: &plan.down, now });
+        if !r.is_better() {
+            warn!(
+                "replanned the rest: it would end at {:.0}, the duplicates at {:.0}; continuing with the duplicates",
+                r.makespan, r.with_duplicates
+            );
+            return;
+        }
+        warn!(
+            "replanned the rest: it ends at {:.0}, the duplicates would at {:.0}; every node follows the new plan",
+            r.makespan, r.with_duplicates
+        );
+        let placements: Vec<(u32, u32, f64, f64)> =
+            r.placements.iter().map(|p| (p.task as u32, p.proc as u32, p.start, p.finish)).collect();
+        let peers: Vec<NodeId> = (0..plan.roster.len())
+            .filter(|&p| p != plan.me && plan.down[p].is_none())
+            .map(|p| plan.roster[p])
+            .collect();
+        for id in peers {
+            let to = self.route(id);
+            self.net.send(to, GraphMsg::Replan { placements: placements.clone() });
+        }
+        self.apply_replan(&placements);
+    }
+
+    /// Follows a new plan: this processor's items are its tasks in it (no
+    /// duplicates any more), and outputs go where the new plan needs them.
+    pub(super) fn apply_replan(&mut self, placements: &[(u32, u32, f64, f64)]) {
+        let now = self.now();
+        let graph = self.workflow.graph();
+        let Some(plan) = &mut self.plan else { return };
+        let procs = plan.down.len();
+        if placements.iter().any(|&(t, p, _, _)| t as usize >= graph.len() || p as usize >= procs) {
+            warn!("a new plan names tasks or processors this run does not have; ignored");
+            return;
+        }
+        let mut original_proc: Vec<usize> = vec![0; graph.len()];
+        for p in plan.schedule.originals.placements() {
+            original_proc[p.task] = p.proc;
+        }
+        let mut hosts: Vec<Option<usize>> = vec![None; graph.len()];
+        let mut items = Vec::new();
+        for &(task, proc, start, finish) in placements {
+            let (task, proc) = (task as usize, proc as usize);
+            original_proc[task] = proc;
+            hosts[task] = Some(proc);
+            if proc == plan.me {
+                items.push(Item { task, duplicate: false, planned: start, len: finish - start });
+            }
+        }
+        let delay = plan.schedule.params.abort_delay;
+        let mut processor = Processor::new(plan.me, items, graph.len(), procs, original_proc, delay);
+        for (task, done) in plan.finished.iter().enumerate() {
+            if let Some((on, _)) = *done {
+                processor.copy_arrived(task, on, now, true);
+            }
+        }
+        // The crashes are not news to the new plan's processor: it
+        // follows the plan in order, which already counts them.
+        plan.processor = processor;
+        // What runs here and the new plan puts elsewhere (a duplicate of a
+        // lost task, most likely) stops: the new plan counts on this
+        // processor's time.
+        if let Some((item, abort)) = &self.running {
+            if hosts[item.task] != Some(plan.me) {
+                abort.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+        plan.feeds = (0..graph.len())
+            .map(|t| graph.succs(t).iter().filter_map(|&(s, _)| hosts[s]).collect::<HashSet<usize>>())
+            .collect();
+        plan.replanned = true;
+        if let Some(t) = &mut self.trace {
+            t.marker("the rest replanned");
+        }
+        self.last_progress = Instant::now();
+    }
+
+    /// Asks every live node for the outputs of `tasks` (once each).
+    pub(super) fn ask_for(&mut self, tasks: Vec<TaskId>) {
+        let Some(plan) = &self.plan else { return };
+        let peers: Vec<NodeId> = (0..plan.roster.len())
+            .filter(|&p| p != plan.me && plan.down[p].is_none())
+            .map(|p| plan.roster[p])
+            .collect();
+        for task in tasks {
+            if !self.asked.insert(task) {
+                continue;
+            }
+            tracing::info!("asking for the output of task {task}: its data went elsewhere");
+            for &id in &peers {
+                let to = self.route(id);
+                self.net.send(to, GraphMsg::Need { task: task as u32 });
+            }
+        }
+    }
+}

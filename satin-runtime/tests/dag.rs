@@ -501,48 +501,73 @@ fn the_guide_run_workflow_example_runs_on_threads() {
     assert!(run.crashed.is_empty());
 }
 
-/// Replanning from what a node knows: every unfinished task once, on a
-/// live processor, after its inputs (with the edges' costs), never two at
-/// once on a processor; and on a narrow graph with costly edges it beats
-/// continuing with the duplicates.
+/// Replans `ft` of `g` with processor `crashed` down at `now` (the plan
+/// ran as planned until then) and checks the new plan: every unfinished
+/// task once, on a live processor, after its inputs (with the edges'
+/// costs), never two at once on a processor.
+fn checked_replan(g: &TaskGraph, ft: &satin::dag::FtSchedule, crashed: usize, now: f64) -> satin::dag::Replan {
+    use satin::dag::{replan, Known};
+    let procs = ft.originals.procs();
+    let finished: Vec<Option<(usize, f64)>> =
+        (0..g.len()).map(|t| ft.originals.of(t).filter(|p| p.finish <= now).map(|p| (p.proc, p.finish))).collect();
+    let mut down = vec![None; procs];
+    down[crashed] = Some(now);
+    let r = replan(g, ft, Known { finished: &finished, down: &down, now });
+    let mut end: Vec<Option<(usize, f64)>> = finished.clone();
+    let mut placed = vec![0; g.len()];
+    for p in &r.placements {
+        placed[p.task] += 1;
+        assert_ne!(p.proc, crashed, "nothing on the crashed processor");
+        assert!(p.finish >= now - 1e-9);
+        end[p.task] = Some((p.proc, p.finish));
+    }
+    for t in 0..g.len() {
+        assert_eq!(placed[t] + usize::from(finished[t].is_some()), 1, "task {t} once");
+    }
+    for p in &r.placements {
+        for &(u, comm) in g.preds(p.task) {
+            let (q, f) = end[u].unwrap();
+            let ready = f + if q == p.proc { 0.0 } else { comm };
+            // A kept task (started as planned) was ready by the plan.
+            assert!(p.start + 1e-9 >= ready || p.start < now, "task {} before its input {u}", p.task);
+        }
+    }
+    for proc in 0..procs {
+        let mut spans: Vec<(f64, f64)> =
+            r.placements.iter().filter(|p| p.proc == proc).map(|p| (p.start, p.finish)).collect();
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9), "overlap on {proc}: {spans:?}");
+    }
+    assert!(r.makespan + 1e-9 >= end.iter().flatten().map(|e| e.1).fold(now, f64::max));
+    r
+}
+
+/// On a narrow graph with costly edges, replanning beats continuing with
+/// the duplicates (a lost chain's duplicates sit on different processors).
 #[test]
 fn a_replan_after_a_crash_places_the_rest_validly_and_beats_the_duplicates_where_edges_cost() {
-    use satin::dag::{replan, Known};
     let g = stg::parse(&read("generated/narrow236_comm.stg")).unwrap();
     let ft = ft_schedule(&g, 4, FtParams::default());
     for (crashed, now) in [(1, 1300.0), (0, 10.0), (3, 3000.0)] {
-        // Everything the plan finishes by `now` is done (where it ran).
-        let finished: Vec<Option<(usize, f64)>> =
-            (0..g.len()).map(|t| ft.originals.of(t).filter(|p| p.finish <= now).map(|p| (p.proc, p.finish))).collect();
-        let mut down = vec![None; 4];
-        down[crashed] = Some(now);
-        let r = replan(&g, &ft, Known { finished: &finished, down: &down, now });
-        let mut end: Vec<Option<(usize, f64)>> = finished.clone();
-        let mut placed = vec![0; g.len()];
-        for p in &r.placements {
-            placed[p.task] += 1;
-            assert_ne!(p.proc, crashed, "nothing on the crashed processor");
-            assert!(p.finish >= now - 1e-9);
-            end[p.task] = Some((p.proc, p.finish));
-        }
-        for t in 0..g.len() {
-            assert_eq!(placed[t] + usize::from(finished[t].is_some()), 1, "task {t} once");
-        }
-        for p in &r.placements {
-            for &(u, comm) in g.preds(p.task) {
-                let (q, f) = end[u].unwrap();
-                let ready = f + if q == p.proc { 0.0 } else { comm };
-                // A kept task (started as planned) was ready by the plan.
-                assert!(p.start + 1e-9 >= ready || p.start < now, "task {} before its input {u}", p.task);
-            }
-        }
-        for proc in 0..4 {
-            let mut spans: Vec<(f64, f64)> =
-                r.placements.iter().filter(|p| p.proc == proc).map(|p| (p.start, p.finish)).collect();
-            spans.sort_by(|a, b| a.0.total_cmp(&b.0));
-            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9), "overlap on {proc}");
-        }
-        assert!(r.makespan >= end.iter().flatten().map(|e| e.1).fold(0.0, f64::max) - 1e-9);
+        let r = checked_replan(&g, &ft, crashed, now);
         assert!(r.is_better(), "crash of {crashed} at {now}: {} against {}", r.makespan, r.with_duplicates);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// On random graphs, any processor crashing at any time: the replan is
+    /// valid.
+    #[test]
+    fn replans_of_random_graphs_are_valid(
+        costs in proptest::collection::vec(0u32..20, 1..30),
+        links in proptest::collection::vec((0usize..30, 0usize..30, 0u32..15), 0..60),
+        procs in 2usize..6,
+        crash in (0usize..6, 0.0f64..1.2),
+    ) {
+        let (g, _) = random_graph(&costs, &links);
+        let ft = ft_schedule(&g, procs, FtParams::default());
+        checked_replan(&g, &ft, crash.0 % procs, crash.1 * ft.makespan());
     }
 }

@@ -53,14 +53,21 @@ pub fn replan(graph: &TaskGraph, schedule: &FtSchedule, known: Known) -> Replan 
     finish.resize(graph.len(), None);
     let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); procs];
     let mut placements = Vec::new();
-    // Started by now on a live processor, as planned: it stays there (it
-    // may be running), ending as planned or now at the earliest.
-    for &t in graph.topological_order() {
-        let Some(p) = schedule.originals.of(t).copied() else { continue };
-        let inputs = graph.preds(t).iter().all(|&(u, _)| finish[u].is_some());
-        if finish[t].is_none() && alive[p.proc] && p.start < known.now && inputs {
+    // On each live processor, the first unfinished task the plan started
+    // by now, if its inputs are in, stays there (it may be running),
+    // ending as planned or now at the earliest. A processor runs one task
+    // at a time: the ones after it have not started.
+    let mut by_start: Vec<Placement> = schedule.originals.placements().to_vec();
+    by_start.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.finish.total_cmp(&b.finish)));
+    let mut looked = vec![false; procs];
+    for p in by_start {
+        if looked[p.proc] || !alive[p.proc] || finish[p.task].is_some() || p.start >= known.now {
+            continue;
+        }
+        looked[p.proc] = true;
+        if graph.preds(p.task).iter().all(|&(u, _)| finish[u].is_some()) {
             let end = p.finish.max(known.now);
-            finish[t] = Some((p.proc, end));
+            finish[p.task] = Some((p.proc, end));
             insert_busy(&mut busy[p.proc], (p.start, end));
             placements.push(Placement { finish: end, ..p });
         }

@@ -1,21 +1,21 @@
 //! The `workflow` example's tasks: blocks of numbers generated, sorted,
 //! merged and summarised, each a function from its inputs' bytes to its
-//! output's (numbers as little-endian `u32`s).
+//! output's (numbers as little-endian `u64`s).
 
 use rand::{Rng, SeedableRng};
 
-fn numbers(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+fn numbers(bytes: &[u8]) -> Vec<u64> {
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
 }
 
-fn bytes(numbers: &[u32]) -> Vec<u8> {
+fn bytes(numbers: &[u64]) -> Vec<u8> {
     numbers.iter().flat_map(|n| n.to_le_bytes()).collect()
 }
 
 /// Block `i`: `size` pseudo-random numbers, the same on every machine.
 pub fn generate(i: usize, size: usize) -> Vec<u8> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
-    bytes(&(0..size).map(|_| rng.gen::<u32>()).collect::<Vec<_>>())
+    bytes(&(0..size).map(|_| rng.gen::<u64>()).collect::<Vec<_>>())
 }
 
 /// A block, sorted.
@@ -27,21 +27,7 @@ pub fn sort(block: &[u8]) -> Vec<u8> {
 
 /// Two sorted blocks, merged into one.
 pub fn merge(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let (a, b) = (numbers(a), numbers(b));
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    bytes(&out)
+    bytes(&crate::mergesort::merge(&numbers(a), &numbers(b)))
 }
 
 /// The run's answer: how many numbers, their median, and a checksum of the
@@ -55,7 +41,7 @@ pub fn summarise(sorted: &[u8]) -> String {
 
 /// The same answer, computed in one go: every block, sorted together.
 pub fn sequential(blocks: usize, size: usize) -> String {
-    let mut all: Vec<u32> = (0..blocks).flat_map(|i| numbers(&generate(i, size))).collect();
+    let mut all: Vec<u64> = (0..blocks).flat_map(|i| numbers(&generate(i, size))).collect();
     all.sort_unstable();
     summarise(&bytes(&all))
 }

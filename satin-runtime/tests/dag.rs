@@ -408,6 +408,19 @@ fn a_processor_follows_its_plan_skips_aborted_duplicates_and_puts_lost_ones_firs
     assert_eq!(p1.remaining().count(), 1, "a's duplicate is aborted on arrival of the news");
     p1.peer_down_known(0, 4.0);
     assert_eq!(p1.next(&g, 4.0).map(|i| (i.task, i.duplicate)), Some((1, true)), "b is lost: known now");
+
+    // An original never waits for a duplicate ahead of it; a run behind
+    // its plan starts duplicates that much later; `wake_at` says when
+    // something may become startable.
+    let plan = vec![item(0, true, 1.0, 2.0), item(2, false, 3.0, 4.0)];
+    let mut p1 = Processor::new(1, plan, 3, 2, vec![1, 0, 1], 1.0);
+    p1.copy_finished(0, 0, 0.0, false);
+    assert_eq!(p1.wake_at(&g, 0.0), Some(1.0), "c's input is in at 1 (edge cost 1), the duplicate planned at 1");
+    p1.running_late(5.0);
+    assert_eq!(p1.next(&g, 1.0).map(|i| (i.task, i.duplicate)), Some((2, false)), "c passes the waiting duplicate");
+    assert_eq!(p1.wake_at(&g, 1.0), Some(6.0), "the duplicate: planned at 1, the run 5 late");
+    assert_eq!(p1.next(&g, 5.9), None);
+    assert_eq!(p1.next(&g, 6.0).map(|i| (i.task, i.duplicate)), Some((0, true)));
 }
 
 /// The workflow of an STG graph: each task's output is a hash of its name

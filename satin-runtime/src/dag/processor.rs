@@ -5,7 +5,8 @@
 //! a real run drives each from its node's messages.
 //!
 //! The rules: items in planned order, each once its inputs are in (a
-//! duplicate not before its planned start); a duplicate is skipped once the
+//! duplicate not before its planned start), except that an original never
+//! waits for a duplicate ahead of it; a duplicate is skipped once the
 //! abort from its original's end has arrived. Once a crash is known (an
 //! abort message's time after it), the duplicates of the crashed
 //! processor's unfinished tasks go first, out of order, and a processor
@@ -64,6 +65,10 @@ pub struct Processor {
     /// Time from a crash until it is known here: the abort delay, or a
     /// message's time when nothing is ever aborted.
     notice: f64,
+    /// How far behind its plan the run is (a real run's drift): a
+    /// duplicate starts this much after its planned start, so that it
+    /// stays behind its original by the slack.
+    lag: f64,
 }
 
 impl Processor {
@@ -93,6 +98,7 @@ impl Processor {
             down: vec![f64::INFINITY; procs],
             delay,
             notice: super::ft::notice_delay(delay),
+            lag: 0.0,
         }
     }
 
@@ -157,6 +163,12 @@ impl Processor {
         self.original_end[task].is_some()
     }
 
+    /// The run is `lag` behind its plan (measured from the originals that
+    /// ended lately): duplicates start that much later than planned.
+    pub fn running_late(&mut self, lag: f64) {
+        self.lag = lag.max(0.0);
+    }
+
     /// Puts back an item [`next`](Self::next) gave, to be given again
     /// first (its inputs' data had not come yet).
     pub fn put_back(&mut self, item: Item) {
@@ -168,6 +180,39 @@ impl Processor {
         self.queue.iter()
     }
 
+    /// When every input of `item` is in here, as far as is known
+    /// (infinite while one has no finished copy).
+    fn inputs_at(&self, graph: &TaskGraph, item: &Item) -> f64 {
+        graph
+            .preds(item.task)
+            .iter()
+            .map(|&(u, comm)| {
+                self.copies[u]
+                    .iter()
+                    .map(|c| c.at + if c.arrived || c.on == self.id { 0.0 } else { comm })
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The next moment after `now` at which [`next`](Self::next) may give
+    /// an item it does not give at `now`, from what is known (an input
+    /// coming in after its edge's cost, a duplicate's planned start, an
+    /// abort or a crash becoming known); `None` if only news can change
+    /// that. A driver sleeps until then, or until news.
+    pub fn wake_at(&self, graph: &TaskGraph, now: f64) -> Option<f64> {
+        let mut times: Vec<f64> = Vec::new();
+        for item in &self.queue {
+            let ready = self.inputs_at(graph, item);
+            times.push(if item.duplicate { ready.max(item.planned + self.lag) } else { ready });
+            if let (true, Some(end)) = (item.duplicate, self.original_end[item.task]) {
+                times.push(end + self.delay);
+            }
+        }
+        times.extend(self.down.iter().map(|d| d + self.notice));
+        times.into_iter().filter(|&t| t > now && t.is_finite()).min_by(f64::total_cmp)
+    }
+
     /// The item to start at `now`, taken out of the plan; `None` if nothing
     /// can start yet.
     pub fn next(&mut self, graph: &TaskGraph, now: f64) -> Option<Item> {
@@ -175,19 +220,7 @@ impl Processor {
         let original_end = &self.original_end;
         // Duplicates whose abort has arrived are skipped.
         self.queue.retain(|i| !(i.duplicate && original_end[i.task].is_some_and(|e| e + delay <= now)));
-        let inputs_in = |item: &Item| {
-            graph
-                .preds(item.task)
-                .iter()
-                .map(|&(u, comm)| {
-                    self.copies[u]
-                        .iter()
-                        .map(|c| c.at + if c.arrived || c.on == self.id { 0.0 } else { comm })
-                        .fold(f64::INFINITY, f64::min)
-                })
-                .fold(0.0, f64::max)
-                <= now
-        };
+        let inputs_in = |item: &Item| self.inputs_at(graph, item) <= now;
         // The original of a duplicate is lost once its processor's crash is
         // known here.
         let lost = |item: &Item| {
@@ -200,7 +233,14 @@ impl Processor {
             if crash_known {
                 self.queue.iter().position(|i| !i.duplicate && inputs_in(i))
             } else {
-                self.queue.front().filter(|i| (!i.duplicate || now >= i.planned) && inputs_in(i)).map(|_| 0)
+                // In planned order, except that an original never waits
+                // for a duplicate: a duplicate only fills idle time.
+                let startable = |i: &Item| (!i.duplicate || now >= i.planned + self.lag) && inputs_in(i);
+                let first_original = self.queue.iter().position(|i| !i.duplicate);
+                match self.queue.front() {
+                    Some(i) if startable(i) => Some(0),
+                    _ => first_original.filter(|&k| inputs_in(&self.queue[k])),
+                }
             }
         })?;
         self.queue.remove(k)

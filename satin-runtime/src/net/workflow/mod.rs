@@ -12,6 +12,7 @@
 mod msg;
 mod node;
 mod recovery;
+mod start;
 mod worker;
 
 use std::time::Duration;

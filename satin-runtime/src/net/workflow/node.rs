@@ -8,19 +8,17 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tracing::warn;
 
 use super::msg::GraphMsg;
-use super::worker::{self, Ran, Work};
+use super::worker::{self, Abort, Ran, Work};
 use super::WorkflowRun;
 use crate::codec::{self, Hello};
 use crate::dag::processor::{Item, Processor};
-use crate::dag::{ft_schedule, FtParams, FtSchedule, TaskId, Workflow};
+use crate::dag::{FtParams, FtSchedule, TaskId, Workflow};
 use crate::net::conn::{accept_loop, advertised, endpoint, Link, Net};
 use crate::net::supervise::{read_orders, Order};
 use crate::net::tls::Pool;
@@ -96,6 +94,14 @@ pub(super) struct Plan {
     pub(super) finished: Vec<Option<(usize, f64)>>,
     /// The rest of the run was replanned after a crash.
     pub(super) replanned: bool,
+    /// Before the clocks run: the nodes this one has a connection to, and
+    /// (on the master) the nodes that said they have one to every other.
+    pub(super) linked: HashSet<NodeId>,
+    pub(super) ready: HashSet<NodeId>,
+    pub(super) said_ready: bool,
+    /// When the master made the plan (it starts the clocks at the latest
+    /// a while after).
+    pub(super) made: Instant,
 }
 
 pub(super) struct Driver<'w> {
@@ -106,7 +112,7 @@ pub(super) struct Driver<'w> {
     pub(super) members: Vec<NodeId>,
     pub(super) plan: Option<Plan>,
     pub(super) outputs: Vec<Option<Vec<u8>>>,
-    pub(super) running: Option<(Item, Arc<AtomicBool>)>,
+    pub(super) running: Option<(Item, Abort)>,
     pub(super) work: std::sync::mpsc::Sender<Work>,
     pub(super) duplicates_completed: usize,
     pub(super) last_progress: Instant,
@@ -207,10 +213,8 @@ async fn drive(
         asked: HashSet::new(),
     };
     d.maybe_start();
-    let tick = d.spec.unit.clamp(Duration::from_millis(1), Duration::from_millis(10));
-    let mut ticks = tokio::time::interval(tick);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        d.maybe_go();
         d.start_next();
         d.check_over();
         if d.end.is_some() {
@@ -221,7 +225,7 @@ async fn drive(
                 Some(got) => d.on_input(got),
                 None => break,
             },
-            _ = ticks.tick() => {}
+            _ = tokio::time::sleep(d.sleep_for()) => {}
         }
     }
     let end = d.end.take().unwrap_or_else(|| End::Failed("the node's inputs ended".into()));
@@ -276,7 +280,10 @@ impl Driver<'_> {
                     }
                 }
             }
-            Input::Link(Link::Linked { id, conn }) => self.net.linked(id, conn),
+            Input::Link(Link::Linked { id, conn }) => {
+                self.net.linked(id, conn);
+                self.on_linked(id);
+            }
             Input::Link(Link::Closed { .. }) => {}
             Input::Link(Link::Addr { id, addr }) => {
                 self.net.addrs.insert(id, addr);
@@ -302,11 +309,17 @@ impl Driver<'_> {
                     self.begin(roster, Some(digest));
                 }
             }
+            GraphMsg::Ready => self.on_ready(from),
+            GraphMsg::Go { at } => {
+                if from == MASTER {
+                    self.go(at);
+                }
+            }
             GraphMsg::Full => {
                 self.fail("the run had started without this node: a static schedule takes no joiners".into())
             }
-            GraphMsg::Finished { task, proc, original, output } => {
-                self.on_finished(task as usize, proc as usize, original, output)
+            GraphMsg::Finished { task, proc, original, end, output } => {
+                self.on_finished(task as usize, proc as usize, original, end, output)
             }
             GraphMsg::Replan { placements } => self.apply_replan(&placements),
             GraphMsg::Need { task } => {
@@ -323,65 +336,9 @@ impl Driver<'_> {
         }
     }
 
-    /// The master starts the run once every node it waits for is in.
-    fn maybe_start(&mut self) {
-        if self.spec.contact.is_some() || self.plan.is_some() || self.members.len() < self.spec.nodes {
-            return;
-        }
-        let roster = self.members.clone();
-        if let Some(digest) = self.begin(roster.clone(), None) {
-            for &id in &roster[1..] {
-                self.net.send(id, GraphMsg::Start { roster: roster.clone(), digest });
-            }
-        }
-    }
-
-    /// Makes the plan for `roster` and starts the clock; a joiner checks
-    /// its plan against the master's digest. Returns the plan's digest.
-    fn begin(&mut self, roster: Vec<NodeId>, expected: Option<[u8; 32]>) -> Option<[u8; 32]> {
-        let Some(me) = roster.iter().position(|&id| id == self.spec.id) else {
-            self.fail("the master started the run without this node".into());
-            return None;
-        };
-        let graph = self.workflow.graph();
-        let schedule = ft_schedule(graph, roster.len(), self.spec.params);
-        let digest = plan_digest(self.workflow, &schedule);
-        if expected.is_some_and(|e| e != digest) {
-            self.fail(
-                "this node's plan differs from the master's: every node must run the same program on the same \
-                 workflow"
-                    .into(),
-            );
-            return None;
-        }
-        let processor = Processor::all_of(graph, &schedule).swap_remove(me);
-        let mut hosts: Vec<Vec<usize>> = vec![Vec::new(); graph.len()];
-        for p in schedule.originals.placements() {
-            hosts[p.task].push(p.proc);
-        }
-        for d in &schedule.duplicates {
-            hosts[d.task].push(d.proc);
-        }
-        let feeds = (0..graph.len())
-            .map(|t| graph.succs(t).iter().flat_map(|&(s, _)| hosts[s].iter().copied()).collect())
-            .collect();
-        let procs = schedule.originals.procs();
-        if let Some(t) = &mut self.trace {
-            draw_plan(t, graph, &schedule, me, Instant::now(), self.spec.unit);
-        }
-        self.plan = Some(Plan {
-            schedule,
-            processor,
-            roster,
-            me,
-            feeds,
-            started: Instant::now(),
-            down: vec![None; procs],
-            finished: vec![None; graph.len()],
-            replanned: false,
-        });
-        self.last_progress = Instant::now();
-        Some(digest)
+    /// Has the run's clock started?
+    pub(super) fn running_clock(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| Instant::now() >= p.started)
     }
 
     /// Time since the start, in units of planned cost.
@@ -389,7 +346,7 @@ impl Driver<'_> {
         self.plan.as_ref().map_or(0.0, |p| p.started.elapsed().as_secs_f64() / self.spec.unit.as_secs_f64())
     }
 
-    fn on_finished(&mut self, task: TaskId, proc: usize, original: bool, output: Option<Vec<u8>>) {
+    fn on_finished(&mut self, task: TaskId, proc: usize, original: bool, end: f64, output: Option<Vec<u8>>) {
         let now = self.now();
         let tasks = self.workflow.graph().len();
         let Some(plan) = &mut self.plan else { return };
@@ -398,13 +355,22 @@ impl Driver<'_> {
             return;
         }
         plan.finished[task].get_or_insert((proc, now));
+        if original {
+            // How late the run is: this original's end against its plan.
+            if let Some(p) = plan.schedule.originals.of(task) {
+                plan.processor.running_late(end.min(now) - p.finish);
+            }
+        }
         let data = output.is_some();
         if let Some(out) = output {
             self.outputs[task].get_or_insert(out);
         }
         if self.spec.emulate_comm && data {
-            // As in the plan: in an edge's cost after it ended there.
-            plan.processor.copy_finished(task, proc, now, original);
+            // As in the plan: in an edge's cost after it ended there (the
+            // message's own travel is part of that cost). The clocks of
+            // two nodes differ by about the start message's travel.
+            let end = if end.is_finite() { end.min(now) } else { now };
+            plan.processor.copy_finished(task, proc, end, original);
         } else {
             plan.processor.copy_arrived(task, proc, now, original);
         }
@@ -413,7 +379,7 @@ impl Driver<'_> {
         }
         if let Some((item, abort)) = &self.running {
             if original && item.duplicate && item.task == task {
-                abort.store(true, Ordering::Release);
+                abort.raise();
             }
         }
         self.last_progress = Instant::now();
@@ -436,6 +402,9 @@ impl Driver<'_> {
         let Some(output) = ran.output else { return };
         let Some(plan) = &mut self.plan else { return };
         plan.finished[item.task].get_or_insert((plan.me, now));
+        if let (false, Some(p)) = (item.duplicate, plan.schedule.originals.of(item.task)) {
+            plan.processor.running_late(now - p.finish);
+        }
         plan.processor.copy_arrived(item.task, plan.me, now, !item.duplicate);
         if item.duplicate {
             self.duplicates_completed += 1;
@@ -451,6 +420,7 @@ impl Driver<'_> {
                 task: item.task as u32,
                 proc: me as u32,
                 original: !item.duplicate,
+                end: now,
                 output: with_output.then(|| output.clone()),
             };
             let to = self.route(id);
@@ -460,10 +430,29 @@ impl Driver<'_> {
         self.last_progress = Instant::now();
     }
 
+    /// How long to sleep unless news comes: until the processor may have
+    /// something to start (a planned start, an input in after its edge's
+    /// cost), and at most a second (to notice a stalled run).
+    fn sleep_for(&self) -> Duration {
+        const HEARTBEAT: Duration = Duration::from_secs(1);
+        let Some(plan) = &self.plan else { return HEARTBEAT };
+        if !self.running_clock() {
+            return plan.started.saturating_duration_since(Instant::now());
+        }
+        if self.running.is_some() {
+            return HEARTBEAT;
+        }
+        let now = self.now();
+        match plan.processor.wake_at(self.workflow.graph(), now) {
+            Some(t) => self.spec.unit.mul_f64(t - now).min(HEARTBEAT),
+            None => HEARTBEAT,
+        }
+    }
+
     /// Gives the worker the next item the processor says to start; a copy
     /// of a task that already finished somewhere is passed over.
     fn start_next(&mut self) {
-        if self.running.is_some() || self.end.is_some() {
+        if self.running.is_some() || self.end.is_some() || !self.running_clock() {
             return;
         }
         let now = self.now();
@@ -484,7 +473,7 @@ impl Driver<'_> {
             }
             let inputs: Vec<Vec<u8>> =
                 graph.preds(item.task).iter().map(|&(u, _)| self.outputs[u].clone().unwrap_or_default()).collect();
-            let abort = Arc::new(AtomicBool::new(false));
+            let abort = Abort::default();
             let planned = self.spec.unit.mul_f64(graph.cost(item.task, plan.me));
             let work = Work { item, inputs, planned, abort: abort.clone() };
             if self.work.send(work).is_err() {
@@ -529,39 +518,5 @@ impl Driver<'_> {
             );
             self.fail(why);
         }
-    }
-}
-
-/// A digest of the plan: the tasks' names and the schedule.
-fn plan_digest(workflow: &Workflow, schedule: &FtSchedule) -> [u8; 32] {
-    let graph = workflow.graph();
-    let names: Vec<&str> = (0..graph.len()).map(|t| graph.name(t)).collect();
-    *blake3::hash(format!("{names:?}{schedule:?}").as_bytes()).as_bytes()
-}
-
-/// The trace's process that shows the plan: one thread per processor.
-const PLAN_PID: u64 = 1 << 40;
-
-/// Draws processor `me`'s part of the plan beside the run: its originals,
-/// and the stretch each of its duplicates is planned to occupy fault-free
-/// (until its abort).
-fn draw_plan(
-    trace: &mut Trace,
-    graph: &crate::dag::TaskGraph,
-    schedule: &FtSchedule,
-    me: usize,
-    start: Instant,
-    unit: Duration,
-) {
-    trace.process_name(PLAN_PID, "plan (a thread per processor)");
-    let at = |t: f64| start + unit.mul_f64(t);
-    for p in schedule.originals.placements().iter().filter(|p| p.proc == me) {
-        let took = unit.mul_f64(p.finish - p.start);
-        trace.span_in(PLAN_PID, p.proc, "planned", graph.name(p.task), at(p.start), took);
-    }
-    for d in schedule.duplicates.iter().filter(|d| d.proc == me && !d.is_dummy()) {
-        let (from, to) = d.fault_free_busy();
-        let name = format!("duplicate of {}", graph.name(d.task));
-        trace.span_in(PLAN_PID, d.proc, "planned duplicate", &name, at(from), unit.mul_f64(to - from));
     }
 }

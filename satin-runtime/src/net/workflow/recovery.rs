@@ -119,7 +119,7 @@ impl Driver<'_> {
         // processor's time.
         if let Some((item, abort)) = &self.running {
             if hosts[item.task] != Some(plan.me) {
-                abort.store(true, std::sync::atomic::Ordering::Release);
+                abort.raise();
             }
         }
         plan.feeds = (0..graph.len())

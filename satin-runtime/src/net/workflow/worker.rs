@@ -1,11 +1,10 @@
 //! The thread that runs one node's tasks, one at a time as its processor
 //! in the schedule does: the task's function, then the rest of its planned
-//! cost (the work a synthetic task stands for), spent in slices so that an
-//! aborted duplicate stops within one.
+//! cost (the work a synthetic task stands for), waited out so that an
+//! aborted duplicate stops at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::dag::processor::Item;
@@ -18,7 +17,34 @@ pub(super) struct Work {
     /// How long the plan has it take.
     pub(super) planned: Duration,
     /// Raised when the original of a duplicate finished elsewhere.
-    pub(super) abort: Arc<AtomicBool>,
+    pub(super) abort: Abort,
+}
+
+/// A flag the driver raises to stop a running task, and the worker waits
+/// on.
+#[derive(Clone, Default)]
+pub(super) struct Abort(Arc<(Mutex<bool>, Condvar)>);
+
+impl Abort {
+    pub(super) fn raise(&self) {
+        let (flag, raised) = &*self.0;
+        *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        raised.notify_all();
+    }
+
+    /// Waits until `deadline`; true if the flag was raised first.
+    fn wait_until(&self, deadline: Instant) -> bool {
+        let (flag, raised) = &*self.0;
+        let mut up = flag.lock().unwrap_or_else(|e| e.into_inner());
+        while !*up {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            up = raised.wait_timeout(up, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
+    }
 }
 
 /// What became of a task.
@@ -30,9 +56,6 @@ pub(super) struct Ran {
     pub(super) took: Duration,
 }
 
-/// The longest a worker sleeps before it looks at the abort flag again.
-const SLICE: Duration = Duration::from_millis(1);
-
 /// Runs every task `work` brings and hands each outcome to `done`, until
 /// the channel closes.
 pub(super) fn run(workflow: &Workflow, work: Receiver<Work>, done: impl Fn(Ran)) {
@@ -40,19 +63,7 @@ pub(super) fn run(workflow: &Workflow, work: Receiver<Work>, done: impl Fn(Ran))
         let start = Instant::now();
         let inputs: Vec<&[u8]> = w.inputs.iter().map(Vec::as_slice).collect();
         let output = workflow.run_task(w.item.task, &inputs);
-        let until = start + w.planned;
-        let mut aborted = false;
-        loop {
-            if w.abort.load(Ordering::Acquire) {
-                aborted = true;
-                break;
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            std::thread::sleep(left.min(SLICE));
-        }
+        let aborted = w.abort.wait_until(start + w.planned);
         done(Ran { item: w.item, output: (!aborted).then_some(output), start, took: start.elapsed() });
     }
 }

@@ -1,27 +1,14 @@
 //! Real task-graph runs: node processes on loopback play the processors of
-//! a fault-tolerant schedule; one is killed with SIGKILL mid-run and the
-//! duplicates of its tasks finish the run with the right results.
+//! a fault-tolerant schedule; one is killed with SIGKILL mid-run, and the
+//! duplicates of its tasks, or a new plan for the rest, finish the run with
+//! the right results.
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
-
-use common::{finish, one_at_a_time, stderr, stdout};
+use common::{run_bin as run, stderr, stdout};
 
 const DAG: &str = env!("CARGO_BIN_EXE_dag");
 const WORKFLOW: &str = env!("CARGO_BIN_EXE_workflow");
-
-fn run(bin: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let _turn = one_at_a_time();
-    let child = Command::new(bin)
-        .args(args)
-        .envs(envs.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    finish(child)
-}
 
 fn graph() -> String {
     satin_examples::data_dir().join("stg/generated/random100.stg").display().to_string()

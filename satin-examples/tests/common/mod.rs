@@ -27,14 +27,19 @@ pub fn run(args: &[&str]) -> Output {
 
 /// [`run`] with environment variables set.
 pub fn run_with(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    run_bin(NQUEENS, args, envs)
+}
+
+/// Runs the binary `bin` with `args` and `envs` to completion, in its turn.
+pub fn run_bin(bin: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
     let _turn = one_at_a_time();
-    let child = Command::new(NQUEENS)
+    let child = Command::new(bin)
         .args(args)
         .envs(envs.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("nqueens starts");
+        .unwrap_or_else(|e| panic!("{bin} starts: {e}"));
     finish(child)
 }
 

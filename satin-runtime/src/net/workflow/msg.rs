@@ -24,9 +24,9 @@ pub(crate) enum GraphMsg {
     /// has no place for it.
     Full,
     /// A copy of `task` finished on processor `proc`, `end` units after
-    /// the start by the sender's clock; its output comes along to the
-    /// nodes that run a copy of a task it feeds, and to every node for the
-    /// workflow's results.
+    /// the start by the sender's clock, with its output — to every node, so
+    /// that any node that heard of it can pass it on (after a crash, or
+    /// when asked).
     Finished { task: u32, proc: u32, original: bool, end: f64, output: Option<Vec<u8>> },
     /// After a crash, the lowest live processor to every node: the rest of
     /// the run goes by this plan, `(task, processor, start, finish)` for

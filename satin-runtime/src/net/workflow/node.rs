@@ -84,8 +84,6 @@ pub(super) struct Plan {
     pub(super) roster: Vec<NodeId>,
     /// This node's processor.
     pub(super) me: usize,
-    /// For each task, the processors that run a copy of a task it feeds.
-    pub(super) feeds: Vec<HashSet<usize>>,
     pub(super) started: Instant,
     /// For each processor that crashed, when that became known here.
     pub(super) down: Vec<Option<f64>>,
@@ -94,6 +92,8 @@ pub(super) struct Plan {
     pub(super) finished: Vec<Option<(usize, f64)>>,
     /// The rest of the run was replanned after a crash.
     pub(super) replanned: bool,
+    /// The finished copies heard of: (task, processor).
+    pub(super) heard: HashSet<(TaskId, usize)>,
     /// Before the clocks run: the nodes this one has a connection to, and
     /// (on the master) the nodes that said they have one to every other.
     pub(super) linked: HashSet<NodeId>,
@@ -354,6 +354,21 @@ impl Driver<'_> {
             warn!("news of task {task} on processor {proc}, which this run does not have; ignored");
             return;
         }
+        if !plan.heard.insert((task, proc)) {
+            // Passed on again after a crash: only its output may be new.
+            if let Some(out) = output {
+                self.outputs[task].get_or_insert(out);
+            }
+            return;
+        }
+        if plan.down[proc].is_some() {
+            // News from a processor already given up, late: pass it on as
+            // the others were passed on when its death became known.
+            let relay =
+                GraphMsg::Finished { task: task as u32, proc: proc as u32, original, end, output: output.clone() };
+            self.tell_all(relay);
+        }
+        let Some(plan) = &mut self.plan else { return };
         plan.finished[task].get_or_insert((proc, now));
         if original {
             // How late the run is: this original's end against its plan.
@@ -409,25 +424,29 @@ impl Driver<'_> {
         if item.duplicate {
             self.duplicates_completed += 1;
         }
-        let exit = graph.succs(item.task).is_empty();
         let me = plan.me;
-        let sends: Vec<(NodeId, bool)> = (0..plan.roster.len())
-            .filter(|&p| p != me && plan.down[p].is_none())
-            .map(|p| (plan.roster[p], exit || plan.feeds[item.task].contains(&p)))
-            .collect();
-        for (id, with_output) in sends {
-            let msg = GraphMsg::Finished {
-                task: item.task as u32,
-                proc: me as u32,
-                original: !item.duplicate,
-                end: now,
-                output: with_output.then(|| output.clone()),
-            };
-            let to = self.route(id);
-            self.net.send(to, msg);
-        }
-        self.outputs[item.task].get_or_insert(output);
+        self.outputs[item.task].get_or_insert(output.clone());
+        self.tell_all(GraphMsg::Finished {
+            task: item.task as u32,
+            proc: me as u32,
+            original: !item.duplicate,
+            end: now,
+            output: Some(output),
+        });
         self.last_progress = Instant::now();
+    }
+
+    /// Sends `msg` to every live node but this one.
+    pub(super) fn tell_all(&mut self, msg: GraphMsg) {
+        let Some(plan) = &self.plan else { return };
+        let peers: Vec<NodeId> = (0..plan.roster.len())
+            .filter(|&p| p != plan.me && plan.down[p].is_none())
+            .map(|p| plan.roster[p])
+            .collect();
+        for id in peers {
+            let to = self.route(id);
+            self.net.send(to, msg.clone());
+        }
     }
 
     /// How long to sleep unless news comes: until the processor may have
@@ -511,10 +530,33 @@ impl Driver<'_> {
         let give_up = self.spec.unit.mul_f64(10.0 * plan.schedule.makespan()).max(Duration::from_secs(10));
         if self.last_progress.elapsed() > give_up && self.running.is_none() {
             let missing = (0..graph.len()).find(|&t| !plan.processor.finished(t)).unwrap_or(0);
+            let waiting: Vec<String> = plan
+                .processor
+                .remaining()
+                .take(4)
+                .map(|i| {
+                    let ins: Vec<String> = graph
+                        .preds(i.task)
+                        .iter()
+                        .map(|&(u, _)| {
+                            let state = match (plan.processor.finished(u), self.outputs[u].is_some()) {
+                                (true, true) => "in",
+                                (true, false) => "done elsewhere",
+                                (false, _) => "not done",
+                            };
+                            format!("{} {state}", graph.name(u))
+                        })
+                        .collect();
+                    let kind = if i.duplicate { "duplicate of " } else { "" };
+                    format!("{kind}{} (inputs: {})", graph.name(i.task), ins.join(", "))
+                })
+                .collect();
             let why = format!(
-                "nothing moved for {give_up:?}: task {} has no copy left on a live node (processors down: {:?})",
+                "nothing moved for {give_up:?}: task {} has no copy left on a live node (processors down: {:?}); \
+                 next here: {}",
                 graph.name(missing),
-                (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect::<Vec<_>>()
+                (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect::<Vec<_>>(),
+                if waiting.is_empty() { "nothing".to_string() } else { waiting.join("; ") }
             );
             self.fail(why);
         }

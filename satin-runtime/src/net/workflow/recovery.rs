@@ -5,7 +5,6 @@
 //! everyone. A node given a task whose inputs' data went elsewhere asks
 //! for it.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use tracing::warn;
@@ -43,8 +42,33 @@ impl Driver<'_> {
         self.net.cut(route);
         self.net.cut(id);
         self.last_progress = Instant::now();
+        self.relay_finished_on(proc);
         if self.spec.replan && coordinator && !replanned {
             self.replan();
+        }
+    }
+
+    /// A processor that dies while it sends the news of a finished copy
+    /// may reach some nodes and not others: a node that waits for that
+    /// output would wait forever (the duplicate was aborted where the news
+    /// came). So every node passes on what it knows finished there, with
+    /// the output, while a live task still needs it or it is a result.
+    fn relay_finished_on(&mut self, proc: usize) {
+        let graph = self.workflow.graph();
+        let Some(plan) = &self.plan else { return };
+        let needed =
+            |t: TaskId| graph.succs(t).is_empty() || graph.succs(t).iter().any(|&(s, _)| !plan.processor.finished(s));
+        let relays: Vec<GraphMsg> = (0..graph.len())
+            .filter(|&t| plan.finished[t].is_some_and(|(on, _)| on == proc) && needed(t))
+            .filter_map(|t| {
+                let output = self.outputs[t].clone()?;
+                let original = plan.schedule.originals.of(t).is_some_and(|p| p.proc == proc);
+                let end = plan.finished[t].map_or(0.0, |(_, at)| at);
+                Some(GraphMsg::Finished { task: t as u32, proc: proc as u32, original, end, output: Some(output) })
+            })
+            .collect();
+        for msg in relays {
+            self.tell_all(msg);
         }
     }
 
@@ -122,9 +146,6 @@ impl Driver<'_> {
                 abort.raise();
             }
         }
-        plan.feeds = (0..graph.len())
-            .map(|t| graph.succs(t).iter().filter_map(|&(s, _)| hosts[s]).collect::<HashSet<usize>>())
-            .collect();
         plan.replanned = true;
         if let Some(t) = &mut self.trace {
             t.marker("the rest replanned");

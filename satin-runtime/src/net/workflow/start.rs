@@ -59,16 +59,6 @@ impl Driver<'_> {
             return None;
         }
         let processor = Processor::all_of(graph, &schedule).swap_remove(me);
-        let mut hosts: Vec<Vec<usize>> = vec![Vec::new(); graph.len()];
-        for p in schedule.originals.placements() {
-            hosts[p.task].push(p.proc);
-        }
-        for d in &schedule.duplicates {
-            hosts[d.task].push(d.proc);
-        }
-        let feeds = (0..graph.len())
-            .map(|t| graph.succs(t).iter().flat_map(|&(s, _)| hosts[s].iter().copied()).collect())
-            .collect();
         let procs = schedule.originals.procs();
         let me_id = self.spec.id;
         let peers: Vec<NodeId> = roster.iter().copied().filter(|&id| id != me_id && id != MASTER).collect();
@@ -77,11 +67,11 @@ impl Driver<'_> {
             processor,
             roster,
             me,
-            feeds,
             started: Instant::now() + NOT_YET,
             down: vec![None; procs],
             finished: vec![None; graph.len()],
             replanned: false,
+            heard: HashSet::new(),
             linked: HashSet::new(),
             ready: HashSet::new(),
             said_ready: false,

@@ -92,19 +92,12 @@ impl Driver<'_> {
         );
         let placements: Vec<(u32, u32, f64, f64)> =
             r.placements.iter().map(|p| (p.task as u32, p.proc as u32, p.start, p.finish)).collect();
-        let peers: Vec<NodeId> = (0..plan.roster.len())
-            .filter(|&p| p != plan.me && plan.down[p].is_none())
-            .map(|p| plan.roster[p])
-            .collect();
-        for id in peers {
-            let to = self.route(id);
-            self.net.send(to, GraphMsg::Replan { placements: placements.clone() });
-        }
+        self.tell_all(GraphMsg::Replan { placements: placements.clone() });
         self.apply_replan(&placements);
     }
 
     /// Follows a new plan: this processor's items are its tasks in it (no
-    /// duplicates any more), and outputs go where the new plan needs them.
+    /// duplicates any more).
     pub(super) fn apply_replan(&mut self, placements: &[(u32, u32, f64, f64)]) {
         let now = self.now();
         let graph = self.workflow.graph();
@@ -155,20 +148,12 @@ impl Driver<'_> {
 
     /// Asks every live node for the outputs of `tasks` (once each).
     pub(super) fn ask_for(&mut self, tasks: Vec<TaskId>) {
-        let Some(plan) = &self.plan else { return };
-        let peers: Vec<NodeId> = (0..plan.roster.len())
-            .filter(|&p| p != plan.me && plan.down[p].is_none())
-            .map(|p| plan.roster[p])
-            .collect();
         for task in tasks {
             if !self.asked.insert(task) {
                 continue;
             }
             tracing::info!("asking for the output of task {task}: its data went elsewhere");
-            for &id in &peers {
-                let to = self.route(id);
-                self.net.send(to, GraphMsg::Need { task: task as u32 });
-            }
+            self.tell_all(GraphMsg::Need { task: task as u32 });
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod raytracer;
 pub mod sat;
 pub mod scenarios;
+pub mod tsp;
 
 /// Directory of the bundled inputs (`satin-examples/data`).
 pub fn data_dir() -> std::path::PathBuf {

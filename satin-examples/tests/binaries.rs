@@ -30,6 +30,8 @@ fn every_example_prints_the_right_answer_first() {
         first_line(&run(env!("CARGO_BIN_EXE_knapsack"), &[&data("knapsack/low-dimensional/f5_l-d_kp_15_375")])),
         "481.0694"
     );
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_tsp"), &[&data("tsp/burma14.tsp")])), "3323");
+    assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_tsp"), &[&data("tsp/burma14.tsp"), "--sequential"])), "3323");
     assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_sat"), &[&data("cnf/uf50-01.cnf")])), "SAT");
     assert_eq!(first_line(&run(env!("CARGO_BIN_EXE_sat"), &[&data("cnf/uuf50-01.cnf")])), "UNSAT");
     let seq = first_line(&run(env!("CARGO_BIN_EXE_mergesort"), &["100000", "--seed", "7", "--sequential"]));
@@ -71,6 +73,9 @@ fn bad_input_exits_2_with_a_message_naming_the_problem() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--workers"));
     let o = run(env!("CARGO_BIN_EXE_fib"), &["abc"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = run(env!("CARGO_BIN_EXE_tsp"), &[&data("cnf/uf50-01.cnf")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("uf50-01.cnf: line 1: unexpected"), "{o:?}");
 }
 
 /// A program that parses its own command line becomes a node through

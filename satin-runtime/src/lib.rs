@@ -45,6 +45,7 @@ pub mod net;
 #[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
 pub mod proto;
 mod sched;
+pub mod shared;
 #[allow(missing_docs)]
 pub mod sim;
 

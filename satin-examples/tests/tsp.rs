@@ -1,0 +1,94 @@
+//! The TSP example: TSPLIB distances as TSPLIB defines them (checked by
+//! the length of the published optimal tours), the optimum found by the
+//! shared-bound, per-branch and sequential searches alike, and how many
+//! nodes each expands.
+
+use std::sync::atomic::Ordering;
+
+use satin_examples::tsp::{self, Bound, Matrix};
+
+fn instance(name: &str) -> Matrix {
+    let path = satin_examples::data_dir().join("tsp").join(format!("{name}.tsp"));
+    tsp::parse(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn optimum(name: &str) -> u64 {
+    let table = std::fs::read_to_string(satin_examples::data_dir().join("tsp/optima.tsv")).unwrap();
+    let row = table.lines().find(|l| l.split('\t').next() == Some(name)).expect("listed");
+    row.split('\t').nth(3).unwrap().parse().unwrap()
+}
+
+/// The length of a `.opt.tour` file's tour under our distances.
+fn tour_length(m: &Matrix, name: &str) -> u64 {
+    let text =
+        std::fs::read_to_string(satin_examples::data_dir().join("tsp").join(format!("{name}.opt.tour"))).unwrap();
+    let cities: Vec<usize> = text
+        .lines()
+        .skip_while(|l| l.trim() != "TOUR_SECTION")
+        .skip(1)
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .map_while(|t| t.parse::<i64>().ok().filter(|&c| c > 0))
+        .map(|c| c as usize - 1)
+        .collect();
+    assert_eq!(cities.len(), m.n, "{name}: a tour through every city");
+    (0..m.n).map(|i| m.dist(cities[i], cities[(i + 1) % m.n])).sum()
+}
+
+#[test]
+fn distances_follow_tsplib_and_give_the_published_tour_lengths() {
+    // GEO (ulysses16), EXPLICIT LOWER_DIAG_ROW (fri26), FULL_MATRIX (bays29).
+    for name in ["ulysses16", "fri26", "bays29"] {
+        let m = instance(name);
+        assert_eq!(tour_length(&m, name), optimum(name), "{name}");
+        assert!((0..m.n).all(|a| (0..m.n).all(|b| m.dist(a, b) == m.dist(b, a))), "{name}: symmetric");
+    }
+    assert_eq!(instance("gr17").n, 17);
+}
+
+#[test]
+fn bad_files_are_refused_with_a_reason() {
+    for (text, want) in [
+        ("DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 4\nEOF\n", "expected 3 lines"),
+        ("DIMENSION: 100\nEDGE_WEIGHT_TYPE: EUC_2D\n", "1 to 64 cities"),
+        (
+            "DIMENSION: 2\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 x 0\n",
+            "`x` is not a number",
+        ),
+        (
+            "DIMENSION: 2\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 1\n",
+            "needs 4 weights",
+        ),
+        ("DIMENSION: 2\nEDGE_WEIGHT_TYPE: MAN_3D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n", "not supported"),
+        ("hello\n", "unexpected `hello`"),
+        ("", "no DIMENSION"),
+    ] {
+        let err = tsp::parse(text).expect_err(text);
+        assert!(err.contains(want), "{text:?}: {err}");
+    }
+}
+
+/// One test, so that the node counter is this test's alone.
+#[test]
+fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
+    let m = instance("burma14");
+    let expanded = |f: &dyn Fn() -> u64| {
+        let before = tsp::EXPANDED.load(Ordering::Relaxed);
+        let best = f();
+        tsp::flush_expanded();
+        (best, tsp::EXPANDED.load(Ordering::Relaxed) - before)
+    };
+    let (plain, plain_nodes) = expanded(&|| tsp::solve_plain(&m));
+    assert_eq!(plain, optimum("burma14"));
+    let rt = satin::Runtime::builder().workers(2).build().unwrap();
+    let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::Shared)));
+    let (local, local_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
+    assert_eq!((shared, local), (plain, plain));
+    // Workers' last uncounted batches (< 4096 each) may be missing.
+    let slack = 2 * 4096;
+    assert!(shared_nodes + slack >= plain_nodes, "{shared_nodes} against {plain_nodes}");
+    assert!(shared_nodes <= plain_nodes * 12 / 10 + slack, "shared: {shared_nodes} against {plain_nodes}");
+    assert!(local_nodes > 5 * plain_nodes, "a per-branch bound prunes far less: {local_nodes} against {plain_nodes}");
+    // A bigger one, and an explicit matrix.
+    let m = instance("gr21");
+    assert_eq!(rt.run(|| tsp::solve(&m, Bound::Shared)), optimum("gr21"));
+}

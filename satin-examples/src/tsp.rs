@@ -160,12 +160,23 @@ pub fn solve(m: &Matrix, bound: Bound) -> u64 {
     }
     let found = match bound {
         Bound::Shared => {
-            let best = Incumbent::minimize(&format!("tsp {:x}", fingerprint(m)), start);
+            let best = Incumbent::minimize(&incumbent_name(m), start);
             search(m, &best, 1, 0, 0).min(best.get())
         }
         Bound::PerBranch => search_local(m, 1, 0, 0, start),
     };
     found.min(start)
+}
+
+fn incumbent_name(m: &Matrix) -> String {
+    format!("tsp {:x}", fingerprint(m))
+}
+
+/// The shortest tour this process knows for `m` (its replica of the shared
+/// incumbent; `u64::MAX` if it has none): on every node of a run, the
+/// optimum once the run is over.
+pub fn known_best(m: &Matrix) -> u64 {
+    Incumbent::named(&incumbent_name(m), satin::shared::Direction::Minimize).get()
 }
 
 /// The optimal tour length, searched sequentially.

@@ -92,3 +92,40 @@ fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
     let m = instance("gr21");
     assert_eq!(rt.run(|| tsp::solve(&m, Bound::Shared)), optimum("gr21"));
 }
+
+/// Runs the `tsp` binary; its standard output and error.
+fn run_tsp(args: &[&str]) -> (String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tsp")).args(args).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "tsp {args:?} failed:\n{stderr}");
+    (stdout.into_owned(), stderr.into_owned())
+}
+
+/// What each node says its replica of the incumbent holds at the end.
+fn known_on_each_node(stderr: &str) -> Vec<u64> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split("shortest tour known on this node ").nth(1))
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn across_nodes_every_replica_ends_at_the_optimum_even_after_a_crash() {
+    let file = satin_examples::data_dir().join("tsp/gr17.tsp");
+    let file = file.to_str().unwrap();
+    let want = optimum("gr17");
+    let (stdout, stderr) = run_tsp(&[file, "--local-nodes", "3", "--no-progress"]);
+    assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
+    // A node that did not find the optimum itself knows it only from
+    // another node's improvement.
+    assert_eq!(known_on_each_node(&stderr), vec![want; 3], "{stderr}");
+
+    // The master (which set the first bound) killed while the search runs:
+    // the others finish with the right answer and the best value found.
+    let chaos = ["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=0,at=1500ms", "--idle-timeout-ms", "500"];
+    let (stdout, stderr) = run_tsp(&[&[file][..], &chaos[..]].concat());
+    assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
+    assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
+    assert_eq!(known_on_each_node(&stderr), vec![want; 2], "{stderr}");
+}

@@ -26,9 +26,13 @@ fn main() {
     let m = tsp::parse(&text).unwrap_or_else(|e| cli::bad_input("tsp", format_args!("{}: {e}", args.file.display())));
     let bound = if args.per_branch { tsp::Bound::PerBranch } else { tsp::Bound::Shared };
     let sequential = args.run.sequential;
+    let matrix = m.clone();
     let best =
         cli::run("tsp", &args.run, move || if sequential { tsp::solve_plain(&m) } else { tsp::solve(&m, bound) });
     tsp::flush_expanded();
     println!("{best}");
     eprintln!("tsp: {} nodes expanded on this node", tsp::EXPANDED.load(Ordering::Relaxed));
+    if !sequential && !args.per_branch {
+        eprintln!("tsp: shortest tour known on this node {}", tsp::known_best(&matrix));
+    }
 }

@@ -18,6 +18,7 @@ use tracing::{info, warn};
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
 use super::conn::{accept_loop, advertised, endpoint, Link, Net};
 use super::progress::Progress;
+use super::shared_sync::SharedSync;
 use super::tls::Pool;
 use super::trace::Trace;
 use super::wire::Frame;
@@ -202,6 +203,8 @@ struct Driver {
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
+    /// Shared incumbents sent to and merged from peers.
+    shared: SharedSync,
 }
 
 async fn drive(
@@ -284,6 +287,7 @@ async fn drive(
         checkpointer: None,
         throttle: None,
         input: driver_input,
+        shared: SharedSync::default(),
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -355,6 +359,10 @@ impl Driver {
 
     /// Carries out what the core asked for.
     fn carry_out_actions(&mut self) {
+        // An improvement goes out before anything this node sends after it
+        // (a result that depends on it, say): a peer that hears of one
+        // from here has heard of the other first.
+        self.send_shared_improvements();
         while let Some(action) = self.node.poll_action() {
             match action {
                 Action::Send { to, msg } => {
@@ -363,12 +371,7 @@ impl Driver {
                     }
                     self.net.send(to, msg)
                 }
-                Action::Broadcast { msg } => {
-                    let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
-                    for p in peers {
-                        self.net.send(p, msg.clone());
-                    }
-                }
+                Action::Broadcast { msg } => self.send_to_members(msg),
                 Action::SetTimer { at } => self.timer = Some(self.timer.map_or(at, |t| t.min(at))),
                 Action::Done { value } => self.end = Some(RunEnd::Answer { value: Some(value), master: true }),
                 Action::Finished { value } => self.end = Some(RunEnd::Answer { value, master: false }),
@@ -390,6 +393,19 @@ impl Driver {
         }
     }
 
+    fn send_shared_improvements(&mut self) {
+        if let Some(msg) = self.shared.improved() {
+            self.send_to_members(msg);
+        }
+    }
+
+    fn send_to_members(&mut self, msg: Msg) {
+        let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        for p in peers {
+            self.net.send(p, msg.clone());
+        }
+    }
+
     /// Connect to every member early, so keep-alives watch them all.
     fn connect_to_members(&mut self) {
         let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
@@ -406,6 +422,7 @@ impl Driver {
     fn tick(&mut self) {
         let now = self.now();
         self.node.handle_idle(now, &mut self.exec);
+        self.send_shared_improvements();
         if let Some(min) = self.spec.config.publish_after {
             let grown = Duration::from_nanos(min).max(self.start.elapsed() / PUBLISH_FRACTION);
             self.exec.set_publish_after(grown);
@@ -418,6 +435,9 @@ impl Driver {
             Input::Hello { id, addr, conn } => {
                 self.net.addrs.entry(id).or_insert(addr);
                 self.net.linked(id, conn);
+                if let Some(everything) = SharedSync::everything() {
+                    self.net.send(id, everything);
+                }
             }
             Input::Linked { id, conn } => self.net.linked(id, conn),
             Input::Closed { id } => {
@@ -431,6 +451,7 @@ impl Driver {
             Input::Addr { id, addr } => {
                 self.net.addrs.entry(id).or_insert(addr);
             }
+            Input::Message { from: _, msg: Msg::Shared { values } } => SharedSync::merge(values),
             Input::Message { from, msg } => {
                 if matches!(msg, Msg::Welcome { .. }) {
                     self.joined = true;

@@ -13,6 +13,7 @@ mod conn;
 mod driver;
 mod progress;
 mod retry;
+mod shared_sync;
 mod slurm;
 mod supervise;
 mod throttle;

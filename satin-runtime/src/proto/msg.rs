@@ -185,6 +185,12 @@ pub enum Msg {
     /// The run is being suspended (from the coordinator): send what you
     /// have and stop.
     Suspend,
+    /// Values of shared incumbents (`crate::shared`): (name, maximize,
+    /// value). Applied by the network driver; they only ever improve, so
+    /// order and repeats do not matter.
+    Shared {
+        values: Vec<(String, bool, u64)>,
+    },
 }
 
 /// Shared bytes on the wire as one byte string (not a sequence of numbers:

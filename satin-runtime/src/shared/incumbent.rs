@@ -40,6 +40,34 @@ struct Inner {
 #[derive(Debug, Clone)]
 pub struct Incumbent(Arc<Inner>);
 
+/// Bumped by every improvement offered by a job of this process: what the
+/// network driver watches to send this node's values to its peers.
+static LOCAL_IMPROVEMENTS: AtomicU64 = AtomicU64::new(0);
+
+/// How many improvements jobs of this process have made so far.
+pub(crate) fn local_improvements() -> u64 {
+    LOCAL_IMPROVEMENTS.load(Ordering::Acquire)
+}
+
+/// Every incumbent of this process: (name, direction, value).
+pub(crate) fn snapshot() -> Vec<(String, Direction, u64)> {
+    let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+    let mut all: Vec<_> =
+        reg.values().map(|i| (i.name.clone(), i.direction, i.value.load(Ordering::Acquire))).collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+/// A value another node's jobs found: kept where better, without counting
+/// as this node's own (it is not sent on again).
+pub(crate) fn merge_from_peer(name: &str, direction: Direction, value: u64) {
+    let inc = Incumbent::named(name, direction);
+    match direction {
+        Direction::Minimize => inc.0.value.fetch_min(value, Ordering::AcqRel),
+        Direction::Maximize => inc.0.value.fetch_max(value, Ordering::AcqRel),
+    };
+}
+
 fn registry() -> &'static Mutex<HashMap<String, Arc<Inner>>> {
     static REGISTRY: OnceLock<Mutex<HashMap<String, Arc<Inner>>>> = OnceLock::new();
     REGISTRY.get_or_init(Default::default)
@@ -115,6 +143,7 @@ impl Incumbent {
         let better = self.is_better(value, before);
         if better {
             self.0.improvements.fetch_add(1, Ordering::Relaxed);
+            LOCAL_IMPROVEMENTS.fetch_add(1, Ordering::Release);
         }
         better
     }
@@ -177,6 +206,17 @@ mod tests {
         there.offer(30);
         assert_eq!(here.get(), 30);
         assert_eq!(postcard::to_allocvec(&there).unwrap(), bytes, "its encoding does not follow its value");
+    }
+
+    #[test]
+    fn a_peer_s_value_is_merged_but_not_counted_as_ours() {
+        let here = Incumbent::maximize("merged", 5);
+        let before = local_improvements();
+        merge_from_peer("merged", Direction::Maximize, 9);
+        merge_from_peer("merged", Direction::Maximize, 7);
+        assert_eq!(here.get(), 9);
+        assert_eq!(local_improvements(), before, "not sent on again");
+        assert!(snapshot().contains(&("merged".to_string(), Direction::Maximize, 9)));
     }
 
     #[test]

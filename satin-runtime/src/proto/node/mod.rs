@@ -552,6 +552,9 @@ impl Node {
             Msg::CheckpointBatch { records, last } => self.checkpoint_batch(from, records, last),
             Msg::SuspendRequest => self.suspend(now),
             Msg::Suspend => self.suspend_ordered(from),
+            // Shared incumbents are the driver's: it applies them before
+            // the core sees any message.
+            Msg::Shared { .. } => {}
             Msg::JobStatus { stamp } => {
                 let running = self.running_for.contains_key(&(from, stamp));
                 let progress = exec.progress();

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod dag;
+pub mod expanded;
 pub mod fib;
 pub mod knapsack;
 pub mod mergesort;
@@ -21,4 +22,14 @@ pub mod tsp;
 /// Directory of the bundled inputs (`satin-examples/data`).
 pub fn data_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// How a branch-and-bound example shares the best solution found so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// One incumbent for every job (`satin::shared::Incumbent`).
+    Shared,
+    /// Passed down as a parameter: a branch learns only of the bound its
+    /// parent had.
+    PerBranch,
 }

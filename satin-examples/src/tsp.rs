@@ -5,8 +5,6 @@
 //! branch learns only of the bound its parent had), and the plain
 //! sequential search; all count the nodes they expand.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use satin::divide_and_conquer;
 use satin::shared::Incumbent;
 use serde::{Deserialize, Serialize};
@@ -22,34 +20,6 @@ impl Matrix {
     pub fn dist(&self, a: usize, b: usize) -> u64 {
         self.d[a * self.n + b] as u64
     }
-}
-
-/// Nodes of the search tree expanded, for the comparisons (one counter per
-/// process, read around a run; each thread adds its count in batches, so
-/// it may miss the last few thousand of each worker).
-pub static EXPANDED: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static UNCOUNTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts one expanded node: a shared counter bumped by every node of two
-/// workers would cost more than the node.
-fn expanded() {
-    UNCOUNTED.with(|c| {
-        let n = c.get() + 1;
-        if n == 4096 {
-            EXPANDED.fetch_add(n, Ordering::Relaxed);
-            c.set(0);
-        } else {
-            c.set(n);
-        }
-    });
-}
-
-/// Adds this thread's uncounted nodes to [`EXPANDED`].
-pub fn flush_expanded() {
-    UNCOUNTED.with(|c| EXPANDED.fetch_add(c.replace(0), Ordering::Relaxed));
 }
 
 /// A lower bound on completing a tour that has visited `visited` and stands
@@ -76,7 +46,7 @@ fn children(m: &Matrix, visited: u64, last: usize) -> Vec<u8> {
 /// incumbent prunes it. Complete tours are offered to `best`.
 #[divide_and_conquer]
 pub fn search(m: &Matrix, best: &Incumbent, visited: u64, last: u8, len: u64) -> u64 {
-    expanded();
+    crate::expanded::one();
     let last = last as usize;
     if visited.count_ones() as usize == m.n {
         let tour = len + m.dist(last, 0);
@@ -98,7 +68,7 @@ pub fn search(m: &Matrix, best: &Incumbent, visited: u64, last: u8, len: u64) ->
 /// had, so a tour found in one branch prunes only below it.
 #[divide_and_conquer]
 pub fn search_local(m: &Matrix, visited: u64, last: u8, len: u64, incumbent: u64) -> u64 {
-    expanded();
+    crate::expanded::one();
     let last = last as usize;
     if visited.count_ones() as usize == m.n {
         return (len + m.dist(last, 0)).min(incumbent);
@@ -116,7 +86,7 @@ pub fn search_local(m: &Matrix, visited: u64, last: u8, len: u64, incumbent: u64
 /// The sequential search: depth first, nearest city first, the incumbent
 /// improved as tours are found.
 pub fn search_plain(m: &Matrix, visited: u64, last: usize, len: u64, best: &mut u64) {
-    expanded();
+    crate::expanded::one();
     if visited.count_ones() as usize == m.n {
         *best = (*best).min(len + m.dist(last, 0));
         return;
@@ -141,14 +111,7 @@ pub fn nearest_neighbour(m: &Matrix) -> u64 {
     len + m.dist(last, 0)
 }
 
-/// How to share the incumbent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bound {
-    /// One incumbent for every job ([`search`]).
-    Shared,
-    /// Passed down as a parameter ([`search_local`]).
-    PerBranch,
-}
+pub use crate::Bound;
 
 /// The optimal tour length, searched in parallel (inside a runtime) with
 /// the incumbent shared or per branch; starts from the nearest-neighbour

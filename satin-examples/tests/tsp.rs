@@ -3,8 +3,6 @@
 //! shared-bound, per-branch and sequential searches alike, and how many
 //! nodes each expands.
 
-use std::sync::atomic::Ordering;
-
 use satin_examples::tsp::{self, Bound, Matrix};
 
 fn instance(name: &str) -> Matrix {
@@ -72,10 +70,9 @@ fn bad_files_are_refused_with_a_reason() {
 fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
     let m = instance("burma14");
     let expanded = |f: &dyn Fn() -> u64| {
-        let before = tsp::EXPANDED.load(Ordering::Relaxed);
+        let before = satin_examples::expanded::total();
         let best = f();
-        tsp::flush_expanded();
-        (best, tsp::EXPANDED.load(Ordering::Relaxed) - before)
+        (best, satin_examples::expanded::total() - before)
     };
     let (plain, plain_nodes) = expanded(&|| tsp::solve_plain(&m));
     assert_eq!(plain, optimum("burma14"));
@@ -84,7 +81,7 @@ fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
     let (local, local_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
     assert_eq!((shared, local), (plain, plain));
     // Workers' last uncounted batches (< 4096 each) may be missing.
-    let slack = 2 * 4096;
+    let slack = satin_examples::expanded::slack(2);
     assert!(shared_nodes + slack >= plain_nodes, "{shared_nodes} against {plain_nodes}");
     assert!(shared_nodes <= plain_nodes * 12 / 10 + slack, "shared: {shared_nodes} against {plain_nodes}");
     assert!(local_nodes > 5 * plain_nodes, "a per-branch bound prunes far less: {local_nodes} against {plain_nodes}");

@@ -2,7 +2,6 @@
 //! bound with the best tour found so far shared by every job.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 use clap::Parser;
 use satin_examples::{cli, tsp};
@@ -29,9 +28,8 @@ fn main() {
     let matrix = m.clone();
     let best =
         cli::run("tsp", &args.run, move || if sequential { tsp::solve_plain(&m) } else { tsp::solve(&m, bound) });
-    tsp::flush_expanded();
     println!("{best}");
-    eprintln!("tsp: {} nodes expanded on this node", tsp::EXPANDED.load(Ordering::Relaxed));
+    eprintln!("tsp: {} nodes expanded on this node", satin_examples::expanded::total());
     if !sequential && !args.per_branch {
         eprintln!("tsp: shortest tour known on this node {}", tsp::known_best(&matrix));
     }

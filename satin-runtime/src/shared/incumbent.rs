@@ -136,6 +136,11 @@ impl Incumbent {
     /// Offers `value`: kept if better than the best known here. True if it
     /// was.
     pub fn offer(&self, value: u64) -> bool {
+        // Most offers lose: a read keeps the line shared between cores,
+        // where a read-modify-write would bounce it on every offer.
+        if !self.is_better(value, self.get()) {
+            return false;
+        }
         let before = match self.0.direction {
             Direction::Minimize => self.0.value.fetch_min(value, Ordering::AcqRel),
             Direction::Maximize => self.0.value.fetch_max(value, Ordering::AcqRel),

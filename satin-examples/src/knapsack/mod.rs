@@ -1,6 +1,13 @@
-//! 0/1 knapsack by branch and bound. The best value known so far is passed
-//! down as a parameter, so the function stays pure; each node also improves
-//! it with a greedy solution of its own before deciding to prune.
+//! 0/1 knapsack by branch and bound (items by density, Dantzig's bound, a
+//! greedy completion at every node), with the best value found so far
+//! shared by every job ([`shared::search`]) or passed down as a parameter
+//! ([`best`]: a branch learns only of its parent's bound), beside the
+//! plain sequential search in the same order; all count the nodes they
+//! expand ([`crate::expanded`]). [`pisinger`] generates Pisinger's
+//! instance families, the hard ones among them.
+
+pub mod pisinger;
+pub mod shared;
 
 use std::sync::Arc;
 
@@ -59,6 +66,7 @@ pub fn parse(text: &str) -> Result<Instance, String> {
 /// left and `value` already packed, or `incumbent` if that is not beaten.
 #[divide_and_conquer]
 pub fn best(items: Arc<Items>, next: usize, room: f64, value: f64, incumbent: f64) -> f64 {
+    crate::expanded::one();
     let incumbent = incumbent.max(greedy(&items, next, room, value));
     if next == items.profit.len() || upper_bound(&items, next, room, value) <= incumbent {
         return incumbent;
@@ -67,18 +75,27 @@ pub fn best(items: Arc<Items>, next: usize, room: f64, value: f64, incumbent: f6
     if w > room {
         return best(items, next + 1, room, value, incumbent);
     }
-    let with = best(Arc::clone(&items), next + 1, room - w, value + p, incumbent);
-    let without = best(items, next + 1, room, value, incumbent);
+    // Last spawned, first run here: packing the item is explored first.
+    let without = best(Arc::clone(&items), next + 1, room, value, incumbent);
+    let with = best(items, next + 1, room - w, value + p, incumbent);
     with.max(without)
 }
 
-/// The optimum of an instance.
+/// The optimum of an instance, with the incumbent shared.
 pub fn solve(instance: &Instance) -> f64 {
-    best(Arc::new(instance.items.clone()), 0, instance.capacity, 0.0, 0.0)
+    solve_with(instance, crate::Bound::Shared)
+}
+
+/// The optimum of an instance, with the incumbent shared or per branch.
+pub fn solve_with(instance: &Instance, bound: crate::Bound) -> f64 {
+    match bound {
+        crate::Bound::Shared => shared::solve(instance),
+        crate::Bound::PerBranch => best(Arc::new(instance.items.clone()), 0, instance.capacity, 0.0, 0.0),
+    }
 }
 
 /// Value of packing greedily by density from `next` on.
-fn greedy(items: &Items, next: usize, mut room: f64, mut value: f64) -> f64 {
+pub(crate) fn greedy(items: &Items, next: usize, mut room: f64, mut value: f64) -> f64 {
     for i in next..items.profit.len() {
         if items.weight[i] <= room {
             room -= items.weight[i];
@@ -89,7 +106,7 @@ fn greedy(items: &Items, next: usize, mut room: f64, mut value: f64) -> f64 {
 }
 
 /// Dantzig's bound: the fractional relaxation from `next` on.
-fn upper_bound(items: &Items, next: usize, mut room: f64, mut value: f64) -> f64 {
+pub(crate) fn upper_bound(items: &Items, next: usize, mut room: f64, mut value: f64) -> f64 {
     for i in next..items.profit.len() {
         if items.weight[i] <= room {
             room -= items.weight[i];

@@ -1,0 +1,85 @@
+//! The knapsack example on Pisinger's hard families: the generator makes
+//! the published instances, the shared incumbent finds the optimum while
+//! expanding about the sequential search's nodes, and a per-branch one
+//! expands many times more.
+
+use satin_examples::knapsack::{self, pisinger, pisinger::Family, Instance};
+use satin_examples::{expanded, Bound};
+
+fn data(path: &str) -> String {
+    std::fs::read_to_string(satin_examples::data_dir().join("knapsack").join(path)).unwrap()
+}
+
+fn pisinger_file(name: &str) -> Instance {
+    knapsack::parse(&data(&format!("pisinger/{name}"))).unwrap()
+}
+
+/// (type, items, range, instance) of each generated file, series of 100.
+const GENERATED: [(u32, usize, i64, u32); 5] =
+    [(3, 250, 10000, 50), (13, 60, 1000, 50), (13, 70, 1000, 50), (16, 100, 1000, 50), (16, 100, 1000, 70)];
+
+fn name((t, n, r, i): (u32, usize, i64, u32)) -> String {
+    format!("knapPI_{t}_{n}_{r}_{i}")
+}
+
+#[test]
+fn the_generator_reproduces_the_published_instances() {
+    // The published large-scale files are instance 1 of a series of 100.
+    for n in [100, 200] {
+        let (items, capacity) = pisinger::generate(Family::Uncorrelated, n, 1000, 1, 100).unwrap();
+        let ours = knapsack::parse(&pisinger::to_text(&items, capacity)).unwrap();
+        let published = knapsack::parse(&data(&format!("large_scale/knapPI_1_{n}_1000_1"))).unwrap();
+        assert_eq!(ours, published, "knapPI_1_{n}_1000_1");
+    }
+    for spec @ (t, n, r, i) in GENERATED {
+        let (items, capacity) = pisinger::generate(Family::from_type(t).unwrap(), n, r, i, 100).unwrap();
+        assert_eq!(pisinger::to_text(&items, capacity), data(&format!("pisinger/{}", name(spec))), "{}", name(spec));
+    }
+    assert!(pisinger::generate(Family::StronglyCorrelated, 10, 1000, 0, 100).unwrap_err().contains("instance number"));
+    assert!(pisinger::generate(Family::Circle, 10, 5, 1, 100).unwrap_err().contains("range"));
+}
+
+/// One test, so that the node counter is this test's alone.
+#[test]
+fn the_shared_incumbent_expands_about_the_sequential_nodes_and_a_per_branch_one_many_more() {
+    let rt = satin::Runtime::builder().workers(2).build().unwrap();
+    let counted = |f: &dyn Fn() -> f64| {
+        let before = expanded::total();
+        let best = f();
+        (best, expanded::total() - before)
+    };
+    let slack = expanded::slack(2);
+    for spec in GENERATED {
+        let inst = pisinger_file(&name(spec));
+        let optimum = knapsack::dp_optimum(&inst).unwrap();
+        let (plain, plain_nodes) = counted(&|| knapsack::shared::solve_plain(&inst));
+        let (shared, shared_nodes) = counted(&|| rt.run(|| knapsack::solve_with(&inst, Bound::Shared)));
+        assert_eq!((plain, shared), (optimum, optimum), "{}", name(spec));
+        assert!(
+            shared_nodes <= plain_nodes * 12 / 10 + slack,
+            "{}: shared {shared_nodes} against sequential {plain_nodes}",
+            name(spec)
+        );
+    }
+    let inst = pisinger_file("knapPI_16_100_1000_70");
+    let (_, plain_nodes) = counted(&|| knapsack::shared::solve_plain(&inst));
+    let (per_branch, local_nodes) = counted(&|| rt.run(|| knapsack::solve_with(&inst, Bound::PerBranch)));
+    assert_eq!(per_branch, knapsack::dp_optimum(&inst).unwrap());
+    assert!(local_nodes > 3 * plain_nodes, "a per-branch bound prunes far less: {local_nodes} against {plain_nodes}");
+}
+
+#[test]
+fn a_bad_generator_spec_is_refused_with_a_reason() {
+    for (spec, want) in [
+        ("3,100,1000,50", "five numbers"),
+        ("7,100,1000,50,100", "no family of type 7"),
+        ("3,x,1000,50,100", "ITEMS `x` is not a number"),
+        ("3,100,1000,500,100", "instance number"),
+    ] {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_knapsack")).args(["--generate", spec]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
+        assert!(stderr.contains(want), "{spec}: {stderr}");
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{black_box, BenchmarkId, Criterion};
 use satin::Runtime;
-use satin_examples::{fib, mergesort, nqueens};
+use satin_examples::{barnes_hut, fib, mergesort, nqueens, tsp};
 
 #[path = "common/pinning.rs"]
 mod pinning;
@@ -73,6 +73,22 @@ fn benches(c: &mut Criterion) {
             || nqueens::nqueens_rayon(n, 0, 0, 0),
         );
     }
+    let bodies = barnes_hut::plummer::sphere(20_000, 1);
+    bench_workload(
+        c,
+        "barnes_hut20k",
+        || barnes_hut::tree_accelerations(bodies.clone(), 0.5),
+        || barnes_hut::tree_accelerations(bodies.clone(), 0.5),
+        || barnes_hut::rayon_version::tree_accelerations(bodies.clone(), 0.5),
+    );
+    let m = tsp_instance("gr17");
+    bench_workload(
+        c,
+        "tsp_gr17",
+        || tsp::solve_plain(&m),
+        || tsp::solve(&m, tsp::Bound::Shared),
+        || tsp::solve_rayon(&m),
+    );
     let input = mergesort::random_input(10_000_000, 1);
     bench_workload(
         c,
@@ -81,6 +97,11 @@ fn benches(c: &mut Criterion) {
         || mergesort::mergesort(input.clone()),
         || mergesort::mergesort_rayon(input.clone()),
     );
+}
+
+fn tsp_instance(name: &str) -> tsp::Matrix {
+    let path = satin_examples::data_dir().join("tsp").join(format!("{name}.tsp"));
+    tsp::parse(&std::fs::read_to_string(path).expect("bundled")).expect("valid")
 }
 
 /// Median time of one variant from criterion's saved estimates, in seconds.
@@ -95,7 +116,7 @@ fn mean_seconds(group: &str, variant: &str) -> Option<f64> {
 fn print_ratios() {
     println!("\n| workload | sequential | satin 1w | satin all | ft on/off | every call spawned | rayon::join | speed-up vs sequential | satin / rayon |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for group in ["fib35", "nqueens12", "nqueens13", "nqueens14", "mergesort10M"] {
+    for group in ["fib35", "nqueens12", "nqueens13", "nqueens14", "barnes_hut20k", "tsp_gr17", "mergesort10M"] {
         let t = |v| mean_seconds(group, v);
         let (Some(seq), Some(one), Some(all), Some(noft), Some(eager), Some(ray)) =
             (t(SEQUENTIAL), t(SATIN_1), t(SATIN_ALL), t(SATIN_ALL_NOFT), t(SATIN_ALL_EAGER), t(RAYON_ALL))
@@ -158,6 +179,17 @@ fn print_paired() {
     row("nqueens14", 41, &|| nqueens::nqueens_plain(14, 0, 0, 0), &|| nqueens::solutions(14), &|| {
         nqueens::nqueens_rayon(14, 0, 0, 0)
     });
+    let bodies = barnes_hut::plummer::sphere(20_000, 1);
+    let checksum = |(_, acc): (Vec<barnes_hut::Body>, Vec<barnes_hut::Vec3>)| acc[acc.len() / 2][0].to_bits();
+    row(
+        "barnes_hut20k",
+        11,
+        &|| checksum(barnes_hut::tree_accelerations(bodies.clone(), 0.5)),
+        &|| checksum(barnes_hut::tree_accelerations(bodies.clone(), 0.5)),
+        &|| checksum(barnes_hut::rayon_version::tree_accelerations(bodies.clone(), 0.5)),
+    );
+    let m = tsp_instance("gr17");
+    row("tsp_gr17", 5, &|| tsp::solve_plain(&m), &|| tsp::solve(&m, tsp::Bound::Shared), &|| tsp::solve_rayon(&m));
     let input = mergesort::random_input(10_000_000, 1);
     let sum = |v: Vec<u64>| v[v.len() / 2];
     row(

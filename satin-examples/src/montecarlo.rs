@@ -21,6 +21,20 @@ pub fn hits(lo: u64, hi: u64, seed: u64) -> u64 {
     a + b
 }
 
+/// Simulations done by one job of the flat version.
+pub const CHUNK: u64 = 500;
+
+/// Darts inside the quarter circle over simulations `lo..hi`, as a flat
+/// tree: the root spawns one job per [`CHUNK`] simulations at once (the
+/// shape of a master–worker program).
+#[divide_and_conquer]
+pub fn hits_flat(lo: u64, hi: u64, seed: u64) -> u64 {
+    if hi - lo <= CHUNK {
+        return (lo..hi).map(|i| simulation(seed, i)).sum();
+    }
+    (lo..hi).step_by(CHUNK as usize).map(|c| hits_flat(c, (c + CHUNK).min(hi), seed)).sum()
+}
+
 /// One simulation: its own stream of the seeded generator.
 pub fn simulation(seed: u64, index: u64) -> u64 {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -33,8 +47,9 @@ pub fn simulation(seed: u64, index: u64) -> u64 {
         .count() as u64
 }
 
-/// The estimate of π from `n` simulations.
-pub fn estimate(n: u64, seed: u64) -> (u64, f64) {
-    let h = hits(0, n, seed);
+/// The estimate of π from `n` simulations (the hits too), split in halves
+/// or, `flat`, in chunks spawned by the root.
+pub fn estimate(n: u64, seed: u64, flat: bool) -> (u64, f64) {
+    let h = if flat { hits_flat(0, n, seed) } else { hits(0, n, seed) };
     (h, 4.0 * h as f64 / (n * DARTS) as f64)
 }

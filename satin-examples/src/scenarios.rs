@@ -418,3 +418,40 @@ pub fn stragglers(base: &SimConfig) -> Vec<String> {
     println!("[\n  {}\n]", rows.join(",\n  "));
     rows
 }
+
+/// The three load-balancing algorithms (random stealing, cluster-aware
+/// random stealing, master–worker) on the Fig. 4 setup — its uneven tree,
+/// and a flat tree of the same leaves (a Monte Carlo run's shape) — fault
+/// free and with one of the four clusters crashing at 50 %.
+pub fn load_balancing(base: &SimConfig) -> Vec<String> {
+    use satin::proto::StealPolicy;
+    let mut rows = Vec::new();
+    for (shape_name, flat) in [("Fig. 4 tree", false), ("flat", true)] {
+        for crash in [&[][..], &[3]] {
+            for (alg, policy) in
+                [("rs", StealPolicy::Random), ("crs", StealPolicy::ClusterAware), ("mw", StealPolicy::MasterWorker)]
+            {
+                let mut c = fig4_config(base, 4, FtMode::Table, crash);
+                c.protocol.steal = policy;
+                if flat {
+                    c.shape = sim::workload::Shape::Flat { leaves: FIG4_LEAVES };
+                }
+                let r = sim::run(&c);
+                let ideal = sim::workload::Tree::build(&c.shape, c.mean_leaf_cost, c.cost, c.seed).total_work() as f64
+                    / 1e9
+                    / 64.0;
+                let faults = if crash.is_empty() { "no crash" } else { "1 of 4 clusters crashed at 50 %" };
+                eprintln!(
+                    "{shape_name}, {faults}, {alg}: {:.1} s (ideal on 64 nodes {ideal:.1} s), stolen {}, messages {}, ok {}",
+                    r.virtual_seconds, r.jobs_stolen, r.messages, r.result_ok
+                );
+                rows.push(format!(
+                    "{{\"shape\":\"{shape_name}\",\"faults\":\"{faults}\",\"alg\":\"{alg}\",\"virtual_seconds\":{:.3},\"ideal_seconds\":{ideal:.3},\"jobs_stolen\":{},\"messages\":{},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{}}}",
+                    r.virtual_seconds, r.jobs_stolen, r.messages, r.leaves_executed, r.leaves_needed, r.result_ok
+                ));
+            }
+        }
+    }
+    println!("[\n  {}\n]", rows.join(",\n  "));
+    rows
+}

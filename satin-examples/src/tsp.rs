@@ -142,6 +142,37 @@ pub fn known_best(m: &Matrix) -> u64 {
     Incumbent::named(&incumbent_name(m), satin::shared::Direction::Minimize).get()
 }
 
+/// [`search`] with rayon (for the benchmark): the children go to
+/// `par_iter`, the incumbent is the same atomic.
+pub fn search_rayon(m: &Matrix, best: &Incumbent, visited: u64, last: u8, len: u64) -> u64 {
+    use rayon::prelude::*;
+    crate::expanded::one();
+    let last = last as usize;
+    if visited.count_ones() as usize == m.n {
+        let tour = len + m.dist(last, 0);
+        best.offer(tour);
+        return tour;
+    }
+    if len + lower_bound(m, visited, last) >= best.get() {
+        return u64::MAX;
+    }
+    children(m, visited, last)
+        .into_par_iter()
+        .map(|c| search_rayon(m, best, visited | (1 << c), c, len + m.dist(last, c as usize)))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// The optimal tour length by [`search_rayon`] (inside a rayon pool).
+pub fn solve_rayon(m: &Matrix) -> u64 {
+    let start = nearest_neighbour(m);
+    if m.n <= 1 {
+        return 0;
+    }
+    let best = Incumbent::minimize(&format!("{} rayon", incumbent_name(m)), start);
+    search_rayon(m, &best, 1, 0, 0).min(best.get()).min(start)
+}
+
 /// The optimal tour length, searched sequentially.
 pub fn solve_plain(m: &Matrix) -> u64 {
     let mut best = nearest_neighbour(m);

@@ -405,3 +405,35 @@ fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
     assert!(stolen[1] + stolen[2] > 0, "no wide-area steals: {stolen:?}");
     assert!(stolen[0] > 0, "the master's cluster peer stole nothing: {stolen:?}");
 }
+
+/// `--alg rs|crs|mw` on real nodes: every algorithm gives the sequential
+/// answer; under master–worker only the master gives jobs away, and idle
+/// nodes still get work (from it).
+#[test]
+fn every_load_balancing_algorithm_gives_the_answer_and_master_worker_keeps_workers_apart() {
+    let bin = env!("CARGO_BIN_EXE_montecarlo");
+    let first_line = |args: &[&str]| {
+        let out = Command::new(bin).args(args).output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {log}");
+        (String::from_utf8_lossy(&out.stdout).lines().next().unwrap().to_string(), log)
+    };
+    let (want, _) = first_line(&["40000", "--flat", "--sequential"]);
+    for alg in ["rs", "crs", "mw"] {
+        for shape in [&["--flat"][..], &[]] {
+            let args = [&["40000", "--local-nodes", "3", "--no-progress", "--alg", alg][..], shape].concat();
+            let (got, log) = first_line(&args);
+            assert_eq!(got, want, "{args:?}");
+            if alg == "mw" {
+                let given: Vec<u64> =
+                    (1..3).map(|n| stat_after(&log, &format!("[node {n}] montecarlo: node "), "given")).collect();
+                assert_eq!(given, vec![0, 0], "workers gave jobs away under master–worker:\n{log}");
+                let stolen: u64 =
+                    (1..3).map(|n| stat_after(&log, &format!("[node {n}] montecarlo: node "), "jobs stolen")).sum();
+                assert!(stolen > 0, "the workers got nothing from the master:\n{log}");
+            }
+        }
+    }
+    let out = Command::new(bin).args(["10", "--alg", "ws"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -11,14 +11,18 @@ struct Args {
     n: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A flat tree: the root spawns one job per 500 simulations (instead
+    /// of splitting the range in halves).
+    #[arg(long)]
+    flat: bool,
     #[command(flatten)]
     run: cli::RunArgs,
 }
 
 fn main() {
     let args = Args::parse();
-    let (n, seed) = (args.n, args.seed);
-    let (hits, pi) = cli::run("montecarlo", &args.run, move || montecarlo::estimate(n, seed));
+    let (n, seed, flat) = (args.n, args.seed, args.flat);
+    let (hits, pi) = cli::run("montecarlo", &args.run, move || montecarlo::estimate(n, seed, flat));
     println!("{pi:.9}");
     eprintln!("montecarlo: {hits} of {} darts inside the quarter circle", n * montecarlo::DARTS);
 }

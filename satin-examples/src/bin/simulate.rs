@@ -27,6 +27,8 @@ enum Steal {
     Rs,
     /// Cluster-aware random stealing.
     Crs,
+    /// Master–worker: only the master hands out jobs.
+    Mw,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -50,6 +52,9 @@ enum Scenario {
     Gridsuperscalar,
     /// A straggler in the Fig. 4 setup: one of 64 nodes 10 x slower or hung, with and without duplicates.
     Stragglers,
+    /// Random stealing, cluster-aware random stealing and master-worker on the Fig. 4 setup and on a flat
+    /// tree of the same leaves, without and with a cluster crash.
+    LoadBalancing,
 }
 
 #[derive(Parser, Debug)]
@@ -89,7 +94,9 @@ struct Args {
     detect_ms: f64,
     #[arg(long, value_enum, default_value_t = Ft::Table)]
     ft: Ft,
-    #[arg(long, value_enum, default_value_t = Steal::Crs)]
+    /// Load balancing (also `--alg`): random stealing, cluster-aware
+    /// random stealing, or master–worker.
+    #[arg(long, alias = "alg", value_enum, default_value_t = Steal::Crs)]
     steal: Steal,
     /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;drain:node=4,at=2s;join:cluster=0,at=3s';
     /// with --checkpoint-interval-s also crash-all, suspend, corrupt (one bit of the file).
@@ -193,6 +200,7 @@ fn config(a: &Args) -> Result<SimConfig, String> {
             steal: match a.steal {
                 Steal::Rs => StealPolicy::Random,
                 Steal::Crs => StealPolicy::ClusterAware,
+                Steal::Mw => StealPolicy::MasterWorker,
             },
             pointer_threshold: a.pointer_threshold,
             table_capacity: a.table_capacity,
@@ -245,6 +253,7 @@ fn main() {
         Some(Scenario::SatinCheckpoint) => drop(satin_examples::scenarios::checkpoint(&cfg)),
         Some(Scenario::Gridsuperscalar) => drop(satin_examples::scenarios::gridsuperscalar(&cfg)),
         Some(Scenario::Stragglers) => drop(satin_examples::scenarios::stragglers(&cfg)),
+        Some(Scenario::LoadBalancing) => drop(satin_examples::scenarios::load_balancing(&cfg)),
         None => {
             let r = sim::run(&cfg);
             if args.json {

@@ -34,7 +34,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::codec::{Hello, DEFAULT_MAX_FRAME};
-use crate::proto::{Config, FtMode, Stragglers};
+use crate::proto::{Config, FtMode, StealPolicy, Stragglers};
 use crate::Builder;
 use checkpointer::CheckpointSpec;
 use driver::{NodeSpec, RunEnd};
@@ -53,6 +53,20 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
         return Err("the checkpoint interval must be longer than zero".into());
     }
     Ok(d)
+}
+
+/// Load balancing between nodes (`--alg`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum AlgArg {
+    /// Random stealing: an idle node asks a random peer.
+    Rs,
+    /// Cluster-aware random stealing: inside its own cluster first, with
+    /// one wide-area request outstanding.
+    #[default]
+    Crs,
+    /// Master–worker: idle nodes ask the master only; workers never steal
+    /// from each other.
+    Mw,
 }
 
 /// Fault tolerance of a distributed run (`--ft`).
@@ -131,6 +145,9 @@ pub struct Launch {
     /// Fault tolerance across nodes.
     #[arg(long, value_enum, default_value_t = FtArg::Table)]
     pub ft: FtArg,
+    /// Load balancing between nodes.
+    #[arg(long, value_enum, default_value_t = AlgArg::Crs)]
+    pub alg: AlgArg,
     /// A peer that stays silent this long (milliseconds) is declared dead;
     /// keep-alives probe it four times in that span.
     #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
@@ -490,8 +507,14 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
     // A steal request unanswered for an eighth of the idle timeout goes to
     // another victim: a dead victim does not starve its thieves until it
     // is declared dead.
+    let steal = match args.alg {
+        AlgArg::Rs => StealPolicy::Random,
+        AlgArg::Crs => StealPolicy::ClusterAware,
+        AlgArg::Mw => StealPolicy::MasterWorker,
+    };
     let config = Config {
         ft,
+        steal,
         pointer_threshold: 64 << 10,
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),

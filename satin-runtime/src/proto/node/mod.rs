@@ -58,6 +58,10 @@ pub enum StealPolicy {
     /// Cluster-aware random stealing: synchronous steals inside the own
     /// cluster, plus at most one asynchronous wide-area steal outstanding.
     ClusterAware,
+    /// Master–worker: idle nodes ask the master (the current one, after a
+    /// re-election too) and only the master hands out jobs; workers never
+    /// steal from each other, and what a worker spawns stays with it.
+    MasterWorker,
 }
 
 #[derive(Clone, Debug)]

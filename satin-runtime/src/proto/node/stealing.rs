@@ -45,6 +45,12 @@ impl Node {
                     }
                 }
             }
+            StealPolicy::MasterWorker => {
+                let master = self.master;
+                if self.local_steal.is_none() && master != self.id && self.is_alive(master) {
+                    self.local_steal = Some((master, self.request(now, master), now));
+                }
+            }
             StealPolicy::ClusterAware => {
                 if self.local_steal.is_none() && !self.local_peers.is_empty() {
                     let victim = self.local_peers[self.rng.below(self.local_peers.len() as u64) as usize];
@@ -63,6 +69,8 @@ impl Node {
         // declared dead: a job given to it would be lost. A dropped node
         // gets nothing until its cool-down is over.
         let thief_ok = self.joined && self.is_alive(thief) && !self.is_dropped(now, thief);
+        // Under master–worker only the master gives work.
+        let thief_ok = thief_ok && (self.config.steal != StealPolicy::MasterWorker || self.master == self.id);
         let mut job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
         if let Some(spec) = &job {
             self.next_stamp += 1;
@@ -123,8 +131,11 @@ impl Node {
             }
             None => {
                 self.failed_steals += 1;
-                let peers = self.local_peers.len() + self.wide_peers.len();
-                if self.failed_steals >= peers.max(1) {
+                let victims = match self.config.steal {
+                    StealPolicy::MasterWorker => 1,
+                    _ => self.local_peers.len() + self.wide_peers.len(),
+                };
+                if self.failed_steals >= victims.max(1) {
                     self.failed_steals = 0;
                     // Nobody has work to give: run a copy of a late job.
                     if self.copy_here(now, exec) {

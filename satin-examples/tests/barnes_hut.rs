@@ -1,7 +1,8 @@
 //! Barnes-Hut: the Plummer sphere is one, the tree's accelerations are the
 //! direct sum's to the stated tolerance (exactly so with θ = 0), and the
-//! parallel runs — satin on 2 workers, rayon, node processes — give the
-//! sequential run's numbers to the last bit.
+//! parallel runs — satin on 2 workers, rayon, node processes, the bodies
+//! passed as a tree or kept in a shared object — give the sequential run's
+//! numbers to the last bit.
 
 use satin_examples::barnes_hut::{self, plummer, Body};
 
@@ -55,6 +56,10 @@ fn parallel_runs_give_the_sequential_numbers_to_the_last_bit() {
     let b = bodies.clone();
     let parallel: Vec<Body> = runtime().run(move || barnes_hut::simulate(b, 2, 1e-3, 0.5));
     assert_eq!(parallel, sequential);
+    // The bodies as a shared object, the tree built from each replica.
+    let b = bodies.clone();
+    let shared: Vec<Body> = runtime().run(move || barnes_hut::shared::simulate(b, 2, 1e-3, 0.5));
+    assert_eq!(shared, sequential);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let (rayon_bodies, rayon_acc) = pool.install(|| barnes_hut::rayon_version::tree_accelerations(bodies.clone(), 0.5));
     assert_eq!((rayon_bodies, rayon_acc), barnes_hut::tree_accelerations(bodies, 0.5));
@@ -75,6 +80,21 @@ fn the_binary_prints_the_same_energy_on_one_or_several_nodes_and_refuses_bad_inp
     let sequential = first(&[&base[..], &["--sequential"]].concat());
     assert_eq!(first(&[&base[..], &["--workers", "2"]].concat()), sequential);
     assert_eq!(first(&[&base[..], &["--local-nodes", "2", "--no-progress"]].concat()), sequential);
+    // Across nodes the bodies travel as a shared object: every job that
+    // lands on the other node finds its step's bodies there (or waits for
+    // them in its guard).
+    let shared = ["--bodies", "20000", "--steps", "2", "--shared-bodies", "--local-nodes", "3", "--no-progress"];
+    let out = run(&shared);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let want = first(&["--bodies", "20000", "--steps", "2", "--sequential"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().next(), Some(want.as_str()));
+    let stolen: u64 = log
+        .lines()
+        .filter(|l| !l.starts_with("[node 0]"))
+        .filter_map(|l| l.split("jobs stolen ").nth(1)?.split(',').next()?.parse::<u64>().ok())
+        .sum();
+    assert!(stolen > 0, "no job ran on another node:\n{log}");
     let out = run(&["--bodies", "2000", "--steps", "0", "--check", "--sequential"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("relative error"));
     for bad in [&["--bodies", "1"][..], &["--theta", "-1"], &["--steps", "x"]] {

@@ -11,8 +11,10 @@
 
 pub mod plummer;
 pub mod rayon_version;
+pub mod shared;
 mod tree;
 
+use satin::divide_and_conquer;
 use serde::{Deserialize, Serialize};
 
 pub use tree::{accelerations, build, Cell, Kind};
@@ -99,19 +101,29 @@ pub fn tree_accelerations(bodies: Vec<Body>, theta: f64) -> (Vec<Body>, Vec<Vec3
 }
 
 /// `steps` steps of length `dt` (kick, then drift); the bodies after, in
-/// the last tree's order.
-pub fn simulate(mut bodies: Vec<Body>, steps: usize, dt: f64, theta: f64) -> Vec<Body> {
+/// the last tree's order. One annotated call runs every step, so that in a
+/// run across machines (where the program's first annotated call is the
+/// run) every step is spread over the nodes.
+#[divide_and_conquer]
+pub fn simulate(bodies: Vec<Body>, steps: u64, dt: f64, theta: f64) -> Vec<Body> {
+    let mut bodies = bodies;
     for _ in 0..steps {
         let (mut moved, acc) = tree_accelerations(bodies, theta);
-        for (b, a) in moved.iter_mut().zip(acc) {
-            for ((v, x), a) in b.vel.iter_mut().zip(&mut b.pos).zip(a) {
-                *v += a * dt;
-                *x += *v * dt;
-            }
-        }
+        kick_and_drift(&mut moved, &acc, dt);
         bodies = moved;
     }
     bodies
+}
+
+/// One step of length `dt` for `bodies` under accelerations `acc`: the
+/// velocity first (kick), then the position (drift).
+pub(crate) fn kick_and_drift(bodies: &mut [Body], acc: &[Vec3], dt: f64) {
+    for (b, a) in bodies.iter_mut().zip(acc) {
+        for ((v, x), a) in b.vel.iter_mut().zip(&mut b.pos).zip(a) {
+            *v += a * dt;
+            *x += *v * dt;
+        }
+    }
 }
 
 /// Total kinetic energy: the example's printed answer.

@@ -29,6 +29,11 @@ struct Args {
     /// Also compare the tree's accelerations with the direct sum (O(n²)).
     #[arg(long)]
     check: bool,
+    /// Keep the bodies in a shared object (each node builds the tree of a
+    /// step from its replica; jobs carry only a range of bodies) instead of
+    /// passing the tree to the jobs.
+    #[arg(long)]
+    shared_bodies: bool,
     #[command(flatten)]
     run: cli::RunArgs,
 }
@@ -39,9 +44,15 @@ fn main() {
         cli::bad_input("barnes_hut", format_args!("--theta must be ≥ 0 and --dt finite"));
     }
     let bodies = barnes_hut::plummer::sphere(args.bodies as usize, args.seed);
-    let (steps, dt, theta) = (args.steps, args.dt, args.theta);
+    let (steps, dt, theta, shared) = (args.steps, args.dt, args.theta, args.shared_bodies);
     let start = bodies.clone();
-    let end = cli::run("barnes_hut", &args.run, move || barnes_hut::simulate(bodies, steps, dt, theta));
+    let end = cli::run("barnes_hut", &args.run, move || {
+        if shared {
+            barnes_hut::shared::simulate(bodies, steps as u64, dt, theta)
+        } else {
+            barnes_hut::simulate(bodies, steps as u64, dt, theta)
+        }
+    });
     println!("{:.12e}", barnes_hut::kinetic_energy(&end));
     if args.check {
         let (ordered, approx) = barnes_hut::tree_accelerations(start, theta);

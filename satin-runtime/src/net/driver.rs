@@ -287,7 +287,7 @@ async fn drive(
         checkpointer: None,
         throttle: None,
         input: driver_input,
-        shared: SharedSync::default(),
+        shared: SharedSync::start(),
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -380,8 +380,9 @@ impl Driver {
                     self.end.get_or_insert(RunEnd::Left);
                 }
                 Action::CheckpointOpen => self.open_checkpoint(),
-                Action::CheckpointWrite { seq, records } => {
+                Action::CheckpointWrite { seq, mut records } => {
                     if let Some(c) = &self.checkpointer {
+                        records.extend(SharedSync::checkpoint_record());
                         c.write(seq, records);
                     }
                 }
@@ -451,7 +452,9 @@ impl Driver {
             Input::Addr { id, addr } => {
                 self.net.addrs.entry(id).or_insert(addr);
             }
-            Input::Message { from: _, msg: Msg::Shared { values } } => SharedSync::merge(values),
+            Input::Message { from: _, msg: Msg::Shared { incumbents, objects } } => {
+                SharedSync::merge(incumbents, objects)
+            }
             Input::Message { from, msg } => {
                 if matches!(msg, Msg::Welcome { .. }) {
                     self.joined = true;
@@ -503,6 +506,7 @@ impl Driver {
                 if let Some(w) = report.warning(std::path::Path::new(&path)) {
                     warn!("{w}");
                 }
+                let records = SharedSync::restore(records);
                 if !records.is_empty() {
                     eprintln!("satin: resuming from {path}: {} saved results ({} bytes)", records.len(), report.bytes);
                 }

@@ -185,11 +185,13 @@ pub enum Msg {
     /// The run is being suspended (from the coordinator): send what you
     /// have and stop.
     Suspend,
-    /// Values of shared incumbents (`crate::shared`): (name, maximize,
-    /// value). Applied by the network driver; they only ever improve, so
-    /// order and repeats do not matter.
+    /// Shared values (`crate::shared`), applied by the network driver:
+    /// incumbents as (name, maximize, value), other shared objects as
+    /// (name, encoded value or update). Updates are joins, so order and
+    /// repeats do not matter.
     Shared {
-        values: Vec<(String, bool, u64)>,
+        incumbents: Vec<(String, bool, u64)>,
+        objects: Vec<(String, serde_bytes::ByteBuf)>,
     },
 }
 

@@ -40,15 +40,6 @@ struct Inner {
 #[derive(Debug, Clone)]
 pub struct Incumbent(Arc<Inner>);
 
-/// Bumped by every improvement offered by a job of this process: what the
-/// network driver watches to send this node's values to its peers.
-static LOCAL_IMPROVEMENTS: AtomicU64 = AtomicU64::new(0);
-
-/// How many improvements jobs of this process have made so far.
-pub(crate) fn local_improvements() -> u64 {
-    LOCAL_IMPROVEMENTS.load(Ordering::Acquire)
-}
-
 /// Every incumbent of this process: (name, direction, value).
 pub(crate) fn snapshot() -> Vec<(String, Direction, u64)> {
     let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
@@ -148,7 +139,7 @@ impl Incumbent {
         let better = self.is_better(value, before);
         if better {
             self.0.improvements.fetch_add(1, Ordering::Relaxed);
-            LOCAL_IMPROVEMENTS.fetch_add(1, Ordering::Release);
+            super::changed_here();
         }
         better
     }
@@ -214,13 +205,12 @@ mod tests {
     }
 
     #[test]
-    fn a_peer_s_value_is_merged_but_not_counted_as_ours() {
+    fn a_peer_s_value_is_merged_but_not_counted_as_this_node_s() {
         let here = Incumbent::maximize("merged", 5);
-        let before = local_improvements();
         merge_from_peer("merged", Direction::Maximize, 9);
         merge_from_peer("merged", Direction::Maximize, 7);
         assert_eq!(here.get(), 9);
-        assert_eq!(local_improvements(), before, "not sent on again");
+        assert_eq!(here.improvements(), 0, "not counted as this node's own");
         assert!(snapshot().contains(&("merged".to_string(), Direction::Maximize, 9)));
     }
 

@@ -1,5 +1,7 @@
 //! Values shared by every job of a run: the best solution found so far in
-//! a branch-and-bound search ([`Incumbent`]).
+//! a branch-and-bound search ([`Incumbent`], a lock-free number), and any
+//! value whose updates are joins ([`Shared`] over a [`Lattice`]: a set
+//! that only grows, the least or greatest value with what it belongs to).
 //!
 //! **Consistency.** An incumbent only ever improves (a minimum only goes
 //! down, a maximum only up), so updates commute: applied in any order, any
@@ -12,9 +14,45 @@
 //! incumbent (by name); improvements made by a node's jobs go to every
 //! other node (`Msg::Shared`), a joiner gets every value when it connects,
 //! and a value survives the crash of the node that found it once it has
-//! been sent.
+//! been sent. [`Shared`] values behave the same way: updates are joins, so
+//! they commute; each node sends what its jobs added (not the whole value)
+//! and a joiner gets whole values. A read never waits for the network; a
+//! job that must not run on a replica older than something it knows of
+//! waits for it with [`Shared::guard`] (Satin's guards). Updates that do
+//! not commute (an ordered log, a counter that is not a maximum) are not
+//! offered: they would need a total order of broadcasts.
 
 mod incumbent;
+mod object;
 
-pub(crate) use incumbent::{local_improvements, merge_from_peer, snapshot};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+pub(crate) use incumbent::{merge_from_peer, snapshot};
 pub use incumbent::{Direction, Incumbent};
+pub(crate) use object::{encode_all, merge_encoded, take_unsent};
+pub use object::{Greatest, Lattice, Least, Shared};
+
+/// Bumped by every change a job of this process makes to a shared value:
+/// what the network driver watches to send this node's updates.
+static LOCAL_CHANGES: AtomicU64 = AtomicU64::new(0);
+/// A network driver sends this process's updates (a local run has no one
+/// to send them to, and keeps no copy of them).
+static SYNCING: AtomicBool = AtomicBool::new(false);
+
+fn changed_here() {
+    LOCAL_CHANGES.fetch_add(1, Ordering::Release);
+}
+
+/// How many changes jobs of this process have made so far.
+pub(crate) fn local_changes() -> u64 {
+    LOCAL_CHANGES.load(Ordering::Acquire)
+}
+
+fn syncing() -> bool {
+    SYNCING.load(Ordering::Acquire)
+}
+
+/// From now on, updates made here are kept until the driver sends them.
+pub(crate) fn start_syncing() {
+    SYNCING.store(true, Ordering::Release);
+}

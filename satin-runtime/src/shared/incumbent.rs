@@ -1,4 +1,7 @@
 //! [`Incumbent`]: the best value found so far, shared by every job.
+// The replication half (sending, merging) serves the network driver: a
+// build without the `net` feature has only the local half.
+#![cfg_attr(not(feature = "net"), allow(dead_code))]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +44,7 @@ struct Inner {
 pub struct Incumbent(Arc<Inner>);
 
 /// Every incumbent of this process: (name, direction, value).
+#[cfg(feature = "net")]
 pub(crate) fn snapshot() -> Vec<(String, Direction, u64)> {
     let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
     let mut all: Vec<_> =
@@ -51,6 +55,7 @@ pub(crate) fn snapshot() -> Vec<(String, Direction, u64)> {
 
 /// A value another node's jobs found: kept where better, without counting
 /// as this node's own (it is not sent on again).
+#[cfg(feature = "net")]
 pub(crate) fn merge_from_peer(name: &str, direction: Direction, value: u64) {
     let inc = Incumbent::named(name, direction);
     match direction {
@@ -174,7 +179,7 @@ impl<'de> Deserialize<'de> for Incumbent {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "net"))]
 mod tests {
     use super::*;
 

@@ -27,8 +27,10 @@ mod object;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+#[cfg(feature = "net")]
 pub(crate) use incumbent::{merge_from_peer, snapshot};
 pub use incumbent::{Direction, Incumbent};
+#[cfg(feature = "net")]
 pub(crate) use object::{encode_all, merge_encoded, take_unsent};
 pub use object::{Greatest, Lattice, Least, Shared};
 
@@ -44,6 +46,7 @@ fn changed_here() {
 }
 
 /// How many changes jobs of this process have made so far.
+#[cfg(feature = "net")]
 pub(crate) fn local_changes() -> u64 {
     LOCAL_CHANGES.load(Ordering::Acquire)
 }
@@ -53,6 +56,7 @@ fn syncing() -> bool {
 }
 
 /// From now on, updates made here are kept until the driver sends them.
+#[cfg(feature = "net")]
 pub(crate) fn start_syncing() {
     SYNCING.store(true, Ordering::Release);
 }

@@ -1,5 +1,8 @@
 //! [`Shared`]: a value replicated on every node whose updates are joins
 //! (a [`Lattice`]): a set that only grows, a least or greatest value.
+// The replication half (sending, merging) serves the network driver: a
+// build without the `net` feature has only the local half.
+#![cfg_attr(not(feature = "net"), allow(dead_code))]
 
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
@@ -263,6 +266,7 @@ impl<T: Lattice> Shared<T> {
 }
 
 /// Every shared value's update since the last call, encoded: (name, bytes).
+#[cfg(feature = "net")]
 pub(crate) fn take_unsent() -> Vec<(String, Vec<u8>)> {
     let reg = registry();
     let mut out: Vec<_> = reg
@@ -278,6 +282,7 @@ pub(crate) fn take_unsent() -> Vec<(String, Vec<u8>)> {
 
 /// Every shared value here, encoded, for a peer that connects (values
 /// only heard of, not yet used here, are passed on as they came).
+#[cfg(feature = "net")]
 pub(crate) fn encode_all() -> Vec<(String, Vec<u8>)> {
     let reg = registry();
     let mut out: Vec<_> = reg
@@ -293,6 +298,7 @@ pub(crate) fn encode_all() -> Vec<(String, Vec<u8>)> {
 
 /// A peer's value (or update) of `name`, joined into the replica here, or
 /// kept until a job here uses the name.
+#[cfg(feature = "net")]
 pub(crate) fn merge_encoded(name: &str, bytes: Vec<u8>) {
     let mut reg = registry();
     match reg.get_mut(name) {
@@ -325,7 +331,7 @@ impl<'de, T: Lattice> Deserialize<'de> for Shared<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "net"))]
 mod tests {
     use super::*;
 

@@ -26,12 +26,26 @@ impl Matrix {
 /// at `last`: leave `last` for an unvisited city, and leave every unvisited
 /// city for another unvisited city or the start, each by its cheapest edge.
 fn lower_bound(m: &Matrix, visited: u64, last: usize) -> u64 {
-    let open: Vec<usize> = (0..m.n).filter(|&c| visited & (1 << c) == 0).collect();
+    let open = unvisited(m, visited);
     let leave = |from: usize| {
-        open.iter().chain(std::iter::once(&0)).filter(|&&c| c != from).map(|&c| m.dist(from, c)).min().unwrap_or(0)
+        open.clone().chain(std::iter::once(0)).filter(|&c| c != from).map(|c| m.dist(from, c)).min().unwrap_or(0)
     };
-    let out_of_last = open.iter().map(|&c| m.dist(last, c)).min().unwrap_or(0);
-    out_of_last + open.iter().map(|&c| leave(c)).sum::<u64>()
+    let out_of_last = open.clone().map(|c| m.dist(last, c)).min().unwrap_or(0);
+    out_of_last + open.clone().map(leave).sum::<u64>()
+}
+
+/// The cities not in `visited`, in increasing order, without allocating
+/// (the bound is computed at every node).
+fn unvisited(m: &Matrix, visited: u64) -> impl Iterator<Item = usize> + Clone {
+    let all = if m.n >= 64 { u64::MAX } else { (1u64 << m.n) - 1 };
+    let mut left = all & !visited;
+    std::iter::from_fn(move || {
+        (left != 0).then(|| {
+            let c = left.trailing_zeros() as usize;
+            left &= left - 1;
+            c
+        })
+    })
 }
 
 /// The unvisited cities, nearest to `last` first.

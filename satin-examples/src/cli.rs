@@ -44,8 +44,11 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     if args.launch.goes_beyond_this_process() {
         let r = satin::net::run(name, &args.launch, builder, app);
         let l = &args.launch;
-        let how =
-            if l.listen.is_some() || l.join.is_some() || l.slurm { "distributed run" } else { "run with checkpoint" };
+        let how = if l.listen.is_some() || l.join.is_some() || l.slurm || l.k8s {
+            "distributed run"
+        } else {
+            "run with checkpoint"
+        };
         eprintln!("{name}: {how}, {:.3} s", start.elapsed().as_secs_f64());
         return r;
     }

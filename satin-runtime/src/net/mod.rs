@@ -11,6 +11,7 @@ mod chaos;
 mod checkpointer;
 mod conn;
 mod driver;
+mod k8s;
 mod progress;
 mod retry;
 mod shared_sync;
@@ -126,6 +127,19 @@ pub struct Launch {
     /// The port task 0 listens on under --slurm.
     #[arg(long, value_name = "PORT", default_value_t = 7411, requires = "slurm")]
     pub slurm_port: u16,
+    /// Started as a pod of a StatefulSet (or an indexed Job) in
+    /// Kubernetes: every pod runs the same command; pod 0 (its name ends in
+    /// -0) is the master and listens on --k8s-port, the others join it at
+    /// NAME-0.SERVICE. See deploy/k8s/satin.yaml.
+    #[arg(long, conflicts_with_all = ["listen", "join", "local_nodes", "slurm"])]
+    pub k8s: bool,
+    /// The port pod 0 listens on under --k8s (UDP: QUIC).
+    #[arg(long, value_name = "PORT", default_value_t = 7411, requires = "k8s")]
+    pub k8s_port: u16,
+    /// The headless Service that names the pods (default: the
+    /// StatefulSet's name, the pod name without its ordinal).
+    #[arg(long, value_name = "NAME", requires = "k8s")]
+    pub k8s_service: Option<String>,
     /// How long a joining node keeps trying while its contact does not
     /// answer yet, in milliseconds (default 0; 60000 with --slurm, whose
     /// tasks start in no particular order).
@@ -312,6 +326,7 @@ impl Launch {
             || self.local_nodes.is_some()
             || self.init_pool.is_some()
             || self.slurm
+            || self.k8s
             || self.checkpoint.is_some()
     }
 }
@@ -354,11 +369,12 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     if let Some(n) = args.local_nodes {
         supervise::run(app, args, n)
     }
-    let under_slurm;
-    let (args, label) = if args.slurm {
-        let (launch, rank) = slurm_launch(args).unwrap_or_else(|e| fail(app, e));
-        under_slurm = launch;
-        (&under_slurm, Some(rank.to_string()))
+    let from_environment;
+    let (args, label) = if args.slurm || args.k8s {
+        let launched = if args.slurm { slurm_launch(args) } else { k8s::launch(args) };
+        let (launch, rank) = launched.unwrap_or_else(|e| fail(app, e));
+        from_environment = launch;
+        (&from_environment, Some(rank.to_string()))
     } else {
         (args, None)
     };

@@ -243,7 +243,7 @@ impl VisitMut for Parallel<'_> {
         match expr {
             // A lazy version runs loops, iterators and expressions as written.
             _ if self.lazy.is_some() => {
-                if matches!(expr, Expr::Closure(_)) {
+                if self.rewrite_lazy_iterator(expr) || matches!(expr, Expr::Closure(_)) {
                     return;
                 }
             }

@@ -240,13 +240,13 @@ impl VisitMut for Parallel<'_> {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        // A lazy version runs loops, iterators and expressions as written
+        // (but see `rewrite_lazy_iterator`).
+        if self.lazy.is_some() && (self.rewrite_lazy_iterator(expr) || matches!(expr, Expr::Closure(_))) {
+            return;
+        }
         match expr {
-            // A lazy version runs loops, iterators and expressions as written.
-            _ if self.lazy.is_some() => {
-                if self.rewrite_lazy_iterator(expr) || matches!(expr, Expr::Closure(_)) {
-                    return;
-                }
-            }
+            _ if self.lazy.is_some() => {}
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.rewrite_loop(expr),
             Expr::MethodCall(_) => self.rewrite_iterator(expr),
             Expr::Match(m) => {

@@ -80,9 +80,10 @@ fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
     let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::Shared)));
     let (local, local_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
     assert_eq!((shared, local), (plain, plain));
-    // Workers' last uncounted batches (< 4096 each) may be missing.
+    // Workers' last uncounted batches (< 4096 each) may be missing; and
+    // two workers may expand fewer nodes than one search (a short tour
+    // found early in the second half prunes the first).
     let slack = satin_examples::expanded::slack(2);
-    assert!(shared_nodes + slack >= plain_nodes, "{shared_nodes} against {plain_nodes}");
     assert!(shared_nodes <= plain_nodes * 12 / 10 + slack, "shared: {shared_nodes} against {plain_nodes}");
     assert!(local_nodes > 5 * plain_nodes, "a per-branch bound prunes far less: {local_nodes} against {plain_nodes}");
     // A bigger one, and an explicit matrix.

@@ -28,13 +28,16 @@
 mod msg;
 mod node;
 mod rng;
+mod roster;
 mod table;
 
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
 pub use node::{
-    Action, Config, FtMode, HealthReport, Lookup, Node, NodeStats, StealPolicy, Stragglers, Time, PUBLISH_FRACTION,
+    Action, Config, FtMode, HealthReport, Lookup, Node, NodeStats, StealPolicy, Stragglers, TablePlacement, Time,
+    DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
 };
 pub use rng::SplitMix64;
+pub use roster::Members;
 pub use table::{SharedEntry, SharedTable};
 
 use crate::JobKey;

@@ -66,11 +66,13 @@ pub enum Msg {
     Join {
         cluster: ClusterId,
     },
-    /// Reply to `Join`: the members (id, cluster), the master, the root job.
+    /// Reply to `Join`: the members (id, cluster), the master, the root
+    /// job, and the table's homes per key (0: a broadcast table).
     Welcome {
         members: Vec<(NodeId, ClusterId)>,
         master: NodeId,
         root: JobSpec,
+        table_replicas: u32,
     },
     /// Broadcast by the node that admitted a newcomer.
     NewMember {
@@ -122,6 +124,16 @@ pub enum Msg {
         /// For a running job: the epoch of the copy waited for (the
         /// holder waits only with a copy that old, or older).
         running: Option<u32>,
+    },
+    /// Ask a home of `key` what it knows of it (the home table).
+    TableGet {
+        key: JobKey,
+    },
+    /// A home's answer to `TableGet`: its entry, and who runs the job.
+    TableGot {
+        key: JobKey,
+        entry: Option<(Entry, ResultMeta)>,
+        running: Vec<(NodeId, u32)>,
     },
     FetchReply {
         key: JobKey,

@@ -234,6 +234,30 @@ impl ResultTable {
         })
     }
 
+    /// Every key with an entry or a running mark here.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = JobKey> + '_ {
+        self.entries.keys().chain(self.running.keys().filter(|k| !self.entries.contains_key(*k))).copied()
+    }
+
+    /// What this replica would tell a new home of `key`: its value (a
+    /// pointer to `me` if larger than `threshold`) or pointer, and its
+    /// running marks.
+    pub(crate) fn held(&self, key: &JobKey, me: NodeId, threshold: usize) -> Vec<(JobKey, Entry, ResultMeta)> {
+        let mut out = Vec::new();
+        if let Some((e, m)) = self.entries.get(key) {
+            let e = match e {
+                Entry::Value(v) if v.len() > threshold => Entry::Pointer(me),
+                _ => e.clone(),
+            };
+            out.push((*key, e, *m));
+        }
+        let meta = self.running_meta.get(key).copied().unwrap_or(ResultMeta::UNKNOWN);
+        for &(holder, epoch) in self.running(key) {
+            out.push((*key, Entry::Running { holder, epoch }, meta));
+        }
+        out
+    }
+
     /// Values larger than `threshold`: the ones other replicas only know as
     /// pointers to this node.
     pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, Arc<[u8]>, ResultMeta)> {

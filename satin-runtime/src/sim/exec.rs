@@ -90,10 +90,12 @@ pub enum Output {
         meta: ResultMeta,
     },
     /// A redone job of tree node `job` (root epoch `epoch`) missed in the
-    /// table and runs.
+    /// table and runs; it looked the table up at `asked` (earlier than now
+    /// if the answer came from other nodes).
     Missed {
         job: u32,
         epoch: u32,
+        asked: Nanos,
     },
     /// A job stolen from `victim` failed here (an injected fault).
     StolenFailed {
@@ -262,11 +264,13 @@ impl<'t> ModelExecutor<'t> {
                         continue;
                     }
                     Lookup::Pending => {
-                        self.instances.get_mut(&id).expect("present").state = State::Lookup;
+                        let inst = self.instances.get_mut(&id).expect("present");
+                        inst.state = State::Lookup;
+                        inst.started = now;
                         self.lookups.entry(key).or_default().push(id);
                         continue;
                     }
-                    Lookup::Miss => self.outputs.push(Output::Missed { job, epoch }),
+                    Lookup::Miss => self.outputs.push(Output::Missed { job, epoch, asked: now }),
                 }
             }
             self.instances.get_mut(&id).expect("present").started = now;
@@ -516,6 +520,7 @@ impl Executor for ModelExecutor<'_> {
                 Some(v) => self.complete(id, decode(v)),
                 None => {
                     if let Some(inst) = self.instances.get_mut(&id) {
+                        self.outputs.push(Output::Missed { job: inst.job, epoch: inst.epoch, asked: inst.started });
                         inst.looked_up = true;
                         inst.state = State::Queued;
                         self.deque.push_back(id);

@@ -23,11 +23,13 @@ impl World<'_> {
         protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
         // Only the first run places its first write; a resumed one starts over.
         protocol.checkpoint_first = cfg.checkpoint.and_then(|c| c.first).filter(|_| base == 0);
+        // One member list for all: each node keeps only what changes.
+        let shared = crate::proto::Members::new(&members);
         for &(id, cluster) in &members {
-            let core = Node::member(
+            let core = Node::member_of(
                 id,
                 cluster,
-                &members,
+                &shared,
                 base as u64,
                 root.clone(),
                 protocol.clone(),
@@ -158,7 +160,11 @@ impl World<'_> {
             FaultKind::Join(cluster) => {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
-                let core = Node::joining(id as u64, cluster, contact as u64, self.cfg.protocol.clone(), self.cfg.seed);
+                // With the run's checkpoint interval, as the first nodes:
+                // a suspend waits for every member's last batch.
+                let mut protocol = self.cfg.protocol.clone();
+                protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
+                let core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
                 let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
                 let exec = ModelExecutor::with_slots(
                     self.tree,

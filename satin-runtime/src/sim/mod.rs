@@ -198,8 +198,14 @@ struct World<'t> {
     noticed: HashSet<(usize, usize)>,
     initial_nodes: usize,
     progress_faults: Vec<usize>,
-    /// Latest delivery time per link (kept in order with `fifo_links`).
+    /// Latest delivery time per link (kept in order with `fifo_links`;
+    /// otherwise only deliveries later than a crash's detection).
     link_clock: HashMap<(usize, usize), Nanos>,
+    /// When a node last learned of a membership change (a death, a
+    /// leave, a join): a home table moves entries then.
+    membership_changed: Nanos,
+    /// `SATIN_SIM_TRACE_MSGS`: print every message but failed steals.
+    trace_msgs: bool,
     disk: Option<disk::Disk>,
     resuming: bool,
     report: Report,
@@ -229,6 +235,8 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         initial_nodes: (cfg.clusters * cfg.nodes_per_cluster) as usize,
         progress_faults: Vec::new(),
         link_clock: HashMap::new(),
+        membership_changed: 0,
+        trace_msgs: std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some(),
         disk: cfg.checkpoint.map(disk::Disk::new),
         resuming: false,
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
@@ -316,6 +324,9 @@ impl World<'_> {
                     self.notice_gone(from, to);
                     return;
                 }
+                if matches!(*msg, Msg::Leave | Msg::NewMember { .. } | Msg::Welcome { .. }) {
+                    self.membership_changed = now;
+                }
                 let SimNode { core, exec, .. } = &mut self.nodes[to];
                 core.handle_message(now, from as u64, *msg, exec);
                 self.pump(to);
@@ -324,6 +335,9 @@ impl World<'_> {
                 // A table update changes only the replica — unless it
                 // answers a lookup that waits for it: pump only then.
                 let table_only = matches!(*msg, Msg::TablePut { .. });
+                if matches!(*msg, Msg::Leave | Msg::NewMember { .. }) {
+                    self.membership_changed = now;
+                }
                 for t in to {
                     if self.nodes[t].gone {
                         self.notice_gone(from, t);
@@ -362,6 +376,7 @@ impl World<'_> {
                     self.nodes[node].gone = true;
                     return;
                 }
+                self.membership_changed = now;
                 let SimNode { core, exec, .. } = &mut self.nodes[node];
                 core.handle_peer_dead(now, peer as u64, exec);
                 self.pump(node);
@@ -412,6 +427,11 @@ impl World<'_> {
         if to >= self.nodes.len() {
             return;
         }
+        if std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some()
+            && !matches!(msg, Msg::StealRequest { .. } | Msg::StealReply { job: None, .. })
+        {
+            eprintln!("{} {from}->{to} {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
+        }
         self.report.messages += 1;
         self.report.bytes += bytes as u64;
         let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
@@ -428,9 +448,13 @@ impl World<'_> {
         } else {
             at
         };
-        for &t in to {
-            let last = self.link_clock.entry((from, t)).or_insert(0);
-            *last = (*last).max(at);
+        // A crash's detection waits for what was sent before it (see
+        // `notice_gone`): only deliveries later than that need a record.
+        if self.cfg.fifo_links || at > self.now + self.cfg.detect_delay {
+            for &t in to {
+                let last = self.link_clock.entry((from, t)).or_insert(0);
+                *last = (*last).max(at);
+            }
         }
         at
     }
@@ -470,7 +494,7 @@ impl World<'_> {
                         core.handle_local_job_finished(now, ran, key, value, meta, exec)
                     }
                     Output::LocalFinished { .. } => {}
-                    Output::Missed { job, epoch } => self.check_miss(i, job, epoch),
+                    Output::Missed { job, epoch, asked } => self.check_miss(i, job, epoch, asked),
                     Output::StolenFailed { victim, stamp } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_job_failed(now, victim, stamp, "injected failure".into(), exec)
@@ -497,22 +521,33 @@ impl World<'_> {
         }
     }
 
+    /// Notes what the invariants need of a table update node `i` sends.
+    fn observe(&mut self, i: usize, msg: &Msg) {
+        match msg {
+            Msg::TablePut { key, entry: crate::proto::Entry::Value(_), .. } => {
+                self.published.entry(workload::node_of(key)).or_insert((self.now, i));
+                self.running.remove(&workload::node_of(key));
+            }
+            Msg::NotRunning { key, .. } => {
+                self.running.remove(&workload::node_of(key));
+            }
+            Msg::TablePut { key, entry: crate::proto::Entry::Running { epoch, .. }, .. } => {
+                self.running.insert(workload::node_of(key), (self.now, i, *epoch));
+            }
+            _ => {}
+        }
+    }
+
     fn act(&mut self, i: usize, a: Action) {
         match a {
-            Action::Send { to, msg } => self.send(i, to as usize, msg),
+            Action::Send { to, msg } => {
+                self.observe(i, &msg);
+                self.send(i, to as usize, msg)
+            }
             Action::Broadcast { msg } => {
-                match &msg {
-                    Msg::TablePut { key, entry: crate::proto::Entry::Value(_), .. } => {
-                        self.published.entry(workload::node_of(key)).or_insert((self.now, i));
-                        self.running.remove(&workload::node_of(key));
-                    }
-                    Msg::NotRunning { key, .. } => {
-                        self.running.remove(&workload::node_of(key));
-                    }
-                    Msg::TablePut { key, entry: crate::proto::Entry::Running { epoch, .. }, .. } => {
-                        self.running.insert(workload::node_of(key), (self.now, i, *epoch));
-                    }
-                    _ => {}
+                self.observe(i, &msg);
+                if self.trace_msgs {
+                    eprintln!("{} {i}->all {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
                 }
                 let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
                 let (mut local, mut wide) = (Vec::new(), Vec::new());
@@ -569,7 +604,10 @@ impl World<'_> {
     /// And the property adoption exists for: a job that a live node
     /// announced as running long enough ago is not recomputed by a lookup
     /// of a newer epoch (it waits for the result instead).
-    fn check_miss(&mut self, node: usize, job: u32, epoch: u32) {
+    ///
+    /// With a home table "long enough ago" also counts from the last
+    /// membership change anyone learned of: entries move to new homes then.
+    fn check_miss(&mut self, node: usize, job: u32, epoch: u32, asked: Nanos) {
         if self.cfg.protocol.table_capacity.is_some() || node >= self.initial_nodes {
             return;
         }
@@ -577,9 +615,11 @@ impl World<'_> {
             + self.cfg.jitter
             + ((self.cfg.result_bytes + 128) as f64 / self.cfg.wide_bandwidth.min(self.cfg.local_bandwidth) * 1e9)
                 as Nanos;
+        let homes = self.nodes[node].core.table_replicas() > 0;
+        let settled = |since: Nanos| if homes { since.max(self.membership_changed) } else { since };
         if let Some(&(since, holder, e)) = self.running.get(&job) {
             let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs(&workload::key_of(job));
-            if computes && e < epoch && since + 2 * slowest < self.now {
+            if computes && e < epoch && settled(since) + 2 * slowest < asked {
                 if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                     eprintln!(
                         "violation: node {node} recomputes job {job} (epoch {epoch}), running on {holder} (epoch {e}) since {since}, now {}: {}",
@@ -591,7 +631,7 @@ impl World<'_> {
             }
         }
         let Some(&(at, publisher)) = self.published.get(&job) else { return };
-        if !self.nodes[publisher].gone && at + 2 * slowest < self.now {
+        if !self.nodes[publisher].gone && settled(at) + 2 * slowest < asked {
             if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                 eprintln!(
                     "violation: node {node} recomputes job {job}, published by {publisher} at {at}, now {}",

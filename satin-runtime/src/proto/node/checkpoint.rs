@@ -170,9 +170,7 @@ impl Node {
             c.queued.insert(r.key);
             c.pending.push(r);
         }
-        if !sync.is_empty() && self.live_members().any(|m| m != self.id) {
-            self.actions.push_back(Action::Broadcast { msg: Msg::TableSync { entries: sync } });
-        }
+        self.spread_entries(sync);
         let c = self.checkpoint.as_mut().expect("checked above");
         if std::mem::take(&mut c.root_waits) {
             if let Some(root) = self.root.clone() {
@@ -283,7 +281,10 @@ impl Node {
                     self.actions.push_back(Action::CheckpointOpen);
                 }
             } else {
-                let threshold = self.config.pointer_threshold;
+                // Small results reached the old coordinator as table
+                // updates; with a home table the new one had only its
+                // share of them.
+                let threshold = if self.table_replicas == 0 { self.config.pointer_threshold } else { 0 };
                 let mut records: Vec<Record> = std::mem::take(&mut c.outbox);
                 records.extend(self.table.large_values(threshold).into_iter().map(|(key, v, meta)| Record {
                     key,
@@ -300,11 +301,10 @@ impl Node {
         }
         let c = self.checkpoint.as_mut().expect("checked above");
         let orphaned: Vec<JobKey> = c.held_for.iter().filter(|(_, o)| **o == peer).map(|(k, _)| *k).collect();
+        c.held_for.retain(|_, o| *o != peer);
         for key in orphaned {
-            c.held_for.remove(&key);
             let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
-            self.actions
-                .push_back(Action::Broadcast { msg: Msg::TablePut { key, entry: Entry::Pointer(self.id), meta } });
+            self.spread(&key, Msg::TablePut { key, entry: Entry::Pointer(self.id), meta });
         }
         self.suspend_arrived(peer);
     }
@@ -333,8 +333,9 @@ impl Node {
         if from != self.master {
             return;
         }
-        let Some(c) = &mut self.checkpoint else { return };
-        let records = std::mem::take(&mut c.outbox);
+        // A node that keeps no checkpoint state has nothing to send, but
+        // the coordinator waits for its word all the same.
+        let records = self.checkpoint.as_mut().map(|c| std::mem::take(&mut c.outbox)).unwrap_or_default();
         self.actions.push_back(Action::Send { to: from, msg: Msg::CheckpointBatch { records, last: true } });
         self.actions.push_back(Action::Suspended);
         self.stop();

@@ -1,8 +1,9 @@
 //! Who is in the run: static start, joining, graceful leave.
 
-use super::{Action, Config, Member, Node, Time};
+use super::{Action, Config, Node, Time};
 use crate::checkpoint::ResultMeta;
 use crate::proto::msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
+use crate::proto::roster::{Members, Roster};
 use crate::proto::{Executor, FtMode};
 use crate::JobKey;
 
@@ -18,22 +19,32 @@ impl Node {
         config: Config,
         seed: u64,
     ) -> Node {
+        Node::member_of(id, cluster, &Members::new(members), master, root, config, seed)
+    }
+
+    /// [`Node::member`] with a member list that other nodes may share (a
+    /// simulator's many nodes hold one copy of it).
+    pub fn member_of(
+        id: NodeId,
+        cluster: ClusterId,
+        members: &Members,
+        master: NodeId,
+        root: JobSpec,
+        config: Config,
+        seed: u64,
+    ) -> Node {
         let mut n = Node::new(id, cluster, config, seed);
-        for &(m, c) in members {
-            n.members.insert(m, Member { cluster: c, alive: true });
-        }
-        n.members.insert(id, Member { cluster, alive: true });
+        n.roster = Roster::new(id, cluster, members.clone());
         n.master = master;
         n.root = Some(root);
         n.joined = true;
-        n.membership_changed();
+        n.choose_table(members.len());
         n
     }
 
     /// A node joining a running computation through `contact`.
     pub fn joining(id: NodeId, cluster: ClusterId, contact: NodeId, config: Config, seed: u64) -> Node {
         let mut n = Node::new(id, cluster, config, seed);
-        n.members.insert(id, Member { cluster, alive: true });
         n.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster } });
         n
     }
@@ -44,47 +55,49 @@ impl Node {
         members: Vec<(NodeId, ClusterId)>,
         master: NodeId,
         root: JobSpec,
+        table_replicas: u32,
         exec: &mut impl Executor,
     ) {
-        for (m, c) in members {
-            self.members.entry(m).or_insert(Member { cluster: c, alive: true });
+        let mut roster = Roster::new(self.id, self.cluster, Members::new(&members));
+        // Deaths this node heard of before its welcome stay deaths.
+        for dead in self.roster.dead() {
+            roster.remove(dead);
         }
+        self.roster = roster;
         self.master = master;
         self.root = Some(root);
         self.joined = true;
-        self.membership_changed();
+        self.table_replicas = table_replicas as usize;
         self.handle_idle(now, exec);
     }
 
-    pub(super) fn admit(&mut self, newcomer: NodeId, cluster: ClusterId) {
-        self.members.insert(newcomer, Member { cluster, alive: true });
-        self.membership_changed();
-        let members = self.members.iter().filter(|(_, m)| m.alive).map(|(id, m)| (*id, m.cluster)).collect();
+    pub(super) fn admit(&mut self, newcomer: NodeId, cluster: ClusterId, exec: &mut impl Executor) {
         if let Some(root) = self.root.clone() {
-            let welcome = Msg::Welcome { members, master: self.master, root };
+            // Welcome first: the entries the newcomer is now home for come
+            // after it.
+            let members = self.roster.live_with_clusters().chain([(newcomer, cluster)]).collect();
+            let table_replicas = self.table_replicas as u32;
+            let welcome = Msg::Welcome { members, master: self.master, root, table_replicas };
             self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
             self.actions.push_back(Action::Broadcast { msg: Msg::NewMember { id: newcomer, cluster } });
+        }
+        self.member_joined(newcomer, cluster, exec);
+        if self.root.is_some() {
             // The newcomer may become master and restart the root: it
-            // needs what the others have saved so far.
-            if self.config.ft == FtMode::Table && self.table.len() > 0 {
+            // needs what the others have saved so far (a home table
+            // sends it what it is home for instead).
+            if self.config.ft == FtMode::Table && self.table.len() > 0 && self.table_replicas == 0 {
                 let entries = self.table.sync_entries(self.config.pointer_threshold, self.id);
                 self.actions.push_back(Action::Send { to: newcomer, msg: Msg::TableSync { entries } });
             }
         }
     }
 
-    pub(super) fn membership_changed(&mut self) {
-        let me = (self.id, self.cluster);
-        self.local_peers.clear();
-        self.wide_peers.clear();
-        for (id, m) in &self.members {
-            if m.alive && *id != me.0 {
-                if m.cluster == me.1 {
-                    self.local_peers.push(*id);
-                } else {
-                    self.wide_peers.push(*id);
-                }
-            }
+    /// A member joined (announced by the node that admitted it).
+    pub(super) fn member_joined(&mut self, id: NodeId, cluster: ClusterId, _exec: &mut impl Executor) {
+        let before = self.homes_before_change();
+        if self.roster.insert(id, cluster) {
+            self.rehome(before);
         }
     }
 
@@ -132,7 +145,7 @@ impl Node {
             if let (Some(heir), false) = (heir, large.is_empty()) {
                 for (key, _, meta) in &large {
                     let msg = Msg::TablePut { key: *key, entry: Entry::Pointer(heir), meta: *meta };
-                    self.actions.push_back(Action::Broadcast { msg });
+                    self.spread(key, msg);
                 }
                 let results = large.into_iter().map(|(k, v, _)| (k, v)).collect();
                 self.actions.push_back(Action::Send { to: heir, msg: Msg::HandOver { results } });

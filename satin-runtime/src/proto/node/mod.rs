@@ -13,6 +13,7 @@
 
 mod checkpoint;
 mod health;
+mod homes;
 mod membership;
 mod recovery;
 mod results;
@@ -20,11 +21,13 @@ mod stealing;
 mod stragglers;
 
 pub use health::HealthReport;
+pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::msg::{ClusterId, JobSpec, Msg, NodeId};
 use super::rng::SplitMix64;
+use super::roster::{Members, Roster};
 use super::table::{ResultTable, SharedTable};
 use super::Executor;
 use crate::JobKey;
@@ -91,6 +94,8 @@ pub struct Config {
     pub publish_after: Option<Time>,
     /// Late stolen jobs, failing jobs and the nodes that run them.
     pub stragglers: Stragglers,
+    /// Every entry to every node, or to its homes (see `homes.rs`).
+    pub table: TablePlacement,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -181,6 +186,7 @@ impl Default for Config {
             checkpoint_first: None,
             publish_after: Some(1_000_000_000),
             stragglers: Stragglers::default(),
+            table: TablePlacement::Auto,
         }
     }
 }
@@ -281,12 +287,6 @@ pub struct NodeStats {
     pub dropped: u64,
 }
 
-#[derive(Clone, Debug)]
-struct Member {
-    cluster: ClusterId,
-    alive: bool,
-}
-
 /// A job this node lost to a thief — or a copy of one, run by an idle
 /// thief or by this node itself: enough to run it again.
 #[derive(Clone, Debug)]
@@ -323,11 +323,8 @@ pub struct Node {
     id: NodeId,
     cluster: ClusterId,
     config: Config,
-    members: BTreeMap<NodeId, Member>,
-    /// Live peers in this node's cluster and in other clusters; rebuilt on
-    /// every membership change, read on every steal attempt.
-    local_peers: Vec<NodeId>,
-    wide_peers: Vec<NodeId>,
+    /// The members and which of them are alive (see `roster.rs`).
+    roster: Roster,
     master: NodeId,
     /// The replicated root job; its `epoch` counts the restarts so far.
     root: Option<JobSpec>,
@@ -352,6 +349,11 @@ pub struct Node {
     /// the table when they finish.
     orphans: BTreeMap<(NodeId, u64), Running>,
     table: ResultTable,
+    /// Homes per table key; 0: every entry goes to every node.
+    table_replicas: usize,
+    /// Lookups waiting for the homes of their key to answer (the home
+    /// table): the lookup's epoch, the homes yet to answer.
+    asking: BTreeMap<JobKey, (u32, Vec<NodeId>)>,
     /// Lookups waiting for a value from another node: a pointer's holder,
     /// or the node running the job (an adoption, with the running job's
     /// epoch).
@@ -383,9 +385,7 @@ impl Node {
         Node {
             id,
             cluster,
-            members: BTreeMap::new(),
-            local_peers: Vec::new(),
-            wide_peers: Vec::new(),
+            roster: Roster::new(id, cluster, Members::new(&[])),
             master: id,
             root: None,
             rng: SplitMix64::new(seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
@@ -400,6 +400,8 @@ impl Node {
             running_for: BTreeMap::new(),
             orphans: BTreeMap::new(),
             table,
+            table_replicas: 0,
+            asking: BTreeMap::new(),
             fetching: BTreeMap::new(),
             awaiting: BTreeMap::new(),
             joined: false,
@@ -466,13 +468,14 @@ impl Node {
     /// A one-line summary of the protocol state, for debugging stuck runs.
     pub fn summary(&self) -> String {
         format!(
-            "master {}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
+            "master {}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, asking {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
             self.master,
             self.stopped,
             self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
             self.running_for.keys().collect::<Vec<_>>(),
             self.orphans.len(),
             self.fetching.iter().map(|(k, h)| (*k, *h, self.table.get(k).cloned())).collect::<Vec<_>>(),
+            self.asking,
             self.awaiting.len(),
             self.local_steal,
             self.wide_steal,
@@ -493,7 +496,7 @@ impl Node {
 
     /// Live members, this node included.
     pub fn live_members(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.members.iter().filter(|(_, m)| m.alive).map(|(id, _)| *id)
+        self.roster.live()
     }
 
     /// Starts the run: the master starts the root job — once it has read
@@ -519,12 +522,11 @@ impl Node {
             return;
         }
         match msg {
-            Msg::Join { cluster } => self.admit(from, cluster),
-            Msg::Welcome { members, master, root } => self.welcomed(now, members, master, root, exec),
-            Msg::NewMember { id, cluster } => {
-                self.members.entry(id).or_insert(Member { cluster, alive: true });
-                self.membership_changed();
+            Msg::Join { cluster } => self.admit(from, cluster, exec),
+            Msg::Welcome { members, master, root, table_replicas } => {
+                self.welcomed(now, members, master, root, table_replicas, exec)
             }
+            Msg::NewMember { id, cluster } => self.member_joined(id, cluster, exec),
             Msg::Leave => self.handle_peer_dead(now, from, exec),
             Msg::StealRequest { id } => self.steal_request(now, from, id, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
@@ -543,6 +545,8 @@ impl Node {
                 }
             }
             Msg::Fetch { key, running } => self.fetch(from, key, running),
+            Msg::TableGet { key } => self.table_get(from, key),
+            Msg::TableGot { key, entry, running } => self.table_got(from, key, entry, running, exec),
             Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
             Msg::Terminate { value } => {
                 self.actions.push_back(Action::Finished { value });
@@ -634,6 +638,6 @@ impl Node {
     }
 
     fn is_alive(&self, id: NodeId) -> bool {
-        self.members.get(&id).is_some_and(|m| m.alive)
+        self.roster.is_alive(id)
     }
 }

@@ -11,13 +11,14 @@ impl Node {
         if self.stopped || peer == self.id {
             return;
         }
-        match self.members.get_mut(&peer) {
-            Some(m) if m.alive => m.alive = false,
-            _ => return,
+        if !self.roster.is_alive(peer) {
+            return;
         }
-        self.membership_changed();
+        let before = self.homes_before_change();
+        self.roster.remove(peer);
         self.stats.recoveries += 1;
         self.table.forget_holder(peer);
+        self.rehome(before);
         if self.config.ft == FtMode::Table {
             exec.recovery_started();
         }
@@ -29,6 +30,7 @@ impl Node {
         }
         self.late_steals.retain(|(v, _)| *v != peer);
         self.lookups_lost_with(peer, exec);
+        self.asks_lost_with(peer, exec);
         if self.config.ft == FtMode::None {
             self.actions.push_back(Action::Failed { reason: format!("node {peer} died and fault tolerance is off") });
             self.stop();

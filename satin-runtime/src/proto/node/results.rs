@@ -115,23 +115,51 @@ impl Node {
 
     /// A redone job of root epoch `epoch` is about to run: is its result
     /// in the table, or being computed by an older job it may wait for?
+    /// With a home table, what this replica does not know its key's homes
+    /// are asked (the answer comes through [`Executor::lookup_done`]).
     pub fn lookup(&mut self, key: &JobKey, epoch: u32) -> Lookup {
         if self.config.ft != FtMode::Table {
             return Lookup::Miss;
         }
-        match self.fetching.get(key) {
-            // Joining a wait for a running job is for newer epochs only.
-            Some((_, Some(running))) if *running >= epoch => {
+        match self.asking.get(key) {
+            // The homes' answer may make the ask wait for a running job
+            // older than its own epoch only: joined by a lookup of an older
+            // epoch still, that job could be the one waiting.
+            Some((asked, _)) if *asked > epoch => {
                 self.stats.table_misses += 1;
                 return Lookup::Miss;
             }
             Some(_) => return Lookup::Pending,
             None => {}
         }
+        match self.lookup_here(key, epoch) {
+            Some(found) => found,
+            None => {
+                let asked = self.ask_homes(key, epoch);
+                if asked == Lookup::Miss {
+                    self.stats.table_misses += 1;
+                }
+                asked
+            }
+        }
+    }
+
+    /// A lookup in this replica; `None`: it knows nothing of `key` (a hit,
+    /// and a miss while a fetch of the key is out, are counted here).
+    pub(super) fn lookup_here(&mut self, key: &JobKey, epoch: u32) -> Option<Lookup> {
+        match self.fetching.get(key) {
+            // Joining a wait for a running job is for newer epochs only.
+            Some((_, Some(running))) if *running >= epoch => {
+                self.stats.table_misses += 1;
+                return Some(Lookup::Miss);
+            }
+            Some(_) => return Some(Lookup::Pending),
+            None => {}
+        }
         let (holder, adopt) = match self.table.get(key) {
             Some(Entry::Value(v)) => {
                 self.stats.table_hits += 1;
-                return Lookup::Hit(v.to_vec());
+                return Some(Lookup::Hit(v.to_vec()));
             }
             Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => (*holder, None),
             // Only a job of an older epoch: it never waits for this one,
@@ -143,10 +171,7 @@ impl Node {
                 .find(|(h, e)| *e < epoch && if *h == self.id { self.runs_at(key, *e) } else { self.is_alive(*h) })
             {
                 Some(&(holder, e)) => (holder, Some(e)),
-                None => {
-                    self.stats.table_misses += 1;
-                    return Lookup::Miss;
-                }
+                None => return None,
             },
         };
         // The holder answers when it can: at once for a value, when the
@@ -157,7 +182,7 @@ impl Node {
         } else {
             self.actions.push_back(Action::Send { to: holder, msg: Msg::Fetch { key: *key, running: adopt } });
         }
-        Lookup::Pending
+        Some(Lookup::Pending)
     }
 
     /// A peer asks for `key`'s value: answered now if it is here, when the
@@ -206,11 +231,14 @@ impl Node {
             return;
         }
         self.table.put(key, entry.clone(), meta);
-        // A value that arrives while a fetch is out answers it at once.
+        // A value that arrives while a fetch or a question to the homes
+        // is out answers it at once.
         if let Entry::Value(v) = entry {
             self.checkpoint_saw(key, &v, meta, from);
             if let Some((_, adopted)) = self.fetching.remove(&key) {
                 self.lookup_answered(key, Some(v.to_vec()), adopted.is_some(), exec);
+            } else if self.asking.remove(&key).is_some() {
+                self.lookup_answered(key, Some(v.to_vec()), false, exec);
             }
         }
     }
@@ -268,7 +296,7 @@ impl Node {
         r.announced = true;
         let (key, meta, entry) = (r.key, meta_of(r), Entry::Running { holder: me, epoch: r.epoch });
         self.table.put(key, entry.clone(), meta);
-        self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry, meta } });
+        self.spread(&key, Msg::TablePut { key, entry, meta });
     }
 
     /// A job announced as running here ended without a result: whoever
@@ -279,7 +307,7 @@ impl Node {
         // (a copy of a newer epoch must not be waited for).
         if r.announced && !self.runs_at(&r.key, r.epoch) {
             self.table.not_running(&r.key, self.id, Some(r.epoch));
-            self.actions.push_back(Action::Broadcast { msg: Msg::NotRunning { key: r.key, epoch: r.epoch } });
+            self.spread(&r.key, Msg::NotRunning { key: r.key, epoch: r.epoch });
         }
         self.answer_awaiting(r.key, None, exec);
     }
@@ -314,11 +342,13 @@ impl Node {
             self.table.put(key, Entry::Value(shared.clone()), meta);
             self.checkpoint_saw(key, &shared, meta, self.id);
             self.stats.published += 1;
-            self.actions.push_back(Action::Broadcast { msg: Msg::TablePut { key, entry, meta } });
+            self.spread(&key, Msg::TablePut { key, entry, meta });
         }
         self.answer_awaiting(key, Some(&shared), exec);
         if let Some((_, adopted)) = self.fetching.remove(&key) {
             self.lookup_answered(key, Some(shared.to_vec()), adopted.is_some(), exec);
+        } else if self.asking.remove(&key).is_some() {
+            self.lookup_answered(key, Some(shared.to_vec()), false, exec);
         }
     }
 }

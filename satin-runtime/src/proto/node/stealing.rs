@@ -33,14 +33,7 @@ impl Node {
         match self.config.steal {
             StealPolicy::Random => {
                 if self.local_steal.is_none() && self.wide_steal.is_none() {
-                    let all = self.local_peers.len() + self.wide_peers.len();
-                    if all > 0 {
-                        let k = self.rng.below(all as u64) as usize;
-                        let victim = if k < self.local_peers.len() {
-                            self.local_peers[k]
-                        } else {
-                            self.wide_peers[k - self.local_peers.len()]
-                        };
+                    if let Some(victim) = self.roster.random_any(&mut self.rng) {
                         self.local_steal = Some((victim, self.request(now, victim), now));
                     }
                 }
@@ -52,13 +45,15 @@ impl Node {
                 }
             }
             StealPolicy::ClusterAware => {
-                if self.local_steal.is_none() && !self.local_peers.is_empty() {
-                    let victim = self.local_peers[self.rng.below(self.local_peers.len() as u64) as usize];
-                    self.local_steal = Some((victim, self.request(now, victim), now));
+                if self.local_steal.is_none() {
+                    if let Some(victim) = self.roster.random_local(&mut self.rng) {
+                        self.local_steal = Some((victim, self.request(now, victim), now));
+                    }
                 }
-                if self.wide_steal.is_none() && !self.wide_peers.is_empty() {
-                    let victim = self.wide_peers[self.rng.below(self.wide_peers.len() as u64) as usize];
-                    self.wide_steal = Some((victim, self.request(now, victim), now));
+                if self.wide_steal.is_none() {
+                    if let Some(victim) = self.roster.random_wide(&mut self.rng) {
+                        self.wide_steal = Some((victim, self.request(now, victim), now));
+                    }
                 }
             }
         }
@@ -133,7 +128,7 @@ impl Node {
                 self.failed_steals += 1;
                 let victims = match self.config.steal {
                     StealPolicy::MasterWorker => 1,
-                    _ => self.local_peers.len() + self.wide_peers.len(),
+                    _ => self.roster.live_peers(),
                 };
                 if self.failed_steals >= victims.max(1) {
                     self.failed_steals = 0;

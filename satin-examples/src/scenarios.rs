@@ -1,6 +1,6 @@
 //! Named simulator scenarios: the paper reproductions.
 
-use satin::proto::FtMode;
+use satin::proto::{FtMode, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 use satin::sim::faults::{Fault, FaultKind, Trigger};
 use satin::sim::{self, SimConfig};
 
@@ -62,36 +62,104 @@ pub fn fig4(base: &SimConfig) -> Vec<String> {
     rows
 }
 
-/// Efficiency from 16 to 1024 nodes (one cluster of 16 per step up).
-pub fn scale(base: &SimConfig) -> Vec<String> {
+/// A scale sweep: node counts, and the work per node (weak scaling) or
+/// the base configuration's tree for every size (strong scaling).
+#[derive(Clone, Debug)]
+pub struct ScaleSweep {
+    pub nodes: Vec<u32>,
+    pub leaves_per_node: Option<u32>,
+    pub nodes_per_cluster: u32,
+}
+
+impl Default for ScaleSweep {
+    fn default() -> Self {
+        ScaleSweep { nodes: vec![16, 32, 64, 128, 256, 512, 1024], leaves_per_node: None, nodes_per_cluster: 64 }
+    }
+}
+
+/// Which table a run of `nodes` nodes under `cfg` keeps, and its homes per key.
+fn table_of(cfg: &SimConfig, nodes: u32) -> (&'static str, usize) {
+    match cfg.protocol.table {
+        TablePlacement::Broadcast => ("broadcast", 0),
+        TablePlacement::Home { replicas } => ("home", replicas.max(1)),
+        TablePlacement::Auto if nodes as usize >= HOME_TABLE_FROM => ("home", DEFAULT_REPLICAS),
+        TablePlacement::Auto => ("broadcast", 0),
+    }
+}
+
+/// The process's peak resident memory since the last [`reset_peak_memory`],
+/// in MB (Linux; 0 elsewhere).
+fn peak_memory_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn reset_peak_memory() {
+    // "5" resets the peak (Linux >= 4.0); without it rows show the peak so far.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Efficiency, traffic and table size over a range of node counts, in
+/// clusters of `nodes_per_cluster` (the last one partly filled).
+pub fn scale(base: &SimConfig, sweep: &ScaleSweep) -> Vec<String> {
     let mut rows = Vec::new();
-    let mut one = base.clone();
-    one.clusters = 1;
-    one.nodes_per_cluster = 1;
-    one.faults.clear();
-    let tree = sim::workload::Tree::build(&base.shape, base.mean_leaf_cost, base.cost, base.seed);
-    let t1 = tree.total_work() as f64 / 1e9;
-    for nodes in [16u32, 32, 64, 128, 256, 512, 1024] {
+    let fixed = sweep
+        .leaves_per_node
+        .is_none()
+        .then(|| sim::workload::Tree::build(&base.shape, base.mean_leaf_cost, base.cost, base.seed));
+    for &nodes in &sweep.nodes {
+        let nodes = nodes.max(1);
         let mut c = base.clone();
-        c.clusters = (nodes / 16).max(1);
-        c.nodes_per_cluster = 16;
+        c.nodes_per_cluster = sweep.nodes_per_cluster.clamp(1, nodes);
+        c.clusters = nodes.div_ceil(c.nodes_per_cluster);
+        c.nodes = Some(nodes);
         c.faults.clear();
+        reset_peak_memory();
         let start = std::time::Instant::now();
-        let r = sim::run_on(&c, &tree);
+        let own;
+        let tree = match (&fixed, sweep.leaves_per_node) {
+            (Some(t), _) => t,
+            (None, per) => {
+                let leaves = (nodes as u64 * per.unwrap_or(1000).max(1) as u64).min(u32::MAX as u64) as u32;
+                c.shape = sim::workload::Shape::Uneven { leaves };
+                own = sim::workload::Tree::build(&c.shape, c.mean_leaf_cost, c.cost, c.seed);
+                &own
+            }
+        };
+        let t1 = tree.total_work() as f64 / 1e9;
+        let r = sim::run_on(&c, tree);
+        let real = start.elapsed().as_secs_f64();
         let eff = t1 / (r.virtual_seconds * nodes as f64);
+        let jobs = tree.jobs() as f64;
+        let (table, replicas) = table_of(&c, nodes);
+        let peak = peak_memory_mb();
         eprintln!(
-            "{nodes} nodes: {:.1} s virtual, efficiency {:.3}, {:.1} s real",
+            "{nodes} nodes, {table} table: {:.1} s virtual, efficiency {eff:.3}, {:.1} messages per job ({:.1} steal, {:.1} table), {:.0} table entries per node, {real:.1} s real, {peak:.0} MB",
             r.virtual_seconds,
-            eff,
-            start.elapsed().as_secs_f64()
+            r.messages as f64 / jobs,
+            r.steal_messages as f64 / jobs,
+            r.table_messages as f64 / jobs,
+            r.table_entries_total as f64 / nodes as f64,
         );
         rows.push(format!(
-            "{{\"nodes\":{nodes},\"virtual_seconds\":{:.3},\"efficiency\":{eff:.4},\"result_ok\":{},\"jobs_stolen\":{},\"messages\":{},\"real_seconds\":{:.2}}}",
+            "{{\"nodes\":{nodes},\"table\":\"{table}\",\"replicas\":{replicas},\"leaves\":{},\"jobs\":{},\"virtual_seconds\":{:.3},\"efficiency\":{eff:.4},\"result_ok\":{},\"jobs_stolen\":{},\"messages\":{},\"messages_per_job\":{:.3},\"steal_messages_per_job\":{:.3},\"table_messages_per_job\":{:.3},\"bytes\":{},\"bytes_per_job\":{:.1},\"table_entries_max\":{},\"table_entries_per_node\":{:.1},\"real_seconds\":{real:.2},\"peak_memory_mb\":{peak:.0}}}",
+            tree.leaves(),
+            tree.jobs(),
             r.virtual_seconds,
             r.result_ok,
             r.jobs_stolen,
             r.messages,
-            start.elapsed().as_secs_f64()
+            r.messages as f64 / jobs,
+            r.steal_messages as f64 / jobs,
+            r.table_messages as f64 / jobs,
+            r.bytes,
+            r.bytes as f64 / jobs,
+            r.table_entries,
+            r.table_entries_total as f64 / nodes as f64,
         ));
     }
     println!("[\n  {}\n]", rows.join(",\n  "));

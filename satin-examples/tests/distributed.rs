@@ -16,7 +16,18 @@ use common::{finish, one_at_a_time, run, stderr, stdout, NQUEENS};
 /// The statistics line a node prints at the end (the first line of `log`
 /// starting with `prefix`), as `(field, value)` pairs.
 fn stats_of(log: &str, prefix: &str) -> Option<Vec<(String, u64)>> {
-    let line = log.lines().find(|l| l.starts_with(prefix) && l.contains("jobs stolen"))?;
+    stats_in(log.lines().find(|l| l.starts_with(prefix) && l.contains("jobs stolen"))?)
+}
+
+/// The statistics of the last run in `log` (after a calibration run).
+fn last_stat(log: &str, node: usize, field: &str) -> u64 {
+    let prefix = format!("[node {node}] nqueens: node ");
+    let line = log.lines().rfind(|l| l.starts_with(&prefix) && l.contains("jobs stolen"));
+    let stats = line.and_then(stats_in).unwrap_or_else(|| panic!("no statistics of node {node}:\n{log}"));
+    stats.iter().find(|(k, _)| k == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("no {field} in {stats:?}"))
+}
+
+fn stats_in(line: &str) -> Option<Vec<(String, u64)>> {
     let fields = line.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")).map(|(_, f)| f)?;
     Some(
         fields
@@ -71,6 +82,34 @@ fn the_answer_survives_the_master_killed_half_way() {
     let out = run(&["14", "--local-nodes", "4", "--chaos", "kill:node=0,at=50%", "--idle-timeout-ms", "500"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "365596");
+}
+
+/// With the home table every entry lives on two nodes, and the restarted
+/// root asks them for what its own replica lacks.
+#[test]
+fn with_a_home_table_the_restarted_root_asks_the_homes_and_gets_the_answer() {
+    let out = run(&[
+        "14",
+        "--local-nodes",
+        "4",
+        "--table",
+        "home",
+        "--table-replicas",
+        "2",
+        "--chaos",
+        "kill:node=0,at=50%",
+        "--idle-timeout-ms",
+        "500",
+    ]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "365596");
+    let asked: u64 = (1..4).map(|n| last_stat(&log, n, "homes asked")).sum();
+    let answered: u64 = (1..4).map(|n| last_stat(&log, n, "questions answered")).sum();
+    for n in 1..4 {
+        assert_eq!(last_stat(&log, n, "table homes"), 2, "node {n}\n{log}");
+    }
+    assert!(asked > 0 && answered > 0, "homes asked {asked}, questions answered {answered}\n{log}");
 }
 
 /// The supervisor tells the survivors of a death at once: with an idle

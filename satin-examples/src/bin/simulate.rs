@@ -8,7 +8,7 @@ use clap::{Parser, ValueEnum};
 // the time spent in page faults.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use satin::proto::{Config, FtMode, StealPolicy};
+use satin::proto::{Config, FtMode, StealPolicy, TablePlacement};
 use satin::sim::{self, faults, workload, SimConfig};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -32,6 +32,16 @@ enum Steal {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum TableArg {
+    /// The broadcast table below 128 nodes, the home table from there.
+    Auto,
+    /// Every table entry to every node.
+    Broadcast,
+    /// Every entry to its --replicas homes (consistent hashing).
+    Home,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum ShapeArg {
     Fib,
     Knapsack,
@@ -42,7 +52,9 @@ enum ShapeArg {
 enum Scenario {
     /// Seed paper Fig. 4: crash 1 or 2 of 4 clusters at 50 %, vs fewer clusters from the start.
     SatinFig4,
-    /// Efficiency from 16 to 1024 nodes.
+    /// Efficiency, messages and table entries per job and node from 16 to 1024 nodes (or --nodes),
+    /// fixed total work (--size) or fixed work per node (--leaves-per-node); leaves of 20 ms unless
+    /// --leaf-ms.
     Scale,
     /// Seed 002 (Satin checkpointing): 2 clusters of 16, one removed half-way; naive, orphan saving,
     /// checkpoints every 1, 2, 5 min, graceful leave, 1.5 clusters; fault-free overhead; suspend/resume.
@@ -65,16 +77,30 @@ struct Args {
     scenario: Option<Scenario>,
     #[arg(long, default_value_t = 4)]
     clusters: u32,
-    #[arg(long, default_value_t = 16)]
-    nodes_per_cluster: u32,
+    /// Nodes per cluster (default 16; 64 in the scale scenario).
+    #[arg(long)]
+    nodes_per_cluster: Option<u32>,
+    /// Nodes in all (clusters filled in order, the last one partly); for the scale scenario a
+    /// comma-separated list of sizes.
+    #[arg(long, value_delimiter = ',')]
+    nodes: Vec<u32>,
+    /// Scale scenario: this many leaves per node (weak scaling) instead of a fixed tree.
+    #[arg(long)]
+    leaves_per_node: Option<u32>,
+    /// The result table: every entry to every node, or to each key's homes.
+    #[arg(long, value_enum, default_value_t = TableArg::Auto)]
+    table: TableArg,
+    /// Homes per key of the home table.
+    #[arg(long, default_value_t = satin::proto::DEFAULT_REPLICAS)]
+    replicas: usize,
     /// Tree shape: fib (size = n), knapsack (uneven, size = leaves), flat (master-worker, size = leaves).
     #[arg(long, value_enum, default_value_t = ShapeArg::Knapsack)]
     shape: ShapeArg,
     #[arg(long, default_value_t = 20_000)]
     size: u32,
-    /// Mean leaf cost in milliseconds.
-    #[arg(long, default_value_t = 10.0)]
-    leaf_ms: f64,
+    /// Mean leaf cost in milliseconds (default 10; 20 in the scale scenario).
+    #[arg(long)]
+    leaf_ms: Option<f64>,
     /// Leaf costs all equal instead of exponentially distributed.
     #[arg(long)]
     constant_cost: bool,
@@ -166,25 +192,43 @@ enum Orphans {
 }
 
 fn config(a: &Args) -> Result<SimConfig, String> {
-    if a.clusters == 0 || a.nodes_per_cluster == 0 {
+    let scale = matches!(a.scenario, Some(Scenario::Scale));
+    let per_cluster = a.nodes_per_cluster.unwrap_or(if scale { 64 } else { 16 });
+    if a.clusters == 0 || per_cluster == 0 {
         return Err("--clusters and --nodes-per-cluster must be at least 1".into());
     }
-    if !(a.leaf_ms > 0.0 && a.leaf_ms.is_finite()) {
+    if a.nodes.contains(&0) {
+        return Err("--nodes must be at least 1".into());
+    }
+    if a.nodes.len() > 1 && !scale {
+        return Err("a list of --nodes is for --scenario scale; a single run takes one number".into());
+    }
+    if a.replicas == 0 {
+        return Err("--replicas must be at least 1".into());
+    }
+    let leaf_ms = a.leaf_ms.unwrap_or(if scale { 20.0 } else { 10.0 });
+    if !(leaf_ms > 0.0 && leaf_ms.is_finite()) {
         return Err("--leaf-ms must be a positive number".into());
     }
+    // One size given: that many nodes in clusters of `per_cluster`.
+    let (clusters, nodes) = match a.nodes.as_slice() {
+        [n] if !scale => (n.div_ceil(per_cluster.min(*n)), Some(*n)),
+        _ => (a.clusters, None),
+    };
     let ms = |x: f64| (x * 1e6) as u64;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
     });
     Ok(SimConfig {
-        clusters: a.clusters,
-        nodes_per_cluster: a.nodes_per_cluster,
+        clusters,
+        nodes_per_cluster: nodes.map_or(per_cluster, |n| per_cluster.min(n)),
+        nodes,
         shape: match a.shape {
             ShapeArg::Fib => workload::Shape::Fib { n: a.size.min(40) },
             ShapeArg::Knapsack => workload::Shape::Uneven { leaves: a.size.max(1) },
             ShapeArg::Flat => workload::Shape::Flat { leaves: a.size.max(1) },
         },
-        mean_leaf_cost: ms(a.leaf_ms).max(1),
+        mean_leaf_cost: ms(leaf_ms).max(1),
         cost: if a.constant_cost { workload::Cost::Constant } else { workload::Cost::Exponential },
         local_latency: ms(a.local_latency_ms),
         wide_latency: ms(a.wide_latency_ms),
@@ -205,6 +249,11 @@ fn config(a: &Args) -> Result<SimConfig, String> {
             pointer_threshold: a.pointer_threshold,
             table_capacity: a.table_capacity,
             publish_after: (a.publish_after_s > 0.0).then_some((a.publish_after_s * 1e9) as u64),
+            table: match a.table {
+                TableArg::Auto => TablePlacement::Auto,
+                TableArg::Broadcast => TablePlacement::Broadcast,
+                TableArg::Home => TablePlacement::Home { replicas: a.replicas },
+            },
             stragglers: {
                 let s = satin::proto::Stragglers {
                     duplicates: !a.no_duplicates,
@@ -249,7 +298,17 @@ fn main() {
     eprintln!("simulate: seed {}", cfg.seed);
     match args.scenario {
         Some(Scenario::SatinFig4) => drop(satin_examples::scenarios::fig4(&cfg)),
-        Some(Scenario::Scale) => drop(satin_examples::scenarios::scale(&cfg)),
+        Some(Scenario::Scale) => {
+            let mut sweep = satin_examples::scenarios::ScaleSweep {
+                leaves_per_node: args.leaves_per_node,
+                nodes_per_cluster: args.nodes_per_cluster.unwrap_or(64),
+                ..Default::default()
+            };
+            if !args.nodes.is_empty() {
+                sweep.nodes = args.nodes.clone();
+            }
+            drop(satin_examples::scenarios::scale(&cfg, &sweep))
+        }
         Some(Scenario::SatinCheckpoint) => drop(satin_examples::scenarios::checkpoint(&cfg)),
         Some(Scenario::Gridsuperscalar) => drop(satin_examples::scenarios::gridsuperscalar(&cfg)),
         Some(Scenario::Stragglers) => drop(satin_examples::scenarios::stragglers(&cfg)),

@@ -86,6 +86,8 @@ pub(crate) struct Report {
     pub(crate) table_hits: u64,
     pub(crate) table_lookups: u64,
     pub(crate) table_len: usize,
+    /// Homes per table key (0: the broadcast table).
+    pub(crate) table_replicas: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
     /// Checkpoint records and bytes this node wrote.
@@ -613,6 +615,7 @@ impl Driver {
             table_hits: self.exec.table_hits(),
             table_lookups: self.exec.table_lookups(),
             table_len: self.node.table_len(),
+            table_replicas: self.node.table_replicas(),
             bytes_sent: self.net.bytes_sent,
             frames_sent: self.net.frames_sent,
             records_written: 0,

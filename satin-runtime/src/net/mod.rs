@@ -35,7 +35,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::codec::{Hello, DEFAULT_MAX_FRAME};
-use crate::proto::{Config, FtMode, StealPolicy, Stragglers};
+use crate::proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
 use crate::Builder;
 use checkpointer::CheckpointSpec;
 use driver::{NodeSpec, RunEnd};
@@ -68,6 +68,21 @@ pub enum AlgArg {
     /// Master–worker: idle nodes ask the master only; workers never steal
     /// from each other.
     Mw,
+}
+
+/// How the result table is spread over the nodes (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TableArg {
+    /// The broadcast table, or the home table when the run is known to
+    /// start with 128 nodes or more (`--local-nodes`, `--slurm`).
+    #[default]
+    Auto,
+    /// Every entry to every node: lookups are local, traffic grows with
+    /// the square of the nodes.
+    Broadcast,
+    /// Every entry to its `--table-replicas` homes (consistent hashing);
+    /// lookups ask them.
+    Home,
 }
 
 /// Fault tolerance of a distributed run (`--ft`).
@@ -162,6 +177,13 @@ pub struct Launch {
     /// Load balancing between nodes.
     #[arg(long, value_enum, default_value_t = AlgArg::Crs)]
     pub alg: AlgArg,
+    /// The result table: every entry on every node, or on its homes. The
+    /// master's choice holds for the whole run (joiners take it).
+    #[arg(long, value_enum, default_value_t = TableArg::Auto)]
+    pub table: TableArg,
+    /// Homes per key of the home table.
+    #[arg(long, value_name = "K", default_value_t = crate::proto::DEFAULT_REPLICAS, value_parser = table_replicas)]
+    pub table_replicas: usize,
     /// A peer that stays silent this long (milliseconds) is declared dead;
     /// keep-alives probe it four times in that span.
     #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
@@ -430,9 +452,10 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 }
             } else {
                 eprintln!(
-                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}",
+                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}",
                     r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
-                    r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted, r.stats.orphans_saved,
+                    r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted,
+                    r.table_replicas, r.stats.homes_asked, r.stats.home_questions, r.stats.orphans_saved,
                     r.records_written, r.checkpoint_bytes, r.stats.records_loaded,
                     r.stats.duplicates_started, r.stats.duplicates_won, r.stats.duplicates_aborted,
                     r.stats.loser_time as f64 / 1e9, r.stats.status_checks, r.stats.jobs_lost, r.stats.hard_timeouts,
@@ -505,6 +528,20 @@ fn stragglers(args: &Launch) -> Stragglers {
     }
 }
 
+/// How many nodes the run starts with, where the launch says: a
+/// supervisor's `--local-nodes`, SLURM's task count.
+fn expected_nodes(args: &Launch) -> Option<usize> {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    var(workflow::CLUSTER_SIZE_ENV).or_else(|| if args.slurm { var("SLURM_NTASKS") } else { None })
+}
+
+fn table_replicas(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(k) if (1..=16).contains(&k) => Ok(k),
+        _ => Err(format!("{s} is not a number of homes from 1 to 16")),
+    }
+}
+
 fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
     let master = args.join.is_none();
     let listen = args.listen.unwrap_or_else(|| {
@@ -528,9 +565,18 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         AlgArg::Crs => StealPolicy::ClusterAware,
         AlgArg::Mw => StealPolicy::MasterWorker,
     };
+    let table = match args.table {
+        TableArg::Broadcast => TablePlacement::Broadcast,
+        TableArg::Home => TablePlacement::Home { replicas: args.table_replicas },
+        TableArg::Auto => match expected_nodes(args) {
+            Some(n) if n >= crate::proto::HOME_TABLE_FROM => TablePlacement::Home { replicas: args.table_replicas },
+            _ => TablePlacement::Broadcast,
+        },
+    };
     let config = Config {
         ft,
         steal,
+        table,
         pointer_threshold: 64 << 10,
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),

@@ -119,7 +119,10 @@ pub trait Executor {
         (0, 0)
     }
     /// A peer failed. From now on every job that starts here may duplicate
-    /// work finished elsewhere: treat all queued, running and future jobs as
-    /// redone (look up the table first). Fault-free runs never pay for this.
+    /// work finished elsewhere: an executor may treat all queued, running
+    /// and future jobs as redone (look up the table first). Fault-free runs
+    /// never pay for this. Called only with the broadcast table, whose
+    /// lookups are local reads; with a home table only redone jobs and
+    /// their descendants look up.
     fn recovery_started(&mut self);
 }

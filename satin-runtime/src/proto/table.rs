@@ -5,7 +5,7 @@
 //! entries evicts the oldest first.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::msg::{Entry, NodeId};
@@ -34,11 +34,22 @@ pub struct SharedTable {
     entries: Arc<RwLock<Shared>>,
     /// Depths (below 64, where known) at which results or running jobs
     /// sit: lookups of redone calls go down to the deepest of them, and
-    /// hash calls only at these depths (see `sched::track`).
+    /// hash calls only at these depths (see `sched::track`). With a home
+    /// table this replica sees its own results and its keys' share of the
+    /// others' — a sample of the depths, not all of them: a depth it never
+    /// saw costs recomputation there, never a wrong answer.
     depths: Arc<AtomicU64>,
+    /// The table has homes (see `proto/node/homes.rs`): what this replica
+    /// lacks may be with them, so a redone call at a depth above asks.
+    asks_homes: Arc<AtomicBool>,
 }
 
 impl SharedTable {
+    /// Whether a miss here should ask the key's homes (through the driver).
+    pub fn asks_homes(&self) -> bool {
+        self.asks_homes.load(Ordering::Relaxed)
+    }
+
     pub fn get(&self, key: &JobKey) -> Option<SharedEntry> {
         self.entries.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
@@ -86,6 +97,7 @@ pub(crate) struct ResultTable {
     capacity: Option<usize>,
     /// Mirror of the entries, kept only once someone asked for it.
     shared: Option<SharedTable>,
+    asks_homes: bool,
 }
 
 impl ResultTable {
@@ -97,6 +109,15 @@ impl ResultTable {
             order: VecDeque::new(),
             capacity,
             shared: None,
+            asks_homes: false,
+        }
+    }
+
+    /// The table has homes from now on: readers of the mirror ask them.
+    pub(crate) fn set_asks_homes(&mut self, asks: bool) {
+        self.asks_homes = asks;
+        if let Some(s) = &self.shared {
+            s.asks_homes.store(asks, Ordering::Relaxed);
         }
     }
 
@@ -106,6 +127,7 @@ impl ResultTable {
             return s.clone();
         }
         let table = SharedTable::default();
+        table.asks_homes.store(self.asks_homes, Ordering::Relaxed);
         {
             let mut w = table.write();
             for (k, (e, meta)) in &self.entries {

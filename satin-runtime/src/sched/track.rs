@@ -156,7 +156,9 @@ fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Outp
     let worth_waiting = match &entry {
         Some(SharedEntry::Pointer) => true,
         Some(SharedEntry::Running { epoch }) => *epoch < ctx.epoch,
-        _ => false,
+        // With a home table, what this replica lacks its homes may hold.
+        None => remote.table.asks_homes(),
+        Some(SharedEntry::Value(_)) => false,
     };
     let bytes = match entry {
         Some(SharedEntry::Value(v)) => Some(v.to_vec()),

@@ -17,6 +17,8 @@ use std::collections::VecDeque;
 /// some of these are walked.
 type HashMap<K, V> =
     std::collections::HashMap<K, V, std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>>;
+type HashSet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>>;
 
 use super::workload::{key_of, node_of, Nanos, Tree};
 use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
@@ -120,10 +122,17 @@ pub struct ModelExecutor<'t> {
     instances: HashMap<InstId, Instance>,
     next_inst: InstId,
     deque: VecDeque<InstId>,
+    /// Jobs whose lookup missed: they go on where they were (on the
+    /// worker that started them, as in the runtime), before the deque,
+    /// and no thief can take them.
+    resumed: VecDeque<InstId>,
     stolen_out: HashMap<u64, InstId>,
     running_stolen: HashMap<(NodeId, u64), InstId>,
     /// Jobs waiting for a table fetch; several copies of one job may wait.
     lookups: HashMap<JobKey, Vec<InstId>>,
+    /// Keys of `lookups` whose answer is a round trip away (refreshed at
+    /// every step from the core).
+    short_waits: HashSet<JobKey>,
     /// Leaves running on the processors.
     busy: Vec<InstId>,
     slots: usize,
@@ -177,9 +186,11 @@ impl<'t> ModelExecutor<'t> {
             instances: HashMap::default(),
             next_inst: 1,
             deque: VecDeque::new(),
+            resumed: VecDeque::new(),
             stolen_out: HashMap::default(),
             running_stolen: HashMap::default(),
             lookups: HashMap::default(),
+            short_waits: HashSet::default(),
             busy: Vec::new(),
             slots,
             slowness: 1.0,
@@ -221,6 +232,18 @@ impl<'t> ModelExecutor<'t> {
         id
     }
 
+    /// Jobs whose worker sits out a lookup's round trip (the homes'
+    /// answer or a fetch; see `Node::lookup_in_flight`). A wait for a job
+    /// that still runs elsewhere frees the worker.
+    fn looking(&self) -> usize {
+        self.short_waits
+            .iter()
+            .filter_map(|k| self.lookups.get(k))
+            .flatten()
+            .filter(|id| self.instances.contains_key(id))
+            .count()
+    }
+
     /// Whether some job waits for a table lookup's answer.
     pub fn waits_for_lookups(&self) -> bool {
         !self.lookups.is_empty()
@@ -244,11 +267,13 @@ impl<'t> ModelExecutor<'t> {
 
     /// Starts queued work until the processors are busy or nothing is left.
     pub fn step(&mut self, now: Nanos, core: &mut Node) {
+        let lookups = &self.lookups;
+        self.short_waits.retain(|k| lookups.contains_key(k) && core.lookup_in_flight(k));
         loop {
-            if self.slots > 0 && self.busy.len() >= self.slots {
+            if self.slots > 0 && self.busy.len() + self.looking() >= self.slots {
                 return;
             }
-            let Some(id) = self.deque.pop_back() else { return };
+            let Some(id) = self.resumed.pop_front().or_else(|| self.deque.pop_back()) else { return };
             let Some(inst) = self.instances.get(&id) else { continue };
             let (job, redone, looked_up, epoch) = (inst.job, inst.redone, inst.looked_up, inst.epoch);
             if self.slots == 0 && self.tree.is_leaf(job) {
@@ -268,6 +293,9 @@ impl<'t> ModelExecutor<'t> {
                         inst.state = State::Lookup;
                         inst.started = now;
                         self.lookups.entry(key).or_default().push(id);
+                        if core.lookup_in_flight(&key) {
+                            self.short_waits.insert(key);
+                        }
                         continue;
                     }
                     Lookup::Miss => self.outputs.push(Output::Missed { job, epoch, asked: now }),
@@ -402,6 +430,7 @@ impl<'t> ModelExecutor<'t> {
             }
         }
         self.deque.retain(|id| self.instances.contains_key(id));
+        self.resumed.retain(|id| self.instances.contains_key(id));
         result
     }
 }
@@ -523,7 +552,7 @@ impl Executor for ModelExecutor<'_> {
                         self.outputs.push(Output::Missed { job: inst.job, epoch: inst.epoch, asked: inst.started });
                         inst.looked_up = true;
                         inst.state = State::Queued;
-                        self.deque.push_back(id);
+                        self.resumed.push_back(id);
                     }
                 }
             }
@@ -531,7 +560,7 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn has_work(&self) -> bool {
-        self.busy.len() >= self.slots || !self.deque.is_empty()
+        self.busy.len() + self.looking() >= self.slots || !self.deque.is_empty() || !self.resumed.is_empty()
     }
 
     fn progress(&self) -> (u64, u64) {

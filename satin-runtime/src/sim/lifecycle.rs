@@ -13,7 +13,7 @@ impl World<'_> {
     /// (new ids after the old ones; the first is the master).
     pub(super) fn start_nodes(&mut self) {
         let cfg = self.cfg;
-        let n = (cfg.clusters * cfg.nodes_per_cluster) as usize;
+        let n = cfg.node_count() as usize;
         let base = self.nodes.len();
         let members: Vec<(u64, u32)> =
             (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();

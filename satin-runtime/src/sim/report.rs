@@ -18,10 +18,16 @@ pub struct Report {
     pub jobs_stolen: u64,
     /// Largest table replica at the end.
     pub table_entries: u64,
+    /// Entries of every node's replica together (the mean is this over `nodes`).
+    pub table_entries_total: u64,
     pub table_hits: u64,
     pub redone: u64,
     pub orphans_saved: u64,
     pub messages: u64,
+    /// Of `messages`: steal requests and replies, and table traffic
+    /// (updates, questions to homes, fetches).
+    pub steal_messages: u64,
+    pub table_messages: u64,
     pub bytes: u64,
     /// Recomputations of a result that a live node had published long enough
     /// before to be in the recomputing node's table replica.
@@ -87,7 +93,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -97,10 +103,13 @@ impl Report {
             failure,
             self.jobs_stolen,
             self.table_entries,
+            self.table_entries_total,
             self.table_hits,
             self.redone,
             self.orphans_saved,
             self.messages,
+            self.steal_messages,
+            self.table_messages,
             self.bytes,
             self.violations,
             self.running_recomputed,

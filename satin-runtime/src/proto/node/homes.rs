@@ -59,6 +59,7 @@ impl Node {
             TablePlacement::Auto if members >= HOME_TABLE_FROM => DEFAULT_REPLICAS,
             TablePlacement::Auto => 0,
         };
+        self.table.set_asks_homes(self.table_replicas > 0);
     }
 
     /// Homes per key (0: the broadcast table).
@@ -148,14 +149,24 @@ impl Node {
             return Lookup::Miss;
         }
         for &home in &homes {
+            self.stats.homes_asked += 1;
             self.actions.push_back(Action::Send { to: home, msg: Msg::TableGet { key: *key } });
         }
         self.asking.insert(*key, (epoch, homes));
         Lookup::Pending
     }
 
+    /// Whether the lookup of `key` waits for a round trip (the homes'
+    /// answer, or a value fetched from a pointer) rather than for a job
+    /// that still runs somewhere: a short wait its worker sits out, where
+    /// a long one lets the worker run other work.
+    pub fn lookup_in_flight(&self, key: &JobKey) -> bool {
+        self.asking.contains_key(key) || matches!(self.fetching.get(key), Some((_, None)))
+    }
+
     /// A peer asks this node, a home of `key`, what it knows.
     pub(super) fn table_get(&mut self, from: NodeId, key: JobKey) {
+        self.stats.home_questions += 1;
         let entry = self.table.get(&key).cloned().map(|e| (e, self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN)));
         let running = self.table.running(&key).to_vec();
         self.actions.push_back(Action::Send { to: from, msg: Msg::TableGot { key, entry, running } });

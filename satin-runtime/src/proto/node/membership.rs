@@ -68,6 +68,7 @@ impl Node {
         self.root = Some(root);
         self.joined = true;
         self.table_replicas = table_replicas as usize;
+        self.table.set_asks_homes(self.table_replicas > 0);
         self.handle_idle(now, exec);
     }
 

@@ -264,6 +264,10 @@ pub struct NodeStats {
     /// Lookups answered by waiting for a job that was still running
     /// elsewhere (instead of computing it again).
     pub adopted: u64,
+    /// Questions this node sent to the homes of keys it lacked (a home
+    /// table), and questions it answered as a home.
+    pub homes_asked: u64,
+    pub home_questions: u64,
     /// Checkpoint records this node wrote (as coordinator), their bytes,
     /// and records it loaded from the file when it opened it.
     pub records_written: u64,

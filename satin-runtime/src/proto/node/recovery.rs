@@ -19,7 +19,10 @@ impl Node {
         self.stats.recoveries += 1;
         self.table.forget_holder(peer);
         self.rehome(before);
-        if self.config.ft == FtMode::Table {
+        // With the broadcast table a lookup is a local read: every job may
+        // as well look. With homes each costs a round trip, and only redone
+        // jobs and their descendants can find anything (the design's rule).
+        if self.config.ft == FtMode::Table && self.table_replicas == 0 {
             exec.recovery_started();
         }
         if self.local_steal.is_some_and(|(v, ..)| v == peer) {

@@ -124,16 +124,16 @@ impl Node {
     /// idle nodes that help a job between two copies of it, so a job that
     /// is merely long — divide-and-conquer subtrees of one depth can
     /// differ a thousandfold — is never copied).
-    fn lateness(&self, now: Time, orig: u64, exec: &impl Executor) -> Option<f64> {
-        let first = self.copies_of(orig).map(|(_, s)| s).min_by_key(|s| s.since)?;
+    fn lateness(&self, now: Time, copies: &[&Stolen], exec: &impl Executor) -> Option<f64> {
+        let first = copies.iter().min_by_key(|s| s.since)?;
         let elapsed = now.saturating_sub(first.since);
         if elapsed < self.config.stragglers.duplicate_after {
             return None;
         }
-        if self.copies_of(orig).all(|(_, s)| self.is_dropped(now, s.thief)) {
+        if copies.iter().all(|s| self.is_dropped(now, s.thief)) {
             return Some(f64::MAX);
         }
-        if !self.copies_of(orig).all(|(_, s)| self.is_slow(s.thief, exec)) {
+        if !copies.iter().all(|s| self.is_slow(s.thief, exec)) {
             return None;
         }
         let Some(est) = self.estimate_near(first) else {
@@ -160,12 +160,16 @@ impl Node {
     /// late job is suspect, so a new one is added only while all that run
     /// are on slow, hung or dropped nodes.)
     fn latest(&self, now: Time, runner: NodeId, exec: &impl Executor) -> Option<u64> {
-        // Copies of one job need not sit next to each other by stamp.
-        let origs: std::collections::BTreeSet<u64> = self.stolen.values().map(|s| s.orig).collect();
-        origs
+        // Copies of one job need not sit next to each other by stamp:
+        // group them once (a busy victim may have lost thousands of jobs).
+        let mut copies: BTreeMap<u64, Vec<&Stolen>> = BTreeMap::new();
+        for s in self.stolen.values() {
+            copies.entry(s.orig).or_default().push(s);
+        }
+        copies
             .into_iter()
-            .filter(|o| self.copies_of(*o).all(|(_, s)| s.thief != runner))
-            .filter_map(|o| self.lateness(now, o, exec).map(|l| (o, l)))
+            .filter(|(_, c)| c.iter().all(|s| s.thief != runner))
+            .filter_map(|(o, c)| self.lateness(now, &c, exec).map(|l| (o, l)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(o, _)| o)
     }

@@ -68,6 +68,10 @@ fn the_manifest_s_names_and_ports_agree() {
     let volume = pod["volumes"].as_sequence().unwrap().iter().find(|v| v["name"] == mount["name"]).expect("mounted");
     assert!(volume["secret"]["secretName"].is_string(), "the credential comes from a Secret");
 
+    // The run's size, for `--table auto`, is the StatefulSet's.
+    let nodes = env.iter().find(|e| e["name"] == satin::net::NODES_ENV).expect("SATIN_NODES is set");
+    assert_eq!(str_of(&nodes["value"]).parse::<u64>().ok(), set["spec"]["replicas"].as_u64(), "SATIN_NODES = replicas");
+
     // The command is an example binary, which the image carries.
     let command = str_of(&container["command"][0]);
     assert!(root().join(format!("satin-examples/src/bin/{command}.rs")).exists(), "{command} is an example");
@@ -89,4 +93,24 @@ fn k8s_flags_parse_and_conflict_as_documented() {
     for bad in [&["--k8s", "--slurm"][..], &["--k8s", "--listen", "0.0.0.0:1"], &["--k8s-port", "9000"]] {
         assert!(parse(bad).is_err(), "{bad:?} must be refused");
     }
+}
+
+#[test]
+fn the_table_flags_choose_homes_from_128_expected_nodes() {
+    use satin::net::{table_placement, TableArg};
+    use satin::proto::TablePlacement;
+    let parse = |args: &[&str]| satin::net::Launch::from_args("x", ["x"].iter().chain(args).map(|a| a.to_string()));
+    let Ok(satin::net::Split::Run(launch, _)) = parse(&["--table", "home", "--table-replicas", "3"]) else {
+        panic!("parses")
+    };
+    assert_eq!((launch.table, launch.table_replicas), (TableArg::Home, 3));
+    for bad in [&["--table-replicas", "0"][..], &["--table-replicas", "17"], &["--table", "ring"]] {
+        assert!(parse(bad).is_err(), "{bad:?} must be refused");
+    }
+    let home = TablePlacement::Home { replicas: 2 };
+    assert_eq!(table_placement(TableArg::Auto, 2, None), TablePlacement::Broadcast);
+    assert_eq!(table_placement(TableArg::Auto, 2, Some(127)), TablePlacement::Broadcast);
+    assert_eq!(table_placement(TableArg::Auto, 2, Some(128)), home);
+    assert_eq!(table_placement(TableArg::Broadcast, 2, Some(10_000)), TablePlacement::Broadcast);
+    assert_eq!(table_placement(TableArg::Home, 2, Some(4)), home);
 }

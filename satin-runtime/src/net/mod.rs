@@ -74,7 +74,8 @@ pub enum AlgArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum TableArg {
     /// The broadcast table, or the home table when the run is known to
-    /// start with 128 nodes or more (`--local-nodes`, `--slurm`).
+    /// start with 128 nodes or more (`--local-nodes`, `--slurm`, or the
+    /// `SATIN_NODES` variable).
     #[default]
     Auto,
     /// Every entry to every node: lookups are local, traffic grows with
@@ -528,11 +529,35 @@ fn stragglers(args: &Launch) -> Stragglers {
     }
 }
 
+/// Where no launcher can tell how many nodes the run starts with (pods of
+/// a StatefulSet, hosts started by hand), this variable says, for
+/// `--table auto`.
+pub const NODES_ENV: &str = "SATIN_NODES";
+
 /// How many nodes the run starts with, where the launch says: a
-/// supervisor's `--local-nodes`, SLURM's task count.
+/// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
 fn expected_nodes(args: &Launch) -> Option<usize> {
     let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
-    var(workflow::CLUSTER_SIZE_ENV).or_else(|| if args.slurm { var("SLURM_NTASKS") } else { None })
+    var(workflow::CLUSTER_SIZE_ENV).or_else(|| var(NODES_ENV)).or_else(|| {
+        if args.slurm {
+            var("SLURM_NTASKS")
+        } else {
+            None
+        }
+    })
+}
+
+/// The result table a run gets from `--table` and `--table-replicas`, for
+/// a run expected to start with `expected` nodes (if known).
+pub fn table_placement(table: TableArg, replicas: usize, expected: Option<usize>) -> TablePlacement {
+    match table {
+        TableArg::Broadcast => TablePlacement::Broadcast,
+        TableArg::Home => TablePlacement::Home { replicas },
+        TableArg::Auto => match expected {
+            Some(n) if n >= crate::proto::HOME_TABLE_FROM => TablePlacement::Home { replicas },
+            _ => TablePlacement::Broadcast,
+        },
+    }
 }
 
 fn table_replicas(s: &str) -> Result<usize, String> {
@@ -565,14 +590,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         AlgArg::Crs => StealPolicy::ClusterAware,
         AlgArg::Mw => StealPolicy::MasterWorker,
     };
-    let table = match args.table {
-        TableArg::Broadcast => TablePlacement::Broadcast,
-        TableArg::Home => TablePlacement::Home { replicas: args.table_replicas },
-        TableArg::Auto => match expected_nodes(args) {
-            Some(n) if n >= crate::proto::HOME_TABLE_FROM => TablePlacement::Home { replicas: args.table_replicas },
-            _ => TablePlacement::Broadcast,
-        },
-    };
+    let table = table_placement(args.table, args.table_replicas, expected_nodes(args));
     let config = Config {
         ft,
         steal,

@@ -154,7 +154,7 @@ impl Cluster {
         self.stdins.push(child.stdin.take());
         let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
         let tx = self.events.clone();
-        std::thread::spawn(move || {
+        let log = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 eprintln!("[node {node}] {line}");
                 if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
@@ -175,6 +175,9 @@ impl Cluster {
         let tx = self.events.clone();
         std::thread::spawn(move || {
             let (status, cpu) = wait_with_cpu(child);
+            // Its log first: a node that listens and ends at once (a
+            // checkpoint that holds the answer) has listened all the same.
+            let _ = log.join();
             let _ = tx.send(Event::Exited { node, status, cpu });
         });
         node

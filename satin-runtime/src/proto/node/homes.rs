@@ -172,8 +172,14 @@ impl Node {
         self.actions.push_back(Action::Send { to: from, msg: Msg::TableGot { key, entry, running } });
     }
 
-    /// A home's answer: kept here, and the waiting lookup decided if it can
-    /// be — at once on a value, else when every home has answered.
+    /// A home's answer: kept here, and the waiting lookup decided by it.
+    ///
+    /// The first answer decides, "nothing" included: every home of a key
+    /// gets each of its updates, and a membership change moves the entries
+    /// to new homes, so once an update has had time to arrive any home
+    /// holds it. Waiting for the slowest home (in another cluster) would
+    /// only help in the moments after a change, and would cost every
+    /// redone job a wide round trip.
     pub(super) fn table_got(
         &mut self,
         from: NodeId,
@@ -194,19 +200,15 @@ impl Node {
                 self.table.put(key, Entry::Running { holder, epoch }, meta);
             }
         }
-        let Some((epoch, waiting)) = self.asking.get_mut(&key) else { return };
-        waiting.retain(|&h| h != from);
-        let (epoch, last) = (*epoch, waiting.is_empty());
-        let found_value = matches!(self.table.get(&key), Some(Entry::Value(_)));
-        if !found_value && !last {
+        if !self.asking.get(&key).is_some_and(|(_, waiting)| waiting.contains(&from)) {
             return;
         }
-        self.asking.remove(&key);
+        let (epoch, _) = self.asking.remove(&key).expect("checked above");
         self.decide_asked(key, epoch, exec);
     }
 
-    /// Every home asked about `key` has answered (or died): look again,
-    /// with what they said.
+    /// A home asked about `key` has answered (or all have died): look
+    /// again, with what it said.
     fn decide_asked(&mut self, key: JobKey, epoch: u32, exec: &mut impl Executor) {
         match self.lookup_here(&key, epoch) {
             Some(Lookup::Hit(v)) => {

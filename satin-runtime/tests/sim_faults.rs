@@ -147,6 +147,11 @@ fn check(seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Seeds beyond the usual range that once failed, run every time.
+/// 39115: a lookup waiting for an old-epoch job on a node that died gave
+/// up, though another node ran the same job of an older epoch still.
+const ONCE_FAILED: &[u64] = &[39_115];
+
 #[test]
 fn random_fault_schedules_terminate_with_the_fault_free_answer() {
     if let Ok(seed) = std::env::var("SATIN_SIM_SEED") {
@@ -157,7 +162,7 @@ fn random_fault_schedules_terminate_with_the_fault_free_answer() {
         return;
     }
     let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let failures: Vec<String> = (0..seeds).filter_map(|s| check(s).err()).collect();
+    let failures: Vec<String> = (0..seeds).chain(ONCE_FAILED.iter().copied()).filter_map(|s| check(s).err()).collect();
     let seeds_failed: Vec<&str> = failures.iter().filter_map(|f| f.split(" failed").next()).collect();
     assert!(
         failures.is_empty(),

@@ -161,7 +161,7 @@ impl Node {
     /// that still runs somewhere: a short wait its worker sits out, where
     /// a long one lets the worker run other work.
     pub fn lookup_in_flight(&self, key: &JobKey) -> bool {
-        self.asking.contains_key(key) || matches!(self.fetching.get(key), Some((_, None)))
+        self.asking.contains_key(key) || self.fetching.get(key).is_some_and(|f| f.adopt.is_none())
     }
 
     /// A peer asks this node, a home of `key`, what it knows.

@@ -291,6 +291,17 @@ pub struct NodeStats {
     pub dropped: u64,
 }
 
+/// A lookup waiting for a value from another node.
+#[derive(Clone, Copy, Debug)]
+struct Fetching {
+    /// The node asked: a pointer's holder, or where the job runs.
+    holder: NodeId,
+    /// For an adoption, the running job's epoch.
+    adopt: Option<u32>,
+    /// The epoch of the lookup that asked (to look again if the holder dies).
+    epoch: u32,
+}
+
 /// A job this node lost to a thief — or a copy of one, run by an idle
 /// thief or by this node itself: enough to run it again.
 #[derive(Clone, Debug)]
@@ -359,9 +370,8 @@ pub struct Node {
     /// table): the lookup's epoch, the homes yet to answer.
     asking: BTreeMap<JobKey, (u32, Vec<NodeId>)>,
     /// Lookups waiting for a value from another node: a pointer's holder,
-    /// or the node running the job (an adoption, with the running job's
-    /// epoch).
-    fetching: BTreeMap<JobKey, (NodeId, Option<u32>)>,
+    /// or the node running the job (an adoption).
+    fetching: BTreeMap<JobKey, Fetching>,
     /// Nodes waiting for the result of a job running here (they adopted it).
     awaiting: BTreeMap<JobKey, Vec<NodeId>>,
     joined: bool,
@@ -478,7 +488,7 @@ impl Node {
             self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
             self.running_for.keys().collect::<Vec<_>>(),
             self.orphans.len(),
-            self.fetching.iter().map(|(k, h)| (*k, *h, self.table.get(k).cloned())).collect::<Vec<_>>(),
+            self.fetching.iter().map(|(k, f)| (*k, *f, self.table.get(k).cloned())).collect::<Vec<_>>(),
             self.asking,
             self.awaiting.len(),
             self.local_steal,

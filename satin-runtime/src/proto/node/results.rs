@@ -3,7 +3,7 @@
 //! jobs — values, pointers fetched from their holder, and jobs still
 //! running elsewhere, which a newer-epoch lookup waits for (adopts).
 
-use super::{Action, Lookup, Node, Running, Time};
+use super::{Action, Fetching, Lookup, Node, Running, Time};
 use crate::checkpoint::ResultMeta;
 use crate::proto::msg::{Entry, Msg, NodeId};
 use crate::proto::{Executor, FtMode};
@@ -149,7 +149,7 @@ impl Node {
     pub(super) fn lookup_here(&mut self, key: &JobKey, epoch: u32) -> Option<Lookup> {
         match self.fetching.get(key) {
             // Joining a wait for a running job is for newer epochs only.
-            Some((_, Some(running))) if *running >= epoch => {
+            Some(f) if f.adopt.is_some_and(|running| running >= epoch) => {
                 self.stats.table_misses += 1;
                 return Some(Lookup::Miss);
             }
@@ -176,7 +176,7 @@ impl Node {
         };
         // The holder answers when it can: at once for a value, when the
         // job ends for a running one (see `fetch`).
-        self.fetching.insert(*key, (holder, adopt));
+        self.fetching.insert(*key, Fetching { holder, adopt, epoch });
         if holder == self.id {
             self.awaiting.entry(*key).or_default();
         } else {
@@ -235,8 +235,8 @@ impl Node {
         // is out answers it at once.
         if let Entry::Value(v) = entry {
             self.checkpoint_saw(key, &v, meta, from);
-            if let Some((_, adopted)) = self.fetching.remove(&key) {
-                self.lookup_answered(key, Some(v.to_vec()), adopted.is_some(), exec);
+            if let Some(f) = self.fetching.remove(&key) {
+                self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec);
             } else if self.asking.remove(&key).is_some() {
                 self.lookup_answered(key, Some(v.to_vec()), false, exec);
             }
@@ -244,12 +244,12 @@ impl Node {
     }
 
     pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Vec<u8>>, exec: &mut impl Executor) {
-        if let Some((_, adopted)) = self.fetching.remove(&key) {
+        if let Some(f) = self.fetching.remove(&key) {
             if let Some(v) = &value {
                 let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
                 self.table.put(key, Entry::Value(v.as_slice().into()), meta);
             }
-            self.lookup_answered(key, value, adopted.is_some(), exec);
+            self.lookup_answered(key, value, f.adopt.is_some(), exec);
         }
     }
 
@@ -266,12 +266,20 @@ impl Node {
         exec.lookup_done(&key, value);
     }
 
-    /// Lookups answered by `peer` will not be: they miss.
+    /// Lookups answered by `peer` will not be: each looks again (another
+    /// node may run the same job of an older epoch, or hold its value),
+    /// and misses if nothing else is known. Called after the table forgot
+    /// what `peer` held.
     pub(super) fn lookups_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
-        let lost: Vec<JobKey> = self.fetching.iter().filter(|(_, (h, _))| *h == peer).map(|(k, _)| *k).collect();
+        let lost: Vec<JobKey> = self.fetching.iter().filter(|(_, f)| f.holder == peer).map(|(k, _)| *k).collect();
         for key in lost {
-            if let Some((_, adopted)) = self.fetching.remove(&key) {
-                self.lookup_answered(key, None, adopted.is_some(), exec);
+            let Some(f) = self.fetching.remove(&key) else { continue };
+            match self.lookup_here(&key, f.epoch) {
+                // `lookup_here` counted the hit or the miss.
+                Some(Lookup::Hit(v)) => exec.lookup_done(&key, Some(v)),
+                Some(Lookup::Miss) => exec.lookup_done(&key, None),
+                Some(Lookup::Pending) => {}
+                None => self.lookup_answered(key, None, f.adopt.is_some(), exec),
             }
         }
         for waiting in self.awaiting.values_mut() {
@@ -318,9 +326,9 @@ impl Node {
             let msg = Msg::FetchReply { key, value: value.map(<[u8]>::to_vec) };
             self.actions.push_back(Action::Send { to: peer, msg });
         }
-        if matches!(self.fetching.get(&key), Some((h, _)) if *h == self.id) {
-            let (_, adopted) = self.fetching.remove(&key).expect("checked above");
-            self.lookup_answered(key, value.map(<[u8]>::to_vec), adopted.is_some(), exec);
+        if self.fetching.get(&key).is_some_and(|f| f.holder == self.id) {
+            let f = self.fetching.remove(&key).expect("checked above");
+            self.lookup_answered(key, value.map(<[u8]>::to_vec), f.adopt.is_some(), exec);
         }
     }
 
@@ -345,8 +353,8 @@ impl Node {
             self.spread(&key, Msg::TablePut { key, entry, meta });
         }
         self.answer_awaiting(key, Some(&shared), exec);
-        if let Some((_, adopted)) = self.fetching.remove(&key) {
-            self.lookup_answered(key, Some(shared.to_vec()), adopted.is_some(), exec);
+        if let Some(f) = self.fetching.remove(&key) {
+            self.lookup_answered(key, Some(shared.to_vec()), f.adopt.is_some(), exec);
         } else if self.asking.remove(&key).is_some() {
             self.lookup_answered(key, Some(shared.to_vec()), false, exec);
         }

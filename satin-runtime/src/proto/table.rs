@@ -305,6 +305,17 @@ impl ResultTable {
             .collect()
     }
 
+    /// Drops `key`'s pointer if it points to `holder` (which has no value).
+    pub(crate) fn forget_pointer(&mut self, key: &JobKey, holder: NodeId) {
+        if self.get(key) == Some(&Entry::Pointer(holder)) {
+            self.entries.remove(key);
+            if let Some(s) = &self.shared {
+                s.write().remove(key);
+            }
+            self.mirror_running(*key);
+        }
+    }
+
     /// Drops pointers to and running marks of `holder` (it is gone:
     /// fetching or waiting would fail).
     pub(crate) fn forget_holder(&mut self, holder: NodeId) {

@@ -673,7 +673,9 @@ impl World<'_> {
         let homes = self.nodes[node].core.table_replicas() > 0;
         let settled = |since: Nanos| if homes { since.max(self.membership_changed) } else { since };
         if let Some(&(since, holder, e)) = self.running.get(&job) {
-            let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs(&workload::key_of(job));
+            // The holder may have dropped the job without a message the
+            // simulator sees (when it is the key's only home itself).
+            let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs_at(&workload::key_of(job), e);
             if computes && e < epoch && settled(since) + 2 * slowest < asked {
                 if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                     eprintln!(

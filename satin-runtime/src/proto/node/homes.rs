@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Action, Lookup, Node};
+use super::{Action, Asking, Lookup, Node};
 use crate::checkpoint::ResultMeta;
 use crate::proto::msg::{Entry, Msg, NodeId};
 use crate::proto::Executor;
@@ -139,8 +139,9 @@ impl Node {
     }
 
     /// A redone job's lookup found nothing here: ask the key's homes, if
-    /// the table has homes and this node is not the only one.
-    pub(super) fn ask_homes(&mut self, key: &JobKey, epoch: u32) -> Lookup {
+    /// the table has homes and this node is not the only one. `again`:
+    /// the lookup asked them before.
+    pub(super) fn ask_homes(&mut self, key: &JobKey, epoch: u32, again: bool) -> Lookup {
         if self.table_replicas == 0 {
             return Lookup::Miss;
         }
@@ -152,7 +153,7 @@ impl Node {
             self.stats.homes_asked += 1;
             self.actions.push_back(Action::Send { to: home, msg: Msg::TableGet { key: *key } });
         }
-        self.asking.insert(*key, (epoch, homes));
+        self.asking.insert(*key, Asking { epoch, homes, again });
         Lookup::Pending
     }
 
@@ -200,23 +201,25 @@ impl Node {
                 self.table.put(key, Entry::Running { holder, epoch }, meta);
             }
         }
-        if !self.asking.get(&key).is_some_and(|(_, waiting)| waiting.contains(&from)) {
+        if !self.asking.get(&key).is_some_and(|a| a.homes.contains(&from)) {
             return;
         }
-        let (epoch, _) = self.asking.remove(&key).expect("checked above");
-        self.decide_asked(key, epoch, exec);
+        let asked = self.asking.remove(&key).expect("checked above");
+        self.decide_asked(key, asked, exec);
     }
 
     /// A home asked about `key` has answered (or all have died): look
     /// again, with what it said.
-    fn decide_asked(&mut self, key: JobKey, epoch: u32, exec: &mut impl Executor) {
-        match self.lookup_here(&key, epoch) {
+    fn decide_asked(&mut self, key: JobKey, asked: Asking, exec: &mut impl Executor) {
+        match self.lookup_here(&key, asked.epoch, asked.again) {
             Some(Lookup::Hit(v)) => {
                 // `lookup_here` counted the hit.
                 exec.lookup_done(&key, Some(v));
             }
             Some(Lookup::Pending) => {}
-            Some(Lookup::Miss) | None => {
+            // `lookup_here` counted this miss.
+            Some(Lookup::Miss) => exec.lookup_done(&key, None),
+            None => {
                 self.stats.table_misses += 1;
                 exec.lookup_done(&key, None);
             }
@@ -227,17 +230,17 @@ impl Node {
     /// without them.
     pub(super) fn asks_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
         let mut done = Vec::new();
-        for (key, (epoch, waiting)) in &mut self.asking {
-            if waiting.contains(&peer) {
-                waiting.retain(|&h| h != peer);
-                if waiting.is_empty() {
-                    done.push((*key, *epoch));
+        for (key, asked) in &mut self.asking {
+            if asked.homes.contains(&peer) {
+                asked.homes.retain(|&h| h != peer);
+                if asked.homes.is_empty() {
+                    done.push(*key);
                 }
             }
         }
-        for (key, epoch) in done {
-            self.asking.remove(&key);
-            self.decide_asked(key, epoch, exec);
+        for key in done {
+            let asked = self.asking.remove(&key).expect("listed above");
+            self.decide_asked(key, asked, exec);
         }
     }
 }

@@ -300,6 +300,21 @@ struct Fetching {
     adopt: Option<u32>,
     /// The epoch of the lookup that asked (to look again if the holder dies).
     epoch: u32,
+    /// Whether the lookup has asked the homes again already (see
+    /// `look_again`): once is enough, and bounds a loop between a stale
+    /// pointer at a home and a holder that has no value.
+    again: bool,
+}
+
+/// A lookup waiting for the homes of its key to answer.
+#[derive(Clone, Debug)]
+struct Asking {
+    /// The lookup's epoch.
+    epoch: u32,
+    /// The homes yet to answer.
+    homes: Vec<NodeId>,
+    /// Whether this is the lookup's second question (see [`Fetching`]).
+    again: bool,
 }
 
 /// A job this node lost to a thief — or a copy of one, run by an idle
@@ -368,7 +383,7 @@ pub struct Node {
     table_replicas: usize,
     /// Lookups waiting for the homes of their key to answer (the home
     /// table): the lookup's epoch, the homes yet to answer.
-    asking: BTreeMap<JobKey, (u32, Vec<NodeId>)>,
+    asking: BTreeMap<JobKey, Asking>,
     /// Lookups waiting for a value from another node: a pointer's holder,
     /// or the node running the job (an adoption).
     fetching: BTreeMap<JobKey, Fetching>,

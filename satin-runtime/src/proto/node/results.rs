@@ -125,17 +125,17 @@ impl Node {
             // The homes' answer may make the ask wait for a running job
             // older than its own epoch only: joined by a lookup of an older
             // epoch still, that job could be the one waiting.
-            Some((asked, _)) if *asked > epoch => {
+            Some(asked) if asked.epoch > epoch => {
                 self.stats.table_misses += 1;
                 return Lookup::Miss;
             }
             Some(_) => return Lookup::Pending,
             None => {}
         }
-        match self.lookup_here(key, epoch) {
+        match self.lookup_here(key, epoch, false) {
             Some(found) => found,
             None => {
-                let asked = self.ask_homes(key, epoch);
+                let asked = self.ask_homes(key, epoch, false);
                 if asked == Lookup::Miss {
                     self.stats.table_misses += 1;
                 }
@@ -146,7 +146,8 @@ impl Node {
 
     /// A lookup in this replica; `None`: it knows nothing of `key` (a hit,
     /// and a miss while a fetch of the key is out, are counted here).
-    pub(super) fn lookup_here(&mut self, key: &JobKey, epoch: u32) -> Option<Lookup> {
+    /// `again`: the lookup has asked the homes twice.
+    pub(super) fn lookup_here(&mut self, key: &JobKey, epoch: u32, again: bool) -> Option<Lookup> {
         match self.fetching.get(key) {
             // Joining a wait for a running job is for newer epochs only.
             Some(f) if f.adopt.is_some_and(|running| running >= epoch) => {
@@ -176,7 +177,7 @@ impl Node {
         };
         // The holder answers when it can: at once for a value, when the
         // job ends for a running one (see `fetch`).
-        self.fetching.insert(*key, Fetching { holder, adopt, epoch });
+        self.fetching.insert(*key, Fetching { holder, adopt, epoch, again });
         if holder == self.id {
             self.awaiting.entry(*key).or_default();
         } else {
@@ -211,7 +212,7 @@ impl Node {
     }
 
     /// Whether a job with this key and epoch runs here for another node.
-    fn runs_at(&self, key: &JobKey, epoch: u32) -> bool {
+    pub fn runs_at(&self, key: &JobKey, epoch: u32) -> bool {
         self.runs_where(key, |e| e == epoch)
     }
 
@@ -244,12 +245,37 @@ impl Node {
     }
 
     pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Vec<u8>>, exec: &mut impl Executor) {
-        if let Some(f) = self.fetching.remove(&key) {
-            if let Some(v) = &value {
+        let Some(f) = self.fetching.remove(&key) else { return };
+        match value {
+            Some(v) => {
                 let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
                 self.table.put(key, Entry::Value(v.as_slice().into()), meta);
+                self.lookup_answered(key, Some(v), f.adopt.is_some(), exec);
             }
-            self.lookup_answered(key, value, f.adopt.is_some(), exec);
+            None => {
+                // What this replica knew of the holder is stale.
+                match f.adopt {
+                    Some(epoch) => self.table.not_running(&key, f.holder, Some(epoch)),
+                    None => self.table.forget_pointer(&key, f.holder),
+                }
+                self.look_again(key, f, exec);
+            }
+        }
+    }
+
+    /// A wait for another node ended with nothing (its holder died, or no
+    /// longer holds or runs what it was asked for): the value may still be
+    /// elsewhere — a home may hold it, another node may run the same job —
+    /// so the lookup looks again, here and then (once) at the homes, and
+    /// misses only if nothing else is known.
+    fn look_again(&mut self, key: JobKey, f: Fetching, exec: &mut impl Executor) {
+        match self.lookup_here(&key, f.epoch, f.again) {
+            // `lookup_here` counted the hit or the miss.
+            Some(Lookup::Hit(v)) => exec.lookup_done(&key, Some(v)),
+            Some(Lookup::Miss) => exec.lookup_done(&key, None),
+            Some(Lookup::Pending) => {}
+            None if !f.again && self.ask_homes(&key, f.epoch, true) == Lookup::Pending => {}
+            None => self.lookup_answered(key, None, f.adopt.is_some(), exec),
         }
     }
 
@@ -266,20 +292,13 @@ impl Node {
         exec.lookup_done(&key, value);
     }
 
-    /// Lookups answered by `peer` will not be: each looks again (another
-    /// node may run the same job of an older epoch, or hold its value),
-    /// and misses if nothing else is known. Called after the table forgot
-    /// what `peer` held.
+    /// Lookups answered by `peer` will not be: each looks again. Called
+    /// after the table forgot what `peer` held.
     pub(super) fn lookups_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
         let lost: Vec<JobKey> = self.fetching.iter().filter(|(_, f)| f.holder == peer).map(|(k, _)| *k).collect();
         for key in lost {
-            let Some(f) = self.fetching.remove(&key) else { continue };
-            match self.lookup_here(&key, f.epoch) {
-                // `lookup_here` counted the hit or the miss.
-                Some(Lookup::Hit(v)) => exec.lookup_done(&key, Some(v)),
-                Some(Lookup::Miss) => exec.lookup_done(&key, None),
-                Some(Lookup::Pending) => {}
-                None => self.lookup_answered(key, None, f.adopt.is_some(), exec),
+            if let Some(f) = self.fetching.remove(&key) {
+                self.look_again(key, f, exec);
             }
         }
         for waiting in self.awaiting.values_mut() {
@@ -328,7 +347,10 @@ impl Node {
         }
         if self.fetching.get(&key).is_some_and(|f| f.holder == self.id) {
             let f = self.fetching.remove(&key).expect("checked above");
-            self.lookup_answered(key, value.map(<[u8]>::to_vec), f.adopt.is_some(), exec);
+            match value {
+                Some(v) => self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec),
+                None => self.look_again(key, f, exec),
+            }
         }
     }
 

@@ -153,8 +153,10 @@ fn check(seed: u64) -> Result<(), String> {
 /// 92652: the checker missed that a node, its key's only home, dropped a
 /// running job (no message to see). 176774: a lookup waiting for a job of
 /// its own node that ended without a value gave up, though a home had
-/// the value by then.
-const ONCE_FAILED: &[u64] = &[39_115, 92_652, 176_774];
+/// the value by then. 126848: a joiner, welcomed by a contact that had
+/// not yet heard a member leave, put a running mark at the gone home (the
+/// checker now counts from when the holder learns).
+const ONCE_FAILED: &[u64] = &[39_115, 92_652, 126_848, 176_774];
 
 #[test]
 fn random_fault_schedules_terminate_with_the_fault_free_answer() {

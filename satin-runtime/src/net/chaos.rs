@@ -14,6 +14,20 @@
 //! - `fail:node=N,rate=P[,at=T]` — jobs node N steals fail at once with
 //!   probability P (as a panic would), from T (default: the start).
 //!
+//! Network faults, on the nodes' UDP sockets below QUIC (packets dropped or
+//! delayed, never refused; see `netfault.rs`):
+//! - `partition:node=N,at=T[,for=D]` — node N is cut off from every other
+//!   node, for D or for good;
+//! - `cut:A-B,at=T[,for=D]` — the link between nodes A and B is cut both
+//!   ways; `cut:A>B,…` only A's packets to B are lost;
+//! - `loss:P[,node=N][,at=T][,for=D]` — each packet sent is lost with
+//!   probability P (every node's, or node N's; from the start by default);
+//! - `delay:MS[,jitter=MS][,node=N][,at=T][,for=D]` — each packet waits MS
+//!   milliseconds plus up to the jitter more (so packets reorder);
+//! - `vanish:node=N,at=T` — node N's process is SIGKILLed and nobody is
+//!   told: a machine that died silently, found only by the failure
+//!   detector (a `kill` is seen by the supervisor, which tells the others).
+//!
 //! Nodes are numbered in start order: 0 is the first master, joiners get
 //! the next numbers. `T` is a time since the start (`2s`, `500ms`) or a
 //! percentage (`50%`) of how long the same run takes without faults, which
@@ -49,6 +63,61 @@ pub enum ChaosKind {
         node: u32,
         rate: f64,
     },
+    /// `cut`: node `node` is cut off from all others (false: it is back).
+    Partition {
+        node: u32,
+        cut: bool,
+    },
+    /// Packets from `from` to `to` are lost (and back, with `both`), or —
+    /// `cut` false — the link works again.
+    Cut {
+        from: u32,
+        to: u32,
+        both: bool,
+        cut: bool,
+    },
+    /// Each packet sent is lost with probability `rate` (0: none again).
+    Loss {
+        node: Option<u32>,
+        rate: f64,
+    },
+    /// Each packet sent waits `ms` plus up to `jitter` more milliseconds.
+    Delay {
+        node: Option<u32>,
+        ms: f64,
+        jitter: f64,
+    },
+    /// SIGKILL without a death notice: a silent machine death.
+    Vanish {
+        node: u32,
+    },
+}
+
+impl ChaosKind {
+    /// The nodes this fault names (checked against the cluster's size).
+    pub fn nodes(&self) -> Vec<u32> {
+        match *self {
+            ChaosKind::Kill { node }
+            | ChaosKind::Leave { node }
+            | ChaosKind::Suspend { node: Some(node) }
+            | ChaosKind::Slow { node, .. }
+            | ChaosKind::Fail { node, .. }
+            | ChaosKind::Partition { node, .. }
+            | ChaosKind::Loss { node: Some(node), .. }
+            | ChaosKind::Delay { node: Some(node), .. }
+            | ChaosKind::Vanish { node } => vec![node],
+            ChaosKind::Cut { from, to, .. } => vec![from, to],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether this is a fault of the network (applied on the sockets).
+    pub fn is_network(&self) -> bool {
+        matches!(
+            self,
+            ChaosKind::Partition { .. } | ChaosKind::Cut { .. } | ChaosKind::Loss { .. } | ChaosKind::Delay { .. }
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,6 +135,9 @@ pub fn parse(spec: &str) -> Result<Vec<ChaosEvent>, String> {
     Ok(out)
 }
 
+/// Kinds whose first argument is a bare value: `cut:1-2`, `loss:0.2`, `delay:100`.
+const POSITIONAL: &[&str] = &["cut", "loss", "delay"];
+
 fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
     let (kind, args) = part.split_once(':').unwrap_or((part, ""));
     let kind = kind.trim();
@@ -73,7 +145,13 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
     let mut all = false;
     let mut at = None;
     let (mut factor, mut rate, mut lasting) = (None, None, None);
-    for kv in args.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    let mut jitter = None;
+    let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let positional = match items.first() {
+        Some(first) if POSITIONAL.contains(&kind) && !first.contains('=') => Some(items.remove(0)),
+        _ => None,
+    };
+    for kv in items {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("{part:?}: expected key=value, got {kv:?}"))?;
         let number = || v.parse::<f64>().ok().filter(|x| x.is_finite());
         match k {
@@ -96,16 +174,25 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
                         .ok_or_else(|| format!("{part:?}: rate must be a probability (0 to 1), got {v:?}"))?,
                 )
             }
-            "for" if kind == "slow" => match parse_at(v).map_err(|e| format!("{part:?}: {e}"))? {
-                At::After(d) => lasting = Some(d),
-                At::Percent(_) => return Err(format!("{part:?}: for= is a duration (e.g. for=2s)")),
-            },
+            "jitter" if kind == "delay" => {
+                jitter = Some(
+                    number()
+                        .filter(|j| *j >= 0.0)
+                        .ok_or_else(|| format!("{part:?}: jitter is milliseconds, at least 0, got {v:?}"))?,
+                )
+            }
+            "for" if matches!(kind, "slow" | "partition" | "cut" | "loss" | "delay") => {
+                match parse_at(v).map_err(|e| format!("{part:?}: {e}"))? {
+                    At::After(d) => lasting = Some(d),
+                    At::Percent(_) => return Err(format!("{part:?}: for= is a duration (e.g. for=2s)")),
+                }
+            }
             _ => return Err(format!("{part:?}: unknown key {k:?} for {kind} (see --help for --chaos)")),
         }
     }
     let at = match at {
         Some(at) => at,
-        None if kind == "fail" => At::After(Duration::ZERO),
+        None if matches!(kind, "fail" | "loss" | "delay") => At::After(Duration::ZERO),
         None => return Err(format!("{part:?}: missing at=TIME")),
     };
     let need_node = || node.ok_or_else(|| format!("{part:?}: missing node=N"));
@@ -128,18 +215,66 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
         "fail" => {
             ChaosKind::Fail { node: need_node()?, rate: rate.ok_or_else(|| format!("{part:?}: missing rate=P"))? }
         }
+        "partition" => ChaosKind::Partition { node: need_node()?, cut: true },
+        "vanish" => ChaosKind::Vanish { node: need_node()? },
+        "cut" => {
+            let link = positional.ok_or_else(|| format!("{part:?}: missing the link, e.g. cut:1-2 or cut:1>2"))?;
+            let (both, (a, b)) = match (link.split_once('-'), link.split_once('>')) {
+                (Some(ab), None) => (true, ab),
+                (None, Some(ab)) => (false, ab),
+                _ => return Err(format!("{part:?}: a link is A-B (both ways) or A>B (one way), got {link:?}")),
+            };
+            let number = |s: &str| {
+                s.trim().parse::<u32>().map_err(|_| format!("{part:?}: {s:?} in the link is not a node number"))
+            };
+            let (from, to) = (number(a)?, number(b)?);
+            if from == to {
+                return Err(format!("{part:?}: a link joins two different nodes"));
+            }
+            ChaosKind::Cut { from, to, both, cut: true }
+        }
+        "loss" => {
+            let p = positional.ok_or_else(|| format!("{part:?}: missing the loss rate, e.g. loss:0.2"))?;
+            let rate = match p.strip_suffix('%') {
+                Some(pct) => pct.parse::<f64>().map(|x| x / 100.0),
+                None => p.parse::<f64>(),
+            };
+            let rate = rate
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| format!("{part:?}: the loss rate is a probability (0 to 1, or 0% to 100%), got {p:?}"))?;
+            ChaosKind::Loss { node, rate }
+        }
+        "delay" => {
+            let ms = positional.ok_or_else(|| format!("{part:?}: missing the delay in milliseconds, e.g. delay:100"))?;
+            let ms = ms
+                .trim_end_matches("ms")
+                .parse::<f64>()
+                .ok()
+                .filter(|m| m.is_finite() && *m >= 0.0)
+                .ok_or_else(|| format!("{part:?}: the delay is milliseconds, at least 0, got {ms:?}"))?;
+            ChaosKind::Delay { node, ms, jitter: jitter.unwrap_or(0.0) }
+        }
         other => {
             return Err(format!(
-                "{part:?}: unknown event {other:?} (expected kill, leave, join, suspend, slow, hang or fail)"
+                "{part:?}: unknown event {other:?} (expected kill, vanish, leave, join, suspend, slow, hang, fail, partition, cut, loss or delay)"
             ))
         }
     };
     let mut events = vec![ChaosEvent { kind, at }];
-    if let (Some(d), ChaosKind::Slow { node, .. }) = (lasting, kind) {
+    if let Some(d) = lasting {
         let At::After(start) = at else {
             return Err(format!("{part:?}: for= needs at= a time, not a percentage"));
         };
-        events.push(ChaosEvent { kind: ChaosKind::Slow { node, factor: 1.0 }, at: At::After(start + d) });
+        let undo = match kind {
+            ChaosKind::Slow { node, .. } => ChaosKind::Slow { node, factor: 1.0 },
+            ChaosKind::Partition { node, .. } => ChaosKind::Partition { node, cut: false },
+            ChaosKind::Cut { from, to, both, .. } => ChaosKind::Cut { from, to, both, cut: false },
+            ChaosKind::Loss { node, .. } => ChaosKind::Loss { node, rate: 0.0 },
+            ChaosKind::Delay { node, .. } => ChaosKind::Delay { node, ms: 0.0, jitter: 0.0 },
+            _ => unreachable!("for= is parsed only for the kinds above"),
+        };
+        events.push(ChaosEvent { kind: undo, at: At::After(start + d) });
     }
     Ok(events)
 }
@@ -196,6 +331,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_network_faults() {
+        let ev = parse("partition:node=2,at=50%;cut:0-1,at=1s,for=2s;cut:2>0,at=3s;loss:0.2;delay:100,jitter=50,at=1s")
+            .unwrap();
+        assert_eq!(ev[0], ChaosEvent { kind: ChaosKind::Partition { node: 2, cut: true }, at: At::Percent(50.0) });
+        assert_eq!(ev[1].kind, ChaosKind::Cut { from: 0, to: 1, both: true, cut: true });
+        assert_eq!(
+            ev[2],
+            ChaosEvent {
+                kind: ChaosKind::Cut { from: 0, to: 1, both: true, cut: false },
+                at: At::After(Duration::from_secs(3))
+            }
+        );
+        assert_eq!(ev[3].kind, ChaosKind::Cut { from: 2, to: 0, both: false, cut: true });
+        assert_eq!(
+            ev[4],
+            ChaosEvent { kind: ChaosKind::Loss { node: None, rate: 0.2 }, at: At::After(Duration::ZERO) }
+        );
+        assert_eq!(ev[5].kind, ChaosKind::Delay { node: None, ms: 100.0, jitter: 50.0 });
+        let ev = parse("partition:node=1,at=1s,for=5s;loss:30%,node=2;vanish:node=0,at=2s").unwrap();
+        assert_eq!(ev[1].kind, ChaosKind::Partition { node: 1, cut: false });
+        assert_eq!(ev[1].at, At::After(Duration::from_secs(6)));
+        assert_eq!(ev[2].kind, ChaosKind::Loss { node: Some(2), rate: 0.3 });
+        assert_eq!(ev[3].kind, ChaosKind::Vanish { node: 0 });
+        assert!(ev[0].kind.is_network() && !ev[3].kind.is_network());
+        assert_eq!(ChaosKind::Cut { from: 3, to: 1, both: true, cut: true }.nodes(), vec![3, 1]);
+    }
+
+    #[test]
     fn rejects_bad_specs_with_reasons() {
         for (spec, needle) in [
             ("kill:at=1s", "missing node"),
@@ -212,6 +375,18 @@ mod tests {
             ("hang:node=1,at=1s,factor=2", "unknown key"),
             ("join:node=4,at=1s", "next number"),
             ("kill:node=1,at=1s,color=red", "unknown key"),
+            ("partition:at=1s", "missing node"),
+            ("partition:node=1", "missing at"),
+            ("cut:at=1s", "missing the link"),
+            ("cut:1~2,at=1s", "A-B (both ways)"),
+            ("cut:1-1,at=1s", "two different nodes"),
+            ("cut:a-2,at=1s", "not a node number"),
+            ("loss:1.5", "probability"),
+            ("loss:", "missing the loss rate"),
+            ("delay:-3", "at least 0"),
+            ("delay:10,jitter=x", "jitter is milliseconds"),
+            ("partition:node=1,at=50%,for=1s", "needs at= a time"),
+            ("vanish:at=1s", "missing node"),
         ] {
             let e = parse(spec).unwrap_err();
             assert!(e.contains(needle), "{spec}: {e}");

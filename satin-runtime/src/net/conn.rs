@@ -14,6 +14,7 @@ use quinn::{Connection, ConnectionError, Endpoint, Incoming, TransportConfig, Va
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tracing::warn;
 
+use super::netfault::{Faults, FaultySocket};
 use super::tls::SERVER_NAME;
 use super::wire::{close, Frame, Message};
 use crate::codec::{self, Hello};
@@ -51,11 +52,24 @@ pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
 
 /// This node's endpoint: listening on `listen` with the pool's server
 /// credential, connecting with its client credential.
-pub(super) fn endpoint(pool: &super::tls::Pool, listen: SocketAddr, idle: Duration) -> Result<Endpoint, String> {
+/// With `faults`, the endpoint's packets go through them (`--chaos`
+/// network faults, see `netfault.rs`).
+pub(super) fn endpoint(
+    pool: &super::tls::Pool,
+    listen: SocketAddr,
+    idle: Duration,
+    faults: Option<Arc<Faults>>,
+) -> Result<Endpoint, String> {
     let (mut server, mut client) = pool.quic_configs().map_err(|e| format!("pool credential: {e}"))?;
     server.transport_config(transport(idle));
     client.transport_config(transport(idle));
-    let bind = || Endpoint::server(server.clone(), listen);
+    let bind = || -> std::io::Result<Endpoint> {
+        let Some(faults) = &faults else { return Endpoint::server(server.clone(), listen) };
+        let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
+        let socket = runtime.wrap_udp_socket(UdpSocket::bind(listen)?)?;
+        let socket = Arc::new(FaultySocket::new(socket, faults.clone()));
+        Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime)
+    };
     let mut endpoint = super::retry::retry(
         super::retry::LOCAL_OPERATIONS,
         bind,

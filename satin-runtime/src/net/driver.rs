@@ -17,6 +17,7 @@ use tracing::{info, warn};
 
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
 use super::conn::{accept_loop, advertised, endpoint, Link, Net};
+use super::netfault::Faults;
 use super::progress::Progress;
 use super::shared_sync::SharedSync;
 use super::tls::Pool;
@@ -63,6 +64,8 @@ pub(crate) struct NodeSpec {
     /// Started by `--local-nodes`: the supervisor writes death notices to
     /// this node's standard input.
     pub(crate) supervised: bool,
+    /// Faults of this node's network (`--chaos` under `--local-nodes`).
+    pub(crate) faults: Option<Arc<Faults>>,
 }
 
 /// How a node's run ended.
@@ -90,6 +93,8 @@ pub(crate) struct Report {
     pub(crate) table_replicas: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
+    /// Packets this node's network faults dropped (`--chaos`).
+    pub(crate) packets_dropped: u64,
     /// Checkpoint records and bytes this node wrote.
     pub(crate) records_written: u64,
     pub(crate) checkpoint_bytes: u64,
@@ -158,14 +163,23 @@ impl From<Link<Msg>> for Input {
     }
 }
 
-/// Feeds what the supervisor tells this node to the event loop.
-fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>) {
+/// Feeds what the supervisor tells this node to the event loop; changes
+/// to the network's faults go straight to the socket.
+fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Option<Arc<Faults>>) {
     use super::supervise::Order;
     super::supervise::read_orders(move |order| {
         let got = match order {
             Order::Gone(addr) => Input::ProcessEnded { addr },
             Order::Slow(factor) => Input::Slow { factor },
             Order::Fail(rate) => Input::FailRate { rate },
+            Order::Net(order) => {
+                match faults.as_ref().map(|f| f.apply(&order)) {
+                    Some(Err(e)) => warn!("{e}"),
+                    None => warn!("network fault order {order:?}, but this node's socket takes none"),
+                    Some(Ok(())) => {}
+                }
+                return true;
+            }
         };
         input.send(got).is_ok()
     });
@@ -215,7 +229,7 @@ async fn drive(
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
 ) -> (RunEnd, Option<Report>) {
-    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout) {
+    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, spec.faults.clone()) {
         Ok(e) => e,
         Err(e) => return (RunEnd::Failed(e), None),
     };
@@ -234,7 +248,7 @@ async fn drive(
         Some(_) => Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id),
     };
     if spec.supervised {
-        read_supervisor(input_tx.clone());
+        read_supervisor(input_tx.clone(), spec.faults.clone());
     }
     let exec_tx = input_tx.clone();
     let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
@@ -618,6 +632,7 @@ impl Driver {
             table_replicas: self.node.table_replicas(),
             bytes_sent: self.net.bytes_sent,
             frames_sent: self.net.frames_sent,
+            packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
             records_written: 0,
             checkpoint_bytes: 0,
         };

@@ -8,10 +8,12 @@
 
 #[allow(missing_docs)] // the module docs describe the spec
 mod chaos;
+mod chaos_net;
 mod checkpointer;
 mod conn;
 mod driver;
 mod k8s;
+mod netfault;
 mod progress;
 mod retry;
 mod shared_sync;
@@ -195,7 +197,10 @@ pub struct Launch {
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub leave_timeout_ms: u64,
     /// Faults to inject into a --local-nodes cluster, e.g.
-    /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'.
+    /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'. Processes: kill,
+    /// vanish (killed, nobody told), leave, join, suspend, slow, hang,
+    /// fail; the network, below QUIC: partition:node=N,at=T[,for=D],
+    /// cut:A-B,at=T (A>B: one way), loss:P, delay:MS[,jitter=MS].
     #[arg(long, value_name = "SPEC", requires = "local_nodes")]
     pub chaos: Option<String>,
     /// Write a Chrome trace (open it in Perfetto) of this node's jobs,
@@ -453,14 +458,14 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 }
             } else {
                 eprintln!(
-                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}",
+                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}, packets dropped {}",
                     r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
                     r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted,
                     r.table_replicas, r.stats.homes_asked, r.stats.home_questions, r.stats.orphans_saved,
                     r.records_written, r.checkpoint_bytes, r.stats.records_loaded,
                     r.stats.duplicates_started, r.stats.duplicates_won, r.stats.duplicates_aborted,
                     r.stats.loser_time as f64 / 1e9, r.stats.status_checks, r.stats.jobs_lost, r.stats.hard_timeouts,
-                    r.stats.retried, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent
+                    r.stats.retried, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent, r.packets_dropped
                 );
             }
         }
@@ -621,7 +626,22 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
         supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        faults: network_faults(app, id),
     }
+}
+
+/// The faults of this node's network: under a supervisor (whose `--chaos`
+/// may cut it off later), or when [`netfault::FAULTS_ENV`] names some.
+fn network_faults(app: &str, id: u64) -> Option<Arc<netfault::Faults>> {
+    let from_start = std::env::var(netfault::FAULTS_ENV).ok();
+    if from_start.is_none() && std::env::var_os(supervise::SUPERVISED_ENV).is_none() {
+        return None;
+    }
+    let faults = netfault::Faults::new(id ^ u64::from(std::process::id()));
+    if let Err(e) = faults.apply_all(from_start.as_deref().unwrap_or_default()) {
+        fail(app, format!("{}: {e}", netfault::FAULTS_ENV));
+    }
+    Some(faults)
 }
 
 /// A node id for a joining process: unique with overwhelming probability,

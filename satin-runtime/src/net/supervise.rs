@@ -17,6 +17,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::chaos::{At, ChaosEvent, ChaosKind};
+use super::chaos_net::NetChaos;
 use super::{fail, init_pool, Launch, MASTER_LINE, SUSPENDED_STATUS};
 
 /// Exit status of a supervisor whose nodes were all killed (`--chaos
@@ -48,6 +49,10 @@ pub(super) const GONE_NOTICE: &str = "gone ";
 /// fail with probability P).
 pub(super) const SLOW_ORDER: &str = "slow ";
 pub(super) const FAIL_ORDER: &str = "fail ";
+/// Chaos for a supervised node's network: this prefix, then an order for
+/// its socket's faults (`isolate on`, `block ADDR`, `loss P`, … — see
+/// `netfault.rs`).
+pub(super) const NET_ORDER: &str = "net ";
 
 /// What the supervisor tells a node on its standard input.
 pub(super) enum Order {
@@ -57,6 +62,8 @@ pub(super) enum Order {
     Slow(f64),
     /// Jobs stolen from now on fail with this probability.
     Fail(f64),
+    /// A change to the faults of the node's network (see `netfault.rs`).
+    Net(String),
 }
 
 /// Reads this node's orders from its standard input on a thread of its
@@ -72,6 +79,8 @@ pub(super) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) 
                 Order::Slow(factor)
             } else if let Some(rate) = arg(FAIL_ORDER).and_then(|r| r.parse().ok()) {
                 Order::Fail(rate)
+            } else if let Some(order) = arg(NET_ORDER) {
+                Order::Net(order.to_string())
             } else {
                 continue;
             };
@@ -119,6 +128,10 @@ struct Cluster {
     /// Nodes chaos hung: they cannot end by themselves once the run is over.
     hung: Vec<usize>,
     death_notices: bool,
+    /// Nodes that died silently (`vanish`): nobody is told.
+    silent: Vec<usize>,
+    /// Network faults in force (`partition`, `cut`, `loss`, `delay`).
+    net: NetChaos,
     events: Sender<Event>,
     trace: Option<std::path::PathBuf>,
     /// How many nodes the cluster starts with.
@@ -139,7 +152,8 @@ impl Cluster {
             .env("SATIN_POOL", &self.pool)
             .env(SUPERVISED_ENV, "1")
             .env(NODE_INDEX_ENV, node.to_string())
-            .env(super::workflow::CLUSTER_SIZE_ENV, self.size.to_string());
+            .env(super::workflow::CLUSTER_SIZE_ENV, self.size.to_string())
+            .env(super::netfault::FAULTS_ENV, self.net.at_start(node as u32, &self.addrs));
         if let Some(trace) = &self.trace {
             cmd.arg("--trace").arg(part_path(trace, node));
         }
@@ -198,7 +212,8 @@ impl Cluster {
         self.pids[node] = None;
         self.stdins[node] = None;
         let planned = status.success() || status.code() == Some(SUSPENDED_STATUS);
-        let Some(addr) = self.addrs[node].filter(|_| self.death_notices && !planned) else { return };
+        let silent = self.silent.contains(&node);
+        let Some(addr) = self.addrs[node].filter(|_| self.death_notices && !planned && !silent) else { return };
         for stdin in self.stdins.iter_mut().flatten() {
             // A node that is ending closes its end: nothing to tell it.
             let _ = writeln!(stdin, "{GONE_NOTICE}{addr}").and_then(|()| stdin.flush());
@@ -216,6 +231,15 @@ impl Cluster {
     fn tell(&mut self, node: usize, line: &str) {
         if let Some(Some(stdin)) = self.stdins.get_mut(node) {
             let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
+        }
+    }
+
+    /// Carries a network fault out: orders to the sockets of the nodes
+    /// it concerns (nodes started later get their part at their start).
+    fn network(&mut self, kind: ChaosKind) {
+        let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
+        for (node, order) in self.net.orders(kind, &live) {
+            self.tell(node as usize, &format!("{NET_ORDER}{order}"));
         }
     }
 
@@ -274,18 +298,28 @@ fn run_cluster(
         stdins: Vec::new(),
         hung: Vec::new(),
         death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
+        silent: Vec::new(),
+        net: NetChaos::default(),
         events: tx,
         trace: args.trace.clone(),
         size: n,
     };
+    let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
+    pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
+                                                     // Network faults from the start hold from each node's first packet.
+    while let Some(&(at, kind)) = pending.last() {
+        if !at.is_zero() || !kind.is_network() {
+            break;
+        }
+        pending.pop();
+        cluster.network(kind);
+    }
     let start = Instant::now();
     cluster.spawn(app, None);
     let master_addr = wait_listening(app, &rx, &mut cluster, 0);
     for _ in 1..n {
         cluster.spawn(app, Some(master_addr));
     }
-    let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
-    pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
     // How long the run took: until its answer was out (a hung node may
@@ -485,6 +519,36 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
             eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
             cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
         }
+        ChaosKind::Vanish { node } => {
+            eprintln!("{app}: chaos: node {node} dies silently (SIGKILL, nobody told)");
+            cluster.silent.push(node as usize);
+            cluster.signal(node as usize, libc::SIGKILL);
+        }
+        kind @ ChaosKind::Partition { node, cut } => {
+            match cut {
+                true => eprintln!("{app}: chaos: node {node} is cut off from the others"),
+                false => eprintln!("{app}: chaos: node {node} is reachable again"),
+            }
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Cut { from, to, both, cut } => {
+            let link = if both { format!("{from}-{to}") } else { format!("{from}>{to}") };
+            match cut {
+                true => eprintln!("{app}: chaos: link {link} cut"),
+                false => eprintln!("{app}: chaos: link {link} works again"),
+            }
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Loss { node, rate } => {
+            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
+            eprintln!("{app}: chaos: {who} loses {:.0} % of the packets it sends", rate * 100.0);
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Delay { node, ms, jitter } => {
+            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
+            eprintln!("{app}: chaos: {who} delays its packets by {ms} ms (+ up to {jitter} ms)");
+            cluster.network(kind);
+        }
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
                 let node = cluster.spawn(app, Some(addr));
@@ -504,18 +568,11 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         }),
         None => Vec::new(),
     };
-    for e in &events {
-        if let ChaosKind::Kill { node }
-        | ChaosKind::Leave { node }
-        | ChaosKind::Suspend { node: Some(node) }
-        | ChaosKind::Slow { node, .. }
-        | ChaosKind::Fail { node, .. } = e.kind
-        {
-            let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
-            if node >= n + joins {
-                eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);
-                std::process::exit(2);
-            }
+    let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
+    for node in events.iter().flat_map(|e| e.kind.nodes()) {
+        if node >= n + joins {
+            eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);
+            std::process::exit(2);
         }
     }
     let temp_pool;

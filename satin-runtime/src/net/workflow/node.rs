@@ -150,7 +150,7 @@ async fn drive(
     mut input: UnboundedReceiver<Input>,
     work: std::sync::mpsc::Sender<Work>,
 ) -> End {
-    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout) {
+    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, None) {
         Ok(e) => e,
         Err(e) => return End::Failed(e),
     };
@@ -174,7 +174,7 @@ async fn drive(
         read_orders(move |order| match order {
             Order::Gone(addr) => tx.send(Input::Gone(addr)).is_ok(),
             // Slow and failing nodes are the divide-and-conquer runtime's.
-            Order::Slow(_) | Order::Fail(_) => true,
+            Order::Slow(_) | Order::Fail(_) | Order::Net(_) => true,
         });
     }
     let mut net = Net {

@@ -168,6 +168,9 @@ fn listening_addr(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> 
 struct Master {
     child: Child,
     addr: String,
+    /// Its log, line by line (drained on a thread, so it never blocks on a
+    /// full pipe).
+    log: std::sync::mpsc::Receiver<String>,
 }
 
 impl Master {
@@ -181,9 +184,27 @@ impl Master {
         let stderr = child.stderr.take().expect("piped");
         let mut lines = BufReader::new(stderr).lines();
         let addr = listening_addr(&mut lines);
-        // Keep draining its log so it never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Master { child, addr }
+        let (tx, log) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Master { child, addr, log }
+    }
+
+    /// Waits for a line of its log that contains `needle`; the log read so
+    /// far if none comes within the run limit.
+    fn says(&self, needle: &str) -> Result<String, String> {
+        let mut seen = String::new();
+        while let Ok(line) = self.log.recv_timeout(common::RUN_LIMIT) {
+            if line.contains(needle) {
+                return Ok(line);
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        Err(seen)
     }
 }
 
@@ -225,6 +246,17 @@ fn strangers_cannot_join_and_mismatched_programs_are_refused() {
         .expect("runs");
     assert_eq!(other_program.status.code(), Some(1), "{}", stderr(&other_program));
     assert!(stderr(&other_program).contains("handshake"), "{}", stderr(&other_program));
+
+    // The same program with other arguments is another problem: both sides
+    // refuse it and say why.
+    let other_problem = run(&["17", "--join", &master.addr, "--pool", &ours, "--workers", "1"]);
+    let log = stderr(&other_problem);
+    assert_eq!(other_problem.status.code(), Some(1), "{log}");
+    assert!(log.contains("cannot join") && log.contains("other arguments"), "{log}");
+    assert_eq!(stdout(&other_problem), "", "a refused joiner prints no answer");
+    if let Err(log) = master.says("other arguments") {
+        panic!("the master did not say why it refused the joiner:\n{log}");
+    }
     drop(master);
 }
 

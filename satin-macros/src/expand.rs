@@ -54,11 +54,15 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
     };
-    let policy = (args.expect_ns.is_some() || args.retries.is_some()).then(|| {
+    let with_policy = (args.expect_ns.is_some() || args.retries.is_some()).then(|| {
         let expect_ns = option(args.expect_ns.map(|ns| quote!(#ns)));
         let retries = option(args.retries.map(|n| quote!(#n)));
         quote!(.with_policy(#expect_ns, #retries))
     });
+    // Nodes of one run must run the same code, not only functions of the
+    // same names: the handshake compares a hash of every annotated body.
+    let code = code_hash(&func);
+    let policy = Some(quote!(#with_policy .code(#code)));
     let ItemFn { attrs, vis, sig, block } = func;
     let name = &sig.ident;
     let job = format_ident!("__SatinJob_{}", name);
@@ -561,3 +565,12 @@ fn with_lifetime(mut ty: Type, lt: &syn::Lifetime) -> Type {
 
 #[cfg(test)]
 mod tests;
+
+/// FNV-1a over the function as written (its tokens, so formatting and
+/// comments do not count, doc comments do): equal for the same source.
+fn code_hash(func: &ItemFn) -> u64 {
+    quote!(#func)
+        .to_string()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}

@@ -12,7 +12,7 @@ use std::fmt;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// Version of the messages in [`crate::proto::Msg`] and of this framing.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
@@ -76,9 +76,14 @@ pub struct Hello {
     pub protocol_version: u32,
     /// Name and version of the application binary.
     pub application: String,
-    /// blake3 over the sorted function ids the application registers: two
-    /// builds with different annotated functions do not mix.
+    /// blake3 over the sorted function ids the application registers (and,
+    /// for real runs, a hash of each one's source): two builds with
+    /// different annotated functions do not mix.
     pub functions: [u8; 32],
+    /// The content key of the run's root call — the arguments the program
+    /// was started with — once known: a node started with others (another
+    /// problem) is refused.
+    pub root: Option<[u8; 32]>,
 }
 
 /// Why two peers cannot work together.
@@ -87,6 +92,12 @@ pub enum HandshakeError {
     Protocol { ours: u32, theirs: u32 },
     Application { ours: String, theirs: String },
     Functions,
+    Root { ours: [u8; 32], theirs: [u8; 32] },
+}
+
+/// The first bytes of a key, in hex, for messages.
+fn short(key: &[u8; 32]) -> String {
+    key[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl fmt::Display for HandshakeError {
@@ -100,7 +111,13 @@ impl fmt::Display for HandshakeError {
             }
             HandshakeError::Functions => write!(
                 f,
-                "the peer's annotated functions differ from this node's (same application, different build); rebuild every node from the same source"
+                "the peer's annotated functions, or their code, differ from this node's (same application, different build); rebuild every node from the same source"
+            ),
+            HandshakeError::Root { ours, theirs } => write!(
+                f,
+                "the peer was started with other arguments: its root call is {}…, this node's {}… (content keys); every node of a run must be started with the same arguments",
+                short(theirs),
+                short(ours)
             ),
         }
     }
@@ -122,7 +139,21 @@ impl Hello {
             protocol_version: PROTOCOL_VERSION,
             application: application.into(),
             functions: *h.finalize().as_bytes(),
+            root: None,
         }
+    }
+
+    /// The same, with `digest` standing for the functions (ids and code,
+    /// see [`crate::function_digest`]).
+    pub fn with_functions(mut self, digest: [u8; 32]) -> Hello {
+        self.functions = digest;
+        self
+    }
+
+    /// The same, naming the run's root call by its content key.
+    pub fn with_root(mut self, key: [u8; 32]) -> Hello {
+        self.root = Some(key);
+        self
     }
 
     /// Checks a peer's hello against ours.
@@ -138,6 +169,11 @@ impl Hello {
         }
         if self.functions != theirs.functions {
             return Err(HandshakeError::Functions);
+        }
+        if let (Some(ours), Some(theirs)) = (self.root, theirs.root) {
+            if ours != theirs {
+                return Err(HandshakeError::Root { ours, theirs });
+            }
         }
         Ok(())
     }

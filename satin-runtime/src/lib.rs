@@ -50,8 +50,8 @@ pub mod shared;
 pub mod sim;
 
 pub use job::{
-    check_call, encode_job, function_ids, policy_of, AcceptError, BuildKeyHasher, CallError, Job, JobKey, KeyHasher,
-    OwnedJob, Travel, TravelMut, WriteBackError,
+    check_call, encode_job, function_digest, function_ids, policy_of, AcceptError, BuildKeyHasher, CallError, Job,
+    JobKey, KeyHasher, OwnedJob, Travel, TravelMut, WriteBackError,
 };
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};

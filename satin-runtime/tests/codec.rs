@@ -99,4 +99,18 @@ fn handshake_mismatches_say_what_differs() {
     let mut old = ours.clone();
     old.protocol_version = PROTOCOL_VERSION + 1;
     assert!(ours.check(&old).unwrap_err().to_string().contains("protocol version mismatch"));
+    // Same program, same code, another problem: refused, naming the roots.
+    let run = ours.clone().with_root([1; 32]);
+    let other_args = ours.clone().with_root([2; 32]);
+    let e = run.check(&other_args).unwrap_err();
+    assert_eq!(e, HandshakeError::Root { ours: [1; 32], theirs: [2; 32] });
+    let text = e.to_string();
+    assert!(
+        text.contains("other arguments") && text.contains("020202020202") && text.contains("010101010101"),
+        "{text}"
+    );
+    assert_eq!(run.check(&ours.clone().with_root([1; 32])), Ok(()));
+    // Another build of the same functions: the code differs.
+    let rebuilt = ours.clone().with_functions([9; 32]);
+    assert_eq!(ours.check(&rebuilt), Err(HandshakeError::Functions));
 }

@@ -16,6 +16,7 @@
 //! the simulator prints every violation and, if the run gets stuck, the
 //! state of every node.
 
+use satin::proto::quorum::QuorumConfig;
 use satin::proto::{Config, FtMode, SplitMix64, StealPolicy, Stragglers, TablePlacement};
 use satin::sim::faults::{Fault, FaultKind, Trigger};
 use satin::sim::workload::{Cost, Shape};
@@ -49,6 +50,12 @@ fn random_config(seed: u64) -> SimConfig {
         checkpoint_first: None,
         publish_after: (r.below(2) == 0).then(|| r.below(20) * MS),
         stragglers: Stragglers::default(),
+        quorum: {
+            // A stream of its own, like the table below.
+            let mut q = SplitMix64::new(seed ^ 0x0B5E_55ED);
+            let heartbeat = (10 + q.below(90)) * MS;
+            QuorumConfig { heartbeat, suspect_after: heartbeat * (5 + q.below(10)), heal_wait: 5_000 * MS }
+        },
         // Drawn from a stream of its own: the other draws stay as they were.
         table: match std::env::var("SATIN_SIM_HOMES").ok().and_then(|v| v.parse::<u64>().ok()) {
             Some(0) => TablePlacement::Broadcast,
@@ -97,6 +104,10 @@ fn random_config(seed: u64) -> SimConfig {
         jitter: r.below(5 * MS),
         fifo_links: r.below(2) == 0,
         detect_delay: 5 * MS + r.below(200 * MS),
+        crash_notices: true,
+        link_timeout: 3_000 * MS,
+        run_to_end: false,
+        rejoin_expelled: true,
         leave_timeout: r.below(500 * MS),
         protocol,
         result_bytes: if big_results { 2000 } else { 8 },
@@ -186,7 +197,8 @@ fn random_fault_schedules_terminate_with_the_fault_free_answer() {
 fn draining_nodes_leave_without_any_job_redone() {
     let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000) / 4;
     let mut drained = 0;
-    for seed in 0..seeds {
+    let only: Option<u64> = std::env::var("SATIN_SIM_DRAIN_SEED").ok().and_then(|s| s.parse().ok());
+    for seed in (0..seeds).filter(|s| only.is_none_or(|o| o == *s)) {
         let mut cfg = random_config(seed);
         let n = (cfg.clusters * cfg.nodes_per_cluster) as u64;
         let mut r = SplitMix64::new(seed ^ 0xd4a1);

@@ -8,7 +8,7 @@ pub(crate) mod registry;
 
 pub use borrow::{Travel, TravelMut, WriteBackError};
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use registry::{check_call, encode_job, function_ids, policy_of, CallError, JobFn, OwnedJob};
+pub use registry::{check_call, encode_job, function_digest, function_ids, policy_of, CallError, JobFn, OwnedJob};
 
 use serde::{de::DeserializeOwned, Serialize};
 

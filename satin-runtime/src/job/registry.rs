@@ -16,6 +16,8 @@ use crate::sched::Ctx;
 /// How to run one annotated function's jobs from their encoded parameters.
 pub struct JobFn {
     fn_id: &'static str,
+    /// A hash of the function's source (see [`function_digest`]).
+    code: u64,
     run: fn(&[u8], &Ctx<'_>) -> Result<Vec<u8>, postcard::Error>,
     check: fn(&[u8]) -> Result<(), postcard::Error>,
     policy: crate::proto::JobPolicy,
@@ -37,6 +39,7 @@ impl JobFn {
     pub const fn of<J: Job + DeserializeOwned + 'static>() -> JobFn {
         JobFn {
             fn_id: J::FN_ID,
+            code: 0,
             run: run_encoded::<J>,
             check: check_encoded::<J>,
             policy: crate::proto::JobPolicy { expect: None, retries: None },
@@ -48,6 +51,7 @@ impl JobFn {
     pub const fn borrowing<O: OwnedJob>() -> JobFn {
         JobFn {
             fn_id: O::FN_ID,
+            code: 0,
             run: run_owned::<O>,
             check: check_encoded::<O>,
             policy: crate::proto::JobPolicy { expect: None, retries: None },
@@ -58,6 +62,12 @@ impl JobFn {
     /// `#[divide_and_conquer(expect = "2s", retries = 3)]`.
     pub const fn with_policy(mut self, expect: Option<u64>, retries: Option<u32>) -> JobFn {
         self.policy = crate::proto::JobPolicy { expect, retries };
+        self
+    }
+
+    /// With a hash of the function's source; used by generated code.
+    pub const fn code(mut self, code: u64) -> JobFn {
+        self.code = code;
         self
     }
 }
@@ -87,6 +97,19 @@ fn check_encoded<J: DeserializeOwned>(params: &[u8]) -> Result<(), postcard::Err
 fn by_id() -> &'static HashMap<&'static str, &'static JobFn> {
     static MAP: OnceLock<HashMap<&'static str, &'static JobFn>> = OnceLock::new();
     MAP.get_or_init(|| inventory::iter::<JobFn>.into_iter().map(|f| (f.fn_id, f)).collect())
+}
+
+/// blake3 over every annotated function's id and source hash, in id
+/// order: two processes with the same digest run the same annotated code
+/// (see `codec::Hello`).
+pub fn function_digest() -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for id in function_ids() {
+        h.update(id.as_bytes());
+        h.update(&[0]);
+        h.update(&by_id()[id].code.to_le_bytes());
+    }
+    *h.finalize().as_bytes()
 }
 
 /// The ids of every annotated function linked into this program, sorted.

@@ -18,6 +18,8 @@ pub(super) struct NetChaos {
     node_delay: BTreeMap<u32, (f64, f64)>,
     /// Nodes cut off right now.
     isolated: Vec<u32>,
+    /// Links cut right now: packets from the first node to the second.
+    cuts: Vec<(u32, u32)>,
 }
 
 /// One order for one node's socket.
@@ -48,6 +50,12 @@ impl NetChaos {
             }
             ChaosKind::Cut { from, to, both, cut } => {
                 let verb = if cut { "block" } else { "unblock" };
+                for link in [(from, to), (to, from)].into_iter().take(if both { 2 } else { 1 }) {
+                    self.cuts.retain(|&l| l != link);
+                    if cut {
+                        self.cuts.push(link);
+                    }
+                }
                 if let Some(a) = addr(to) {
                     out.push((from, format!("{verb} {a}")));
                 }
@@ -90,10 +98,30 @@ impl NetChaos {
                 orders.push(format!("block {a}"));
             }
         }
+        for &(_, to) in self.cuts.iter().filter(|(from, _)| *from == node) {
+            if let Some(Some(a)) = addrs.get(to as usize) {
+                orders.push(format!("block {a}"));
+            }
+        }
         if self.isolated.contains(&node) {
             orders.push("isolate on".into());
         }
         orders.join(";")
+    }
+
+    /// Node `node` listens at a new address (it started over as a new
+    /// node): the faults in force hold for it as they did — orders to it,
+    /// and to the nodes that must not reach it.
+    pub(super) fn moved(&self, node: u32, addrs: &[Option<SocketAddr>]) -> Vec<Order> {
+        let Some(Some(new)) = addrs.get(node as usize).copied() else { return Vec::new() };
+        let mut out: Vec<Order> = self.at_start(node, addrs).split(';').map(|o| (node, o.to_string())).collect();
+        let cut_off = self.isolated.contains(&node);
+        for other in (0..addrs.len() as u32).filter(|&n| n != node) {
+            if cut_off || self.cuts.contains(&(other, node)) {
+                out.push((other, format!("block {new}")));
+            }
+        }
+        out
     }
 }
 
@@ -138,5 +166,12 @@ mod tests {
         c.orders(ChaosKind::Delay { node: Some(4), ms: 100.0, jitter: 50.0 }, &a);
         assert_eq!(c.at_start(3, &a), "loss 0.2;delay 0 0");
         assert_eq!(c.at_start(4, &a), "loss 0.2;delay 100 50");
+        // Node 2 starts over on a new port: the cut 0-2 still holds.
+        let mut moved = a.clone();
+        moved[2] = Some(SocketAddr::from(([127, 0, 0, 1], 9000)));
+        let orders = c.moved(2, &moved);
+        assert!(orders.contains(&(2, "block 127.0.0.1:7000".into())), "{orders:?}");
+        assert!(orders.contains(&(0, "block 127.0.0.1:9000".into())), "{orders:?}");
+        assert!(!orders.iter().any(|(n, _)| *n == 1), "{orders:?}");
     }
 }

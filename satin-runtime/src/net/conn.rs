@@ -35,12 +35,16 @@ pub(super) enum Link<M> {
     /// A protocol message from `from`.
     Message { from: NodeId, msg: M },
     /// A connection to or from `id` failed; `unanswered`: an outgoing one
-    /// that never got an answer (nobody listening there, yet or at all).
-    PeerDown { id: NodeId, reason: String, unanswered: bool },
+    /// that never got an answer (nobody listening there, yet or at all);
+    /// `ours`: the connection this node opened (it can open another);
+    /// `declared_dead`: `id` closed it because it removed this node.
+    PeerDown { id: NodeId, reason: String, unanswered: bool, ours: bool, declared_dead: bool },
 }
 
-/// How long a finishing node waits for its last frames to be read.
-const FLUSH: Duration = Duration::from_secs(2);
+/// How long a finishing node waits for its last frames to be read (a peer
+/// that is cut off or gone never reads them: the answer does not wait for
+/// it long).
+const FLUSH: Duration = Duration::from_millis(500);
 const CLOSE_GRACE: Duration = Duration::from_millis(50);
 
 pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
@@ -112,8 +116,12 @@ pub(super) struct Net<M, I> {
     /// Outgoing connections: the frame queue and the task that sends it.
     pub(super) peers: HashMap<NodeId, (UnboundedSender<Vec<u8>>, tokio::task::JoinHandle<()>)>,
     pub(super) dead: HashSet<NodeId>,
+    /// When a lost connection may be opened again.
+    pub(super) retry_at: HashMap<NodeId, Instant>,
     /// Every established connection with a peer, both ways, for cutting.
     pub(super) links: HashMap<NodeId, Vec<Connection>>,
+    /// The connection this node opened to each peer, for datagrams.
+    pub(super) outgoing: HashMap<NodeId, Connection>,
     pub(super) input: UnboundedSender<I>,
     pub(super) bytes_sent: u64,
     pub(super) frames_sent: u64,
@@ -135,6 +143,9 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         if to == self.me || self.dead.contains(&to) {
             return;
         }
+        if msg.unreliable() && self.send_datagram(to, &msg) {
+            return;
+        }
         // Tell the receiver where the nodes this message names listen.
         for id in msg.names() {
             if let Some(&addr) = self.addrs.get(&id) {
@@ -146,6 +157,24 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         if let Some(f) = self.frame(&Frame::Proto(msg)) {
             self.push(to, f);
         }
+    }
+
+    /// Sends `msg` as one datagram on the connection this node opened to
+    /// `to`, if there is one and the message fits.
+    fn send_datagram(&mut self, to: NodeId, msg: &M) -> bool {
+        let Some(conn) = self.outgoing.get(&to) else { return false };
+        let Some(max) = conn.max_datagram_size() else { return false };
+        let Ok(frame) = codec::encode(&Frame::Proto(msg), self.max_frame) else { return false };
+        if frame.len() > max {
+            return false;
+        }
+        let len = frame.len() as u64;
+        if conn.send_datagram(bytes::Bytes::from(frame)).is_err() {
+            return false;
+        }
+        self.bytes_sent += len;
+        self.frames_sent += 1;
+        true
     }
 
     fn push(&mut self, to: NodeId, frame: Vec<u8>) {
@@ -178,10 +207,31 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         true
     }
 
+    /// Whether a connection to `id` should be opened now: none is open or
+    /// waiting to be opened again, `id` is not out, and its address is known.
+    pub(super) fn may_connect(&self, id: NodeId) -> bool {
+        !self.peers.contains_key(&id)
+            && !self.dead.contains(&id)
+            && self.addrs.contains_key(&id)
+            && self.retry_at.get(&id).is_none_or(|t| Instant::now() >= *t)
+    }
+
+    /// The connection this node opened to `id` failed: open another one
+    /// after `wait` (messages queued on the old one are lost; the protocol
+    /// repeats what matters).
+    pub(super) fn reconnect_later(&mut self, id: NodeId, wait: Duration) {
+        if let Some((_, task)) = self.peers.remove(&id) {
+            task.abort();
+        }
+        self.outgoing.remove(&id);
+        self.retry_at.insert(id, Instant::now() + wait);
+    }
+
     /// Stops sending to `id` (the contact placeholder once the contact's
     /// real id is known, or a contact that does not answer yet).
     pub(super) fn drop_peer(&mut self, id: NodeId) {
         self.links.remove(&id);
+        self.outgoing.remove(&id);
         if let Some((_, task)) = self.peers.remove(&id) {
             task.abort();
         }
@@ -197,10 +247,20 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         }
     }
 
+    /// The connection this node opened to `id` is up: beats go out on it
+    /// as datagrams from now on.
+    pub(super) fn outgoing_up(&mut self, id: NodeId, conn: Connection) {
+        if !self.dead.contains(&id) {
+            self.outgoing.insert(id, conn.clone());
+        }
+        self.linked(id, conn);
+    }
+
     /// `id` is dead here: close every connection with it, so that it sees
     /// this too (see [`close::DEAD`]), and send it nothing more.
     pub(super) fn cut(&mut self, id: NodeId) {
         self.dead.insert(id);
+        self.outgoing.remove(&id);
         for conn in self.links.remove(&id).unwrap_or_default() {
             conn.close(VarInt::from_u32(close::DEAD), b"declared dead");
         }
@@ -244,7 +304,9 @@ async fn outgoing<M, I: From<Link<M>>>(
     })
     .await
     {
-        Err(Lost { reason, unanswered }) => input.send(Link::PeerDown { id: to, reason, unanswered }.into()),
+        Err(Lost { reason, unanswered, declared_dead }) => {
+            input.send(Link::PeerDown { id: to, reason, unanswered, ours: true, declared_dead }.into())
+        }
         Ok(()) => input.send(Link::Closed { id: to }.into()),
     };
 }
@@ -254,18 +316,25 @@ struct Lost {
     reason: String,
     /// It never got an answer: nobody listens at the address (yet).
     unanswered: bool,
+    /// The peer closed it because it removed this node from the run.
+    declared_dead: bool,
 }
 
 impl Lost {
     fn new(reason: impl ToString) -> Lost {
-        Lost { reason: reason.to_string(), unanswered: false }
+        Lost { reason: reason.to_string(), unanswered: false, declared_dead: false }
     }
 }
 
 impl From<ConnectionError> for Lost {
     fn from(e: ConnectionError) -> Lost {
-        Lost::new(describe(&e))
+        Lost { declared_dead: declared_dead(&e), ..Lost::new(describe(&e)) }
     }
+}
+
+/// Did the peer close the connection because it removed this node?
+fn declared_dead(e: &ConnectionError) -> bool {
+    matches!(e, ConnectionError::ApplicationClosed(c) if c.error_code == VarInt::from_u32(close::DEAD))
 }
 
 fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
@@ -287,7 +356,9 @@ async fn send_frames(
     let conn = match connecting.await {
         Ok(c) => c,
         Err(e) if orderly(&e) => return Ok(()),
-        Err(e @ ConnectionError::TimedOut) => return Err(Lost { reason: describe(&e), unanswered: true }),
+        Err(e @ ConnectionError::TimedOut) => {
+            return Err(Lost { unanswered: true, ..Lost::new(describe(&e)) });
+        }
         Err(e) => return Err(e.into()),
     };
     linked(conn.clone());
@@ -340,7 +411,7 @@ pub(super) async fn accept_loop<M: Message, I: From<Link<M>> + Send + 'static>(
     }
 }
 
-async fn incoming_conn<M: Message, I: From<Link<M>>>(
+async fn incoming_conn<M: Message, I: From<Link<M>> + Send + 'static>(
     incoming: Incoming,
     ours: Hello,
     max_frame: usize,
@@ -356,22 +427,23 @@ async fn incoming_conn<M: Message, I: From<Link<M>>>(
     };
     let mut peer: Option<NodeId> = None;
     let result = read_frames::<M, I>(&conn, &ours, max_frame, &input, &mut peer).await;
-    if let (Err(reason), Some(id)) = (result, peer) {
-        let _ = input.send(Link::PeerDown { id, reason, unanswered: false }.into());
+    if let (Err((reason, declared_dead)), Some(id)) = (result, peer) {
+        let _ = input.send(Link::PeerDown { id, reason, unanswered: false, ours: false, declared_dead }.into());
     }
 }
 
-async fn read_frames<M: Message, I: From<Link<M>>>(
+async fn read_frames<M: Message, I: From<Link<M>> + Send + 'static>(
     conn: &Connection,
     ours: &Hello,
     max_frame: usize,
     input: &UnboundedSender<I>,
     peer: &mut Option<NodeId>,
-) -> Result<(), String> {
+) -> Result<(), (String, bool)> {
+    let lost = |e: &ConnectionError| (describe(e), declared_dead(e));
     let mut recv = match conn.accept_uni().await {
         Ok(r) => r,
         Err(e) if orderly(&e) => return Ok(()),
-        Err(e) => return Err(describe(&e)),
+        Err(e) => return Err(lost(&e)),
     };
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
@@ -380,13 +452,13 @@ async fn read_frames<M: Message, I: From<Link<M>>>(
             match codec::decode::<Frame<M>>(&buf, max_frame) {
                 Ok(Some((frame, used))) => {
                     buf.drain(..used);
-                    handle_frame(conn, ours, frame, input, peer)?;
+                    handle_frame(conn, ours, max_frame, frame, input, peer).map_err(|e| (e, false))?;
                 }
                 Ok(None) => break,
                 Err(e) => {
                     warn!("closing the connection from {}: {e}", conn.remote_address());
                     conn.close(VarInt::from_u32(close::BAD_FRAME), e.to_string().as_bytes());
-                    return Err(e.to_string());
+                    return Err((e.to_string(), false));
                 }
             }
         }
@@ -394,15 +466,35 @@ async fn read_frames<M: Message, I: From<Link<M>>>(
             Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
             Ok(None) => return Ok(()),
             Err(quinn::ReadError::ConnectionLost(e)) if orderly(&e) => return Ok(()),
-            Err(quinn::ReadError::ConnectionLost(e)) => return Err(describe(&e)),
-            Err(e) => return Err(e.to_string()),
+            Err(quinn::ReadError::ConnectionLost(e)) => return Err(lost(&e)),
+            Err(e) => return Err((e.to_string(), false)),
         }
     }
 }
 
-fn handle_frame<M: Message, I: From<Link<M>>>(
+/// Messages the peer sends as datagrams on the connection it opened (beats).
+async fn read_datagrams<M: Message, I: From<Link<M>> + Send + 'static>(
+    conn: Connection,
+    from: NodeId,
+    max_frame: usize,
+    input: UnboundedSender<I>,
+) {
+    while let Ok(bytes) = conn.read_datagram().await {
+        match codec::decode::<Frame<M>>(&bytes, max_frame) {
+            Ok(Some((Frame::Proto(msg), _))) => {
+                if input.send(Link::Message { from, msg }.into()).is_err() {
+                    return;
+                }
+            }
+            other => warn!("dropping a datagram from node {from} that is not one message: {other:?}"),
+        }
+    }
+}
+
+fn handle_frame<M: Message, I: From<Link<M>> + Send + 'static>(
     conn: &Connection,
     ours: &Hello,
+    max_frame: usize,
     frame: Frame<M>,
     input: &UnboundedSender<I>,
     peer: &mut Option<NodeId>,
@@ -417,6 +509,7 @@ fn handle_frame<M: Message, I: From<Link<M>>>(
             }
             *peer = Some(id);
             let _ = input.send(Link::Hello { id, addr, conn: conn.clone() }.into());
+            tokio::spawn(read_datagrams::<M, I>(conn.clone(), id, max_frame, input.clone()));
         }
         (Frame::Peer { id, addr }, Some(_)) => {
             let _ = input.send(Link::Addr { id, addr }.into());
@@ -462,7 +555,9 @@ mod tests {
             addrs: HashMap::new(),
             peers: HashMap::new(),
             dead: HashSet::new(),
+            retry_at: HashMap::new(),
             links: HashMap::new(),
+            outgoing: HashMap::new(),
             input,
             bytes_sent: 0,
             frames_sent: 0,
@@ -498,7 +593,10 @@ mod tests {
             loop {
                 match a_rx.recv().await {
                     Some(Link::Linked { id: 2, .. }) => continue,
-                    Some(Link::PeerDown { id: 2, reason, unanswered }) => return (reason, unanswered),
+                    Some(Link::PeerDown { id: 2, reason, unanswered, declared_dead, .. }) => {
+                        assert!(declared_dead);
+                        return (reason, unanswered);
+                    }
                     _ => panic!("expected B to be reported down"),
                 }
             }

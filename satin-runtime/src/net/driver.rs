@@ -34,6 +34,8 @@ use crate::{JobKey, Runtime};
 pub(crate) const CONTACT: NodeId = u64::MAX;
 /// How often the driver checks for idle workers while jobs run.
 const IDLE_CHECK: Duration = Duration::from_millis(2);
+/// How soon a lost connection to a member is opened again.
+const RECONNECT: Duration = Duration::from_millis(200);
 
 /// Who this node is and how it connects.
 pub(crate) struct NodeSpec {
@@ -66,6 +68,9 @@ pub(crate) struct NodeSpec {
     pub(crate) supervised: bool,
     /// Faults of this node's network (`--chaos` under `--local-nodes`).
     pub(crate) faults: Option<Arc<Faults>>,
+    /// Results a former incarnation of this process finished (it was
+    /// removed while cut off and joins again as a new node).
+    pub(crate) carry: Vec<(JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
 }
 
 /// How a node's run ended.
@@ -80,6 +85,18 @@ pub(crate) enum RunEnd {
     Failed(String),
     /// The run was suspended: the same command resumes it.
     Suspended,
+    /// This node had no majority for the configured wait.
+    LostMajority {
+        waited: Duration,
+    },
+    /// The majority removed this node while it was cut off (or deposed as
+    /// master); `carry` is what it finished (see [`Action::Expelled`]),
+    /// `at` where the member that said so listens.
+    Expelled {
+        by: NodeId,
+        at: Option<SocketAddr>,
+        carry: Vec<(JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
+    },
 }
 
 /// Per-node figures for the final statistics block.
@@ -125,12 +142,13 @@ pub(super) enum Input {
         from: NodeId,
         msg: Msg,
     },
-    /// A connection to or from `id` failed; `unanswered`: an outgoing one
-    /// that never got an answer (nobody listening there, yet or at all).
+    /// A connection to or from `id` failed (see [`Link::PeerDown`]).
     PeerDown {
         id: NodeId,
         reason: String,
         unanswered: bool,
+        ours: bool,
+        declared_dead: bool,
     },
     Exec(ExecEvent),
     Checkpoint(Done),
@@ -158,7 +176,9 @@ impl From<Link<Msg>> for Input {
             Link::Closed { id } => Input::Closed { id },
             Link::Addr { id, addr } => Input::Addr { id, addr },
             Link::Message { from, msg } => Input::Message { from, msg },
-            Link::PeerDown { id, reason, unanswered } => Input::PeerDown { id, reason, unanswered },
+            Link::PeerDown { id, reason, unanswered, ours, declared_dead } => {
+                Input::PeerDown { id, reason, unanswered, ours, declared_dead }
+            }
         }
     }
 }
@@ -206,14 +226,17 @@ struct Driver {
     node: Node,
     exec: LocalExecutor,
     net: Net<Msg, Input>,
-    /// The latest instant the core asked to be woken at.
-    timer: Option<u64>,
+    /// Every instant the core asked to be woken at (each is kept, as the
+    /// simulator keeps each: a later one is not lost to an earlier one).
+    timers: std::collections::BTreeSet<u64>,
     joined: bool,
     join_until: Instant,
     join_request: Option<Msg>,
     end: Option<RunEnd>,
     trace: Option<Trace>,
     progress: Option<Progress>,
+    /// The leader last logged, and whether this node was in a minority.
+    seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
     checkpointer: Option<Checkpointer>,
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
@@ -224,7 +247,7 @@ struct Driver {
 }
 
 async fn drive(
-    spec: NodeSpec,
+    mut spec: NodeSpec,
     pool: &Pool,
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
@@ -245,7 +268,11 @@ async fn drive(
             let root = JobSpec { depth: 0, ..JobSpec::new(root.0, 0, root.1) };
             Node::member(spec.id, spec.cluster, &[], spec.id, root, spec.config.clone(), spec.id)
         }
-        Some(_) => Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id),
+        Some(_) => {
+            let mut node = Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id);
+            node.carry_results(std::mem::take(&mut spec.carry));
+            node
+        }
     };
     if spec.supervised {
         read_supervisor(input_tx.clone(), spec.faults.clone());
@@ -259,6 +286,8 @@ async fn drive(
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
     exec.keep_orphans(spec.config.ft == FtMode::Table);
+    // Peers check each other's root call too: another problem is refused.
+    spec.hello = spec.hello.clone().with_root(root.0 .0);
     let hello_frame = codec::encode(
         &Frame::<Msg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
         spec.max_frame,
@@ -275,7 +304,9 @@ async fn drive(
         addrs: HashMap::new(),
         peers: HashMap::new(),
         dead: HashSet::new(),
+        retry_at: HashMap::new(),
         links: HashMap::new(),
+        outgoing: HashMap::new(),
         input: input_tx,
         bytes_sent: 0,
         frames_sent: 0,
@@ -295,11 +326,12 @@ async fn drive(
         node,
         exec,
         net,
-        timer: None,
+        timers: Default::default(),
         join_request: None,
         end: None,
         trace,
         progress,
+        seen_leader: (None, false),
         checkpointer: None,
         throttle: None,
         input: driver_input,
@@ -322,7 +354,7 @@ async fn drive(
             break;
         }
         d.connect_to_members();
-        let sleep_for = d.timer.map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
+        let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
         tokio::select! {
             // Workers that run out of work while entry jobs still run (a
             // sync waiting for another node, a subtree with little
@@ -333,8 +365,8 @@ async fn drive(
                 d.on_input(got);
             }
             _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {
-                d.timer = None;
                 let now = d.now();
+                d.timers = d.timers.split_off(&(now + 1));
                 d.node.handle_timeout(now, &mut d.exec);
             }
             _ = async { suspend.as_mut().expect("guarded").recv().await }, if suspend.is_some() => {
@@ -388,7 +420,9 @@ impl Driver {
                     self.net.send(to, msg)
                 }
                 Action::Broadcast { msg } => self.send_to_members(msg),
-                Action::SetTimer { at } => self.timer = Some(self.timer.map_or(at, |t| t.min(at))),
+                Action::SetTimer { at } => {
+                    self.timers.insert(at);
+                }
                 Action::Done { value } => self.end = Some(RunEnd::Answer { value: Some(value), master: true }),
                 Action::Finished { value } => self.end = Some(RunEnd::Answer { value, master: false }),
                 Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
@@ -403,11 +437,50 @@ impl Driver {
                     }
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
+                Action::Forget { peer } => {
+                    if !self.net.dead.contains(&peer) {
+                        info!("node {peer} is out of the run");
+                        self.marker(&format!("node {peer} removed; recovery"));
+                        self.net.cut(peer);
+                    }
+                }
+                Action::LostMajority { waited } => {
+                    info!("giving up: {}", self.node.quorum_summary());
+                    self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
+                }
+                Action::Expelled { by, carry } => {
+                    let at = self.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
+                    self.end = Some(RunEnd::Expelled { by, at, carry })
+                }
             }
         }
         if let Some(p) = &mut self.progress {
             p.update(&self.node, self.net.frames_sent);
         }
+        self.log_leadership();
+    }
+
+    /// Says when the leader changes or this node loses (or regains) the
+    /// majority: the moments a user watching a partition wants to see.
+    fn log_leadership(&mut self) {
+        let now = (self.node.leader(), self.node.in_minority());
+        if now == self.seen_leader || !self.node.joined() {
+            return;
+        }
+        match now {
+            (_, true) if !self.seen_leader.1 => {
+                warn!(
+                    "no majority of the run reachable: taking no new work until it is ({})",
+                    self.node.quorum_summary()
+                )
+            }
+            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {l}"),
+            (Some(l), _) if Some(l) != self.seen_leader.0 => {
+                info!("leader is now {l} ({})", self.node.quorum_summary())
+            }
+            _ => {}
+        }
+        self.seen_leader = now;
     }
 
     fn send_shared_improvements(&mut self) {
@@ -423,11 +496,12 @@ impl Driver {
         }
     }
 
-    /// Connect to every member early, so keep-alives watch them all.
+    /// Connect to every member early (and again after a lost connection),
+    /// so that beats reach them all.
     fn connect_to_members(&mut self) {
         let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
         for m in members {
-            if !self.net.peers.contains_key(&m) && !self.net.dead.contains(&m) && self.net.addrs.contains_key(&m) {
+            if self.net.may_connect(m) {
                 self.net.connect(m);
             }
         }
@@ -456,7 +530,7 @@ impl Driver {
                     self.net.send(id, everything);
                 }
             }
-            Input::Linked { id, conn } => self.net.linked(id, conn),
+            Input::Linked { id, conn } => self.net.outgoing_up(id, conn),
             Input::Closed { id } => {
                 if id == CONTACT && !self.joined {
                     let at = self.spec.contact.map_or(String::new(), |c| c.to_string());
@@ -478,7 +552,9 @@ impl Driver {
                 }
                 self.node.handle_message(now, from, msg, &mut self.exec);
             }
-            Input::PeerDown { id, reason, unanswered } => self.on_peer_down(id, reason, unanswered),
+            Input::PeerDown { id, reason, unanswered, ours, declared_dead } => {
+                self.on_peer_down(id, reason, unanswered, ours, declared_dead)
+            }
             Input::Exec(event) => self.on_exec(event),
             Input::Checkpoint(done) => self.on_checkpoint(done),
             Input::Slow { factor } => {
@@ -489,7 +565,7 @@ impl Driver {
             Input::ProcessEnded { addr } => {
                 let id = self.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
                 if let Some(id) = id {
-                    self.on_peer_down(id, "its process ended (seen by the supervisor)".into(), false);
+                    self.on_certain_death(id, "its process ended (seen by the supervisor)");
                 }
             }
         }
@@ -540,9 +616,46 @@ impl Driver {
         }
     }
 
-    fn on_peer_down(&mut self, id: NodeId, reason: String, unanswered: bool) {
+    /// `id`'s process is gone for certain.
+    fn on_certain_death(&mut self, id: NodeId, reason: &str) {
+        if self.net.dead.contains(&id) {
+            return;
+        }
+        warn!("node {id} is gone: {reason}");
+        self.marker(&format!("node {id} gone; recovery"));
+        self.net.cut(id);
+        let now = self.now();
+        self.node.handle_peer_dead(now, id, &mut self.exec);
+    }
+
+    /// A connection failed. Not a death: a cut link, a partition or lost
+    /// packets look the same. The majority decides (`proto/quorum`); this
+    /// node opens its connection again meanwhile.
+    fn on_peer_down(&mut self, id: NodeId, reason: String, unanswered: bool, ours: bool, declared_dead: bool) {
+        if id != CONTACT || self.joined {
+            if self.net.dead.contains(&id) {
+                return;
+            }
+            let now = self.now();
+            if declared_dead {
+                warn!("node {id} closed its connection: this node was removed from the run ({reason})");
+                self.node.handle_declared_dead(now, id, &mut self.exec);
+                return;
+            }
+            info!("connection with node {id} lost ({reason}); the majority decides whether it is gone");
+            if ours {
+                self.net.reconnect_later(id, RECONNECT);
+            }
+            self.node.handle_link_down(now, id, &mut self.exec);
+            return;
+        }
+        self.contact_down(reason, unanswered);
+    }
+
+    /// The contact did not admit this node (yet).
+    fn contact_down(&mut self, reason: String, unanswered: bool) {
         let contact = self.spec.contact.map_or(String::new(), |c| c.to_string());
-        if id == CONTACT && !self.joined && unanswered && Instant::now() < self.join_until {
+        if unanswered && Instant::now() < self.join_until {
             // The contact may not be listening yet (tasks of a batch job
             // start in any order): knock again.
             info!("no answer from the contact yet; trying again");
@@ -550,14 +663,8 @@ impl Driver {
             if let Some(join) = &self.join_request {
                 self.net.send(CONTACT, join.clone());
             }
-        } else if id == CONTACT && !self.joined {
+        } else {
             self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
-        } else if !self.net.dead.contains(&id) {
-            warn!("node {id} is gone: {reason}");
-            self.marker(&format!("node {id} gone; recovery"));
-            self.net.cut(id);
-            let now = self.now();
-            self.node.handle_peer_dead(now, id, &mut self.exec);
         }
     }
 
@@ -580,7 +687,7 @@ impl Driver {
             }
             ExecEvent::RootDone { value, ran } => {
                 self.span("root job", ran);
-                self.node.handle_root_finished(now, value)
+                self.node.handle_root_finished(now, value, &mut self.exec)
             }
             ExecEvent::Aborted { stolen, ran } => {
                 self.span("aborted job", ran);

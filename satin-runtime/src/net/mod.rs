@@ -15,6 +15,7 @@ mod driver;
 mod k8s;
 mod netfault;
 mod progress;
+mod rejoin;
 mod retry;
 mod shared_sync;
 mod slurm;
@@ -45,6 +46,15 @@ use driver::{NodeSpec, RunEnd};
 /// Exit status of a node (and of a supervisor) whose run was suspended:
 /// the same command resumes it (EX_TEMPFAIL).
 pub const SUSPENDED_STATUS: i32 = 75;
+/// How long a joiner keeps knocking by default (milliseconds).
+const DEFAULT_JOIN_WAIT_MS: u64 = 10_000;
+
+/// Exit status of a node that had no majority of the run for the wait of
+/// `--heal-wait-ms`: it printed no answer (a partition's minority side).
+pub const LOST_MAJORITY_STATUS: i32 = 4;
+/// Exit status of a node the majority removed from the run while it was
+/// cut off (it learned so when the network healed).
+pub const EXPELLED_STATUS: i32 = 5;
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = match s.trim().parse::<f64>() {
@@ -159,8 +169,9 @@ pub struct Launch {
     #[arg(long, value_name = "NAME", requires = "k8s")]
     pub k8s_service: Option<String>,
     /// How long a joining node keeps trying while its contact does not
-    /// answer yet, in milliseconds (default 0; 60000 with --slurm, whose
-    /// tasks start in no particular order).
+    /// answer yet (or its join gets lost), in milliseconds (default
+    /// 10000; 60000 with --slurm, whose tasks start in no particular
+    /// order).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub join_wait_ms: Option<u64>,
     /// Name of this node's cluster: nodes steal inside their own cluster
@@ -187,10 +198,21 @@ pub struct Launch {
     /// Homes per key of the home table.
     #[arg(long, value_name = "K", default_value_t = crate::proto::DEFAULT_REPLICAS, value_parser = table_replicas)]
     pub table_replicas: usize,
-    /// A peer that stays silent this long (milliseconds) is declared dead;
-    /// keep-alives probe it four times in that span.
+    /// The longest silence a connection survives (milliseconds; QUIC
+    /// keep-alives probe four times in that span). Failure detection is
+    /// faster (--suspect-ms); this bounds it.
     #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub idle_timeout_ms: u64,
+    /// A member the master has not heard from for this long (milliseconds)
+    /// is removed by the majority, and a master that has not heard from a
+    /// majority for this long steps down; at most --idle-timeout-ms.
+    /// Members beat every tenth of it.
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    pub suspect_ms: u64,
+    /// How long a node cut off from the majority of the run waits for the
+    /// network to heal before it gives up (milliseconds; exit status 4).
+    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=86_400_000))]
+    pub heal_wait_ms: u64,
     /// After SIGTERM (a graceful leave), how long the jobs running on this
     /// node may take to finish before they are aborted and recomputed
     /// elsewhere (milliseconds).
@@ -487,6 +509,34 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 eprintln!("{app_name}: {SUSPENDED_LINE}");
                 std::process::exit(SUSPENDED_STATUS)
             }
+            RunEnd::LostMajority { waited } => {
+                eprintln!(
+                    "{app_name}: error: this node lost the majority of the run and waited {:.1} s for it in vain; \
+                     the run goes on without it if a majority is left (no answer is printed here)",
+                    waited.as_secs_f64()
+                );
+                std::process::exit(LOST_MAJORITY_STATUS)
+            }
+            RunEnd::Expelled { by, at, carry } => {
+                // Join again as a new node through the member that said so:
+                // the run goes on, and what this node finished is reused.
+                let why = match at {
+                    Some(contact) => {
+                        eprintln!(
+                            "{app_name}: the majority removed this node from the run while it was cut off (told \
+                             by node {by}); joining again through {contact} as a new node, with {} finished results",
+                            carry.len()
+                        );
+                        rejoin::rejoin(contact, &carry)
+                    }
+                    None => "nobody to join through".to_string(),
+                };
+                eprintln!(
+                    "{app_name}: error: the majority removed this node from the run while it was cut off \
+                     (told by node {by}); it left ({why}; no answer is printed here)"
+                );
+                std::process::exit(EXPELLED_STATUS)
+            }
         }
     });
     crate::dist::with_root_runner(runner, f)
@@ -519,6 +569,16 @@ fn slurm_launch(args: &Launch) -> Result<(Launch, u32), String> {
         launch.join_wait_ms = Some(args.join_wait_ms.unwrap_or(60_000));
     }
     Ok((launch, task.rank))
+}
+
+/// The failure detector and the majority's wait as the flags say.
+fn quorum_config(args: &Launch) -> crate::proto::quorum::QuorumConfig {
+    let suspect = args.suspect_ms.min(args.idle_timeout_ms) * 1_000_000;
+    crate::proto::quorum::QuorumConfig {
+        heartbeat: suspect / 10,
+        suspect_after: suspect,
+        heal_wait: args.heal_wait_ms * 1_000_000,
+    }
 }
 
 /// Timeouts, retries and duplicates as the flags say.
@@ -573,9 +633,11 @@ fn table_replicas(s: &str) -> Result<usize, String> {
 }
 
 fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
-    let master = args.join.is_none();
+    // A process the majority removed starts over as a joiner (`rejoin.rs`).
+    let contact = rejoin::contact().or(args.join);
+    let master = contact.is_none();
     let listen = args.listen.unwrap_or_else(|| {
-        let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
+        let loopback = contact.is_some_and(|j| j.ip().is_loopback());
         SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
     });
     let id = if master { 0 } else { fresh_id() };
@@ -603,6 +665,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         pointer_threshold: 64 << 10,
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
+        quorum: quorum_config(args),
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
         ..Config::default()
@@ -613,13 +676,13 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         id,
         cluster,
         listen,
-        contact: args.join,
+        contact,
         idle_timeout: Duration::from_millis(args.idle_timeout_ms),
         leave_timeout: Duration::from_millis(args.leave_timeout_ms),
         config,
         max_frame: args.max_frame,
-        hello: Hello::new(app, &crate::function_ids()),
-        join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(0)),
+        hello: Hello::new(app, &crate::function_ids()).with_functions(crate::function_digest()),
+        join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
         label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
         trace: args.trace.clone(),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
@@ -627,6 +690,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         lone: false,
         supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
         faults: network_faults(app, id),
+        carry: rejoin::take_carry(),
     }
 }
 
@@ -646,7 +710,7 @@ fn network_faults(app: &str, id: u64) -> Option<Arc<netfault::Faults>> {
 
 /// A node id for a joining process: unique with overwhelming probability,
 /// never 0 (the first master's).
-fn fresh_id() -> u64 {
+pub(crate) fn fresh_id() -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let mut h = blake3::Hasher::new();
     h.update(&std::process::id().to_le_bytes());

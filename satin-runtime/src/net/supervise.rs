@@ -93,8 +93,10 @@ pub(super) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) 
 
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
-/// After the answer is out, how long stragglers get before SIGKILL.
-const WIND_DOWN: Duration = Duration::from_secs(10);
+/// After the answer is out, how long the other nodes get before SIGKILL:
+/// the command returns with its answer, not when the slowest node (a slow,
+/// hung or cut-off one) has wound down.
+const WIND_DOWN: Duration = Duration::from_secs(1);
 
 enum Event {
     Listening {
@@ -243,6 +245,15 @@ impl Cluster {
         }
     }
 
+    /// Node `node` listens somewhere new: the network faults in force
+    /// hold for its new address too.
+    fn moved(&mut self, node: usize) {
+        let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
+        for (n, order) in self.net.moved(node as u32, &live) {
+            self.tell(n as usize, &format!("{NET_ORDER}{order}"));
+        }
+    }
+
     fn live_addr(&self) -> Option<SocketAddr> {
         self.pids.iter().zip(&self.addrs).find_map(|(p, a)| p.and(*a))
     }
@@ -339,7 +350,14 @@ fn run_cluster(
             (None, None) => Duration::from_secs(3600),
         };
         match rx.recv_timeout(wait) {
-            Ok(Event::Listening { node, addr }) => cluster.addrs[node] = Some(addr),
+            Ok(Event::Listening { node, addr }) => {
+                let moved = cluster.addrs[node].is_some_and(|old| old != addr);
+                cluster.addrs[node] = Some(addr);
+                if moved {
+                    // It started over as a new node (see `rejoin.rs`).
+                    cluster.moved(node);
+                }
+            }
             Ok(Event::Master { node }) => out.master = Some(node),
             Ok(Event::LogClosed) => out.logs_closed += 1,
             Ok(Event::Stdout { node, text }) => {

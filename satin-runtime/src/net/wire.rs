@@ -27,15 +27,26 @@ pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::De
     fn names(&self) -> Vec<NodeId> {
         Vec::new()
     }
+
+    /// Whether the message may travel unreliably (a QUIC datagram): small,
+    /// repeated anyway, and worth more on time than in order — beats, which
+    /// a packet lost in the stream would hold up behind it.
+    fn unreliable(&self) -> bool {
+        false
+    }
 }
 
 impl Message for Msg {
     fn names(&self) -> Vec<NodeId> {
         match self {
             Msg::Welcome { members, .. } => members.iter().map(|(id, _)| *id).collect(),
-            Msg::NewMember { id, .. } => vec![*id],
+            Msg::Quorum(q) => q.names(),
             _ => Vec::new(),
         }
+    }
+
+    fn unreliable(&self) -> bool {
+        matches!(self, Msg::Quorum(q) if q.is_beat())
     }
 }
 

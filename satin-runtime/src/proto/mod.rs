@@ -27,6 +27,7 @@
 
 mod msg;
 mod node;
+pub mod quorum;
 mod rng;
 mod roster;
 mod table;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::quorum::{QMsg, Snapshot};
 use crate::checkpoint::{Record, ResultMeta};
 use crate::JobKey;
 
@@ -66,19 +67,18 @@ pub enum Msg {
     Join {
         cluster: ClusterId,
     },
-    /// Reply to `Join`: the members (id, cluster), the master, the root
-    /// job, and the table's homes per key (0: a broadcast table).
+    /// Reply to `Join`, from the leader once the newcomer's `Add` is
+    /// committed: the members (id, cluster), the master, the root job, the
+    /// table's homes per key (0: a broadcast table), and the run's log.
     Welcome {
         members: Vec<(NodeId, ClusterId)>,
         master: NodeId,
         root: JobSpec,
         table_replicas: u32,
+        quorum: Snapshot,
     },
-    /// Broadcast by the node that admitted a newcomer.
-    NewMember {
-        id: NodeId,
-        cluster: ClusterId,
-    },
+    /// Leadership and membership (see `proto/quorum`).
+    Quorum(QMsg),
     /// Graceful leave: run recovery as for a crash of the sender.
     Leave,
     StealRequest {

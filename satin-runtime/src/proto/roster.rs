@@ -71,6 +71,16 @@ impl Members {
         self.0.by_id.len()
     }
 
+    /// Every member with its cluster, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (NodeId, ClusterId)> + '_ {
+        self.0.by_id.iter().copied()
+    }
+
+    /// The cluster of `id`, if it is a member.
+    pub fn cluster_of(&self, id: NodeId) -> Option<ClusterId> {
+        self.0.by_id.binary_search_by_key(&id, |m| m.0).ok().map(|i| self.0.by_id[i].1)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.by_id.is_empty()
     }

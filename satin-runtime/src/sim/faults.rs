@@ -48,6 +48,17 @@ pub enum FaultKind {
     /// The jobs the node runs for others vanish now, without a word to
     /// their victims (its workers were killed).
     LoseRunning(u64),
+    /// The node crashes and nobody is told: only the failure detector
+    /// finds out (a machine that died silently).
+    Vanish(u64),
+    /// The node is cut off from every other (`false`: reachable again).
+    Isolate { node: u64, cut: bool },
+    /// Every link between `side` and the other nodes is cut (or mended).
+    Split { side: Vec<u64>, cut: bool },
+    /// The link from `from` to `to` is cut (and back, with `both`), or mended.
+    CutLink { from: u64, to: u64, both: bool, cut: bool },
+    /// Each packet is lost with this probability from now on (0: none).
+    Loss(f64),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +78,14 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
         let mut when = None;
         let (mut node, mut cluster) = (None, None);
         let (mut factor, mut rate, mut lasting) = (None, None, None);
-        for kv in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        let mut side: Option<Vec<u64>> = None;
+        let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|a| !a.is_empty()).collect();
+        // `cut:1-2` and `loss:0.2` name their link or rate first.
+        let positional = match items.first() {
+            Some(first) if matches!(kind, "cut" | "loss") && !first.contains('=') => Some(items.remove(0)),
+            _ => None,
+        };
+        for kv in items {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` in `{part}`: expected key=value"))?;
             let number = |what: &str| {
                 v.parse::<f64>()
@@ -81,6 +99,10 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
                 "cluster" => {
                     cluster = Some(v.parse::<u32>().map_err(|_| format!("`{part}`: cluster must be a number"))?)
                 }
+                "nodes" => {
+                    let ids: Result<Vec<u64>, _> = v.split('+').map(|n| n.trim().parse::<u64>()).collect();
+                    side = Some(ids.map_err(|_| format!("`{part}`: nodes are numbers joined by +, e.g. nodes=0+1"))?);
+                }
                 "factor" => factor = Some(number("factor")?).filter(|f| *f >= 1.0),
                 "rate" => rate = Some(number("rate")?).filter(|r| (0.0..=1.0).contains(r)),
                 "for" => match parse_when(v).map_err(|e| format!("`{part}`: {e}"))? {
@@ -88,11 +110,17 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
                     Trigger::Progress(_) => return Err(format!("`{part}`: for= is a duration (e.g. for=20s)")),
                 },
                 _ => {
-                    return Err(format!("`{part}`: unknown key `{k}` (expected at, node, cluster, factor, rate, for)"))
+                    return Err(format!(
+                        "`{part}`: unknown key `{k}` (expected at, node, nodes, cluster, factor, rate, for)"
+                    ))
                 }
             }
         }
-        let when = when.ok_or_else(|| format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)"))?;
+        let when = match when {
+            Some(w) => w,
+            None if kind == "loss" => Trigger::At(0),
+            None => return Err(format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)")),
+        };
         let need_node = || node.ok_or_else(|| format!("`{part}`: missing node=N"));
         let need_cluster = || cluster.ok_or_else(|| format!("`{part}`: missing cluster=C"));
         let kind = match kind {
@@ -116,9 +144,30 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
             },
             "fail-running" => FaultKind::FailRunning(need_node()?),
             "kill-jobs" => FaultKind::LoseRunning(need_node()?),
+            "vanish" => FaultKind::Vanish(need_node()?),
+            "partition" => FaultKind::Isolate { node: need_node()?, cut: true },
+            "split" => FaultKind::Split {
+                side: side.ok_or_else(|| format!("`{part}`: missing nodes=A+B+… (one side of the split)"))?,
+                cut: true,
+            },
+            "cut" => {
+                let link = positional.ok_or_else(|| format!("`{part}`: missing the link, e.g. cut:1-2 or cut:1>2"))?;
+                let (both, (a, b)) = match (link.split_once('-'), link.split_once('>')) {
+                    (Some(ab), None) => (true, ab),
+                    (None, Some(ab)) => (false, ab),
+                    _ => return Err(format!("`{part}`: a link is A-B (both ways) or A>B (one way)")),
+                };
+                let n = |x: &str| x.trim().parse::<u64>().map_err(|_| format!("`{part}`: `{x}` is not a node"));
+                FaultKind::CutLink { from: n(a)?, to: n(b)?, both, cut: true }
+            }
+            "loss" => {
+                let p = positional.ok_or_else(|| format!("`{part}`: missing the loss rate, e.g. loss:0.2"))?;
+                let p = p.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
+                FaultKind::Loss(p.ok_or_else(|| format!("`{part}`: the loss rate is a probability (0 to 1)"))?)
+            }
             k => {
                 return Err(format!(
-                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs)"
+                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, vanish, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs, partition, split, cut, loss)"
                 ))
             }
         };
@@ -126,10 +175,16 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
             let Trigger::At(at) = when else {
                 return Err(format!("`{part}`: for= needs at= a time, not a percentage"));
             };
-            let end = match kind {
-                FaultKind::Slow { node, .. } => FaultKind::Slow { node, factor: 1.0 },
-                FaultKind::FailRate { node, .. } => FaultKind::FailRate { node, rate: 0.0 },
-                _ => return Err(format!("`{part}`: for= is for slow and fail only")),
+            let end = match &kind {
+                FaultKind::Slow { node, .. } => FaultKind::Slow { node: *node, factor: 1.0 },
+                FaultKind::FailRate { node, .. } => FaultKind::FailRate { node: *node, rate: 0.0 },
+                FaultKind::Isolate { node, .. } => FaultKind::Isolate { node: *node, cut: false },
+                FaultKind::Split { side, .. } => FaultKind::Split { side: side.clone(), cut: false },
+                FaultKind::CutLink { from, to, both, .. } => {
+                    FaultKind::CutLink { from: *from, to: *to, both: *both, cut: false }
+                }
+                FaultKind::Loss(_) => FaultKind::Loss(0.0),
+                _ => return Err(format!("`{part}`: for= is for slow, fail and network faults only")),
             };
             out.push(Fault { when, kind });
             out.push(Fault { when: Trigger::At(at + d), kind: end });
@@ -192,6 +247,21 @@ mod tests {
         assert!(parse("slow:node=1,factor=0.5,at=1s").unwrap_err().contains("missing factor"));
         assert!(parse("fail:node=1,rate=2,at=1s").unwrap_err().contains("missing rate"));
         assert!(parse("slow:node=1,factor=2,at=50%,for=1s").unwrap_err().contains("needs at= a time"));
-        assert!(parse("hang:node=1,at=1s,for=1s").unwrap_err().contains("slow and fail only"));
+        assert!(parse("hang:node=1,at=1s,for=1s").unwrap_err().contains("slow, fail and network"));
+    }
+
+    #[test]
+    fn parses_network_faults() {
+        let f = parse("partition:node=2,at=1s,for=2s;split:nodes=0+1,at=5s;cut:1>3,at=2s;loss:0.3;vanish:node=4,at=3s")
+            .unwrap();
+        assert_eq!(f[0].kind, FaultKind::Isolate { node: 2, cut: true });
+        assert_eq!(f[1], Fault { when: Trigger::At(3_000_000_000), kind: FaultKind::Isolate { node: 2, cut: false } });
+        assert_eq!(f[2].kind, FaultKind::Split { side: vec![0, 1], cut: true });
+        assert_eq!(f[3].kind, FaultKind::CutLink { from: 1, to: 3, both: false, cut: true });
+        assert_eq!(f[4], Fault { when: Trigger::At(0), kind: FaultKind::Loss(0.3) });
+        assert_eq!(f[5].kind, FaultKind::Vanish(4));
+        assert!(parse("cut:1~2,at=1s").unwrap_err().contains("A-B"));
+        assert!(parse("split:at=1s").unwrap_err().contains("missing nodes"));
+        assert!(parse("loss:2").unwrap_err().contains("probability"));
     }
 }

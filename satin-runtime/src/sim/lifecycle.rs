@@ -3,6 +3,12 @@
 //! a departure, and the checkpoint file's writes reaching the disk.
 
 use super::exec::ModelExecutor;
+
+/// Results carried from a removed node to its next incarnation.
+type Carry = Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>;
+
+/// How often a machine's process starts over as a new node.
+const MAX_REJOINS: usize = 3;
 use super::faults::FaultKind;
 use super::workload::key_of;
 use super::{Ev, SimNode, World};
@@ -26,6 +32,7 @@ impl World<'_> {
         // One member list for all: each node keeps only what changes.
         let shared = crate::proto::Members::new(&members);
         for &(id, cluster) in &members {
+            self.machine.push(id as usize);
             let core = Node::member_of(
                 id,
                 cluster,
@@ -48,6 +55,7 @@ impl World<'_> {
                 cluster,
                 gone: false,
                 crashed: false,
+                silent: false,
                 leaves: 0,
                 started_at: Vec::new(),
             });
@@ -97,6 +105,24 @@ impl World<'_> {
         let kind = self.cfg.faults[i].kind.clone();
         match kind {
             FaultKind::Crash(n) => self.crash(n as usize),
+            FaultKind::Vanish(n) => self.crash_told(n as usize, false),
+            FaultKind::Isolate { node, cut } => self.set_isolated(node as usize, cut),
+            FaultKind::Split { side, cut } => {
+                let side: Vec<usize> = side.iter().map(|&n| n as usize).collect();
+                for a in side.iter().copied() {
+                    for b in (0..self.nodes.len()).filter(|b| !side.contains(b)) {
+                        self.set_cut(a, b, cut);
+                        self.set_cut(b, a, cut);
+                    }
+                }
+            }
+            FaultKind::CutLink { from, to, both, cut } => {
+                self.set_cut(from as usize, to as usize, cut);
+                if both {
+                    self.set_cut(to as usize, from as usize, cut);
+                }
+            }
+            FaultKind::Loss(rate) => self.net.loss = rate,
             FaultKind::CrashCluster(c) => {
                 let victims: Vec<usize> =
                     (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();
@@ -160,37 +186,63 @@ impl World<'_> {
             FaultKind::Join(cluster) => {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
-                // With the run's checkpoint interval, as the first nodes:
-                // a suspend waits for every member's last batch.
-                let mut protocol = self.cfg.protocol.clone();
-                protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
-                let core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
-                let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
-                let exec = ModelExecutor::with_slots(
-                    self.tree,
-                    self.cfg.result_bytes,
-                    id as u64,
-                    keep,
-                    self.cfg.slots as usize,
-                );
-                self.nodes.push(SimNode {
-                    core,
-                    exec,
-                    cluster,
-                    gone: false,
-                    crashed: false,
-                    leaves: 0,
-                    started_at: Vec::new(),
-                });
-                // The newcomer learns of crashes its contact may not have detected yet.
-                let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed).collect();
-                for d in dead {
-                    let at = self.now + self.cfg.detect_delay;
-                    self.schedule(at, Ev::PeerDead { node: id, peer: d });
-                }
-                self.pump(id);
+                self.join_node(cluster, contact, id, Vec::new());
             }
         }
+    }
+
+    /// Starts a node that joins through `contact`, on machine `machine`
+    /// (a process that starts over as a new node keeps its machine, and
+    /// the network's faults with it), with results a former incarnation
+    /// finished.
+    fn join_node(&mut self, cluster: u32, contact: usize, machine: usize, carry: Carry) {
+        let id = self.nodes.len();
+        // With the run's checkpoint interval, as the first nodes:
+        // a suspend waits for every member's last batch.
+        let mut protocol = self.cfg.protocol.clone();
+        protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
+        let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
+        core.carry_results(carry);
+        let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
+        let exec =
+            ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
+        self.nodes.push(SimNode {
+            core,
+            exec,
+            cluster,
+            gone: false,
+            crashed: false,
+            silent: false,
+            leaves: 0,
+            started_at: Vec::new(),
+        });
+        self.machine.push(machine);
+        // The newcomer learns of crashes its contact may not have detected yet.
+        let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed && !self.nodes[j].silent).collect();
+        for d in dead {
+            let at = self.now + self.cfg.detect_delay;
+            self.schedule(at, Ev::PeerDead { node: id, peer: d });
+        }
+        let now = self.now;
+        let SimNode { core, exec, .. } = &mut self.nodes[id];
+        exec.now = now;
+        core.start(now, exec);
+        self.pump(id);
+    }
+
+    /// Node `n` was removed by the majority while cut off: as a real
+    /// process does (`net/rejoin.rs`), it starts over as a new node on the
+    /// same machine, joining through the member that told it, with what it
+    /// had finished — a few times at most.
+    pub(super) fn rejoin(&mut self, n: usize, by: usize, carry: Carry) {
+        let machine = self.machine[n];
+        let times = self.machine.iter().filter(|&&m| m == machine).count();
+        if !self.cfg.rejoin_expelled || times > MAX_REJOINS || by >= self.nodes.len() {
+            return;
+        }
+        self.report.rejoined += 1;
+        let cluster = self.nodes[n].cluster;
+        self.join_node(cluster, by, machine, carry);
     }
 
     /// Changes node `n`'s processor (a fault), then lets it react.
@@ -211,16 +263,33 @@ impl World<'_> {
             // connection delivers its stream first.
             let last = self.link_clock.get(&(to, from)).map_or(0, |t| t + 1);
             let at = (self.now + self.cfg.detect_delay).max(last);
-            self.schedule(at, Ev::PeerDead { node: from, peer: to });
+            // Told for certain where crashes are (a supervisor's notice);
+            // else only the connection is lost.
+            let ev = if self.cfg.crash_notices && !self.nodes[to].silent {
+                Ev::PeerDead { node: from, peer: to }
+            } else {
+                Ev::LinkDown { node: from, peer: to }
+            };
+            self.schedule(at, ev);
         }
     }
 
     pub(super) fn crash(&mut self, n: usize) {
+        self.crash_told(n, self.cfg.crash_notices);
+    }
+
+    /// Crashes node `n`; with `told`, every node learns of it for certain
+    /// after the detection delay.
+    pub(super) fn crash_told(&mut self, n: usize, told: bool) {
         if n >= self.nodes.len() || self.nodes[n].gone {
             return;
         }
         self.nodes[n].gone = true;
         self.nodes[n].crashed = true;
+        if !told {
+            self.nodes[n].silent = true;
+            return;
+        }
         for j in 0..self.nodes.len() {
             if !self.nodes[j].gone {
                 let jitter = self.rng.below(self.cfg.detect_delay / 10 + 1);

@@ -11,6 +11,7 @@ mod disk;
 pub mod exec;
 pub mod faults;
 mod lifecycle;
+mod network;
 mod report;
 pub mod workload;
 
@@ -48,6 +49,22 @@ pub struct SimConfig {
     pub fifo_links: bool,
     /// Time from a crash until each live node declares the peer dead.
     pub detect_delay: Nanos,
+    /// Crashes are told to every node after `detect_delay`, as the
+    /// supervisor of `--local-nodes` tells its nodes (certain deaths; the
+    /// papers' fail-stop model). `false`: nobody is told — the failure
+    /// detector finds them, and a connection to a gone node only times out
+    /// (as across machines).
+    pub crash_notices: bool,
+    /// How long a cut link's connection lives (QUIC's idle timeout): then
+    /// what waited on it is lost and its ends learn it is down.
+    pub link_timeout: Nanos,
+    /// Go on after the answer until every node is gone (or the time
+    /// limit): the report then counts every answer printed and the nodes
+    /// that never ended.
+    pub run_to_end: bool,
+    /// A node the majority removed while it was cut off starts over as a
+    /// new node when it learns so (as real processes do).
+    pub rejoin_expelled: bool,
     /// A draining node still in the run this long after its `drain` fault
     /// leaves anyway, aborting what it runs (`--leave-timeout-ms`).
     pub leave_timeout: Nanos,
@@ -98,6 +115,10 @@ impl Default for SimConfig {
             jitter: 0,
             fifo_links: false,
             detect_delay: 1_000_000_000,
+            crash_notices: true,
+            link_timeout: 3_000_000_000,
+            run_to_end: false,
+            rejoin_expelled: true,
             leave_timeout: 30_000_000_000,
             protocol: Config::default(),
             result_bytes: 8,
@@ -154,6 +175,17 @@ enum Ev {
     },
     /// New nodes start the run again (from the checkpoint).
     Resume,
+    /// A cut link's connection may time out now (see `network.rs`).
+    LinkTimeout {
+        from: usize,
+        to: usize,
+        episode: u64,
+    },
+    /// `node` finds its connection with `peer` lost (a suspicion).
+    LinkDown {
+        node: usize,
+        peer: usize,
+    },
 }
 
 struct Scheduled {
@@ -186,6 +218,8 @@ struct SimNode<'t> {
     /// Crashed, left, or terminated: receives nothing any more.
     gone: bool,
     crashed: bool,
+    /// Crashed without anyone being told.
+    silent: bool,
     leaves: u64,
     /// When each leaf executed here started.
     started_at: Vec<Nanos>,
@@ -218,6 +252,13 @@ struct World<'t> {
     /// `SATIN_SIM_TRACE_MSGS`: print every message but failed steals.
     trace_msgs: bool,
     disk: Option<disk::Disk>,
+    /// Cut links, cut-off nodes, loss.
+    net: network::Network,
+    /// The answers printed, as log entries (term, index).
+    decisions: HashSet<(u32, u64)>,
+    /// The machine each node runs on (a process that starts over as a new
+    /// node keeps its machine, and its network faults).
+    machine: Vec<usize>,
     resuming: bool,
     report: Report,
     finished: bool,
@@ -249,6 +290,9 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         membership_changed: 0,
         trace_msgs: std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some(),
         disk: cfg.checkpoint.map(disk::Disk::new),
+        net: network::Network::default(),
+        decisions: HashSet::new(),
+        machine: Vec::new(),
         resuming: false,
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
         finished: false,
@@ -265,7 +309,9 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
             break;
         }
         if s.at > cfg.time_limit {
-            w.report.failure = Some("time limit reached".into());
+            if w.report.answer.is_none() {
+                w.report.failure = Some("time limit reached".into());
+            }
             break;
         }
         w.now = s.at;
@@ -277,8 +323,11 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
             eprintln!("node {i} gone {} crashed {}: {}\n    {}", n.gone, n.crashed, n.core.summary(), n.exec.summary());
         }
     }
-    if !w.finished && w.report.failure.is_none() {
+    if w.report.answer.is_none() && w.report.failure.is_none() {
         w.report.failure = Some("no events left and no answer: the run is stuck".into());
+    }
+    if cfg.run_to_end {
+        w.report.stuck = w.nodes.iter().filter(|n| !n.gone).count() as u64;
     }
     if let Some(d) = &w.disk {
         w.report.checkpoint_file_bytes = d.max_bytes.max(d.bytes.len()) as u64;
@@ -302,6 +351,8 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         w.report.hard_timeouts += s.hard_timeouts;
         w.report.retried += s.retried;
         w.report.drops += s.drops;
+        w.report.elections += s.elections;
+        w.report.removals += s.removals;
         w.report.completed_twice += node.exec.completed_twice;
         w.report.table_entries = w.report.table_entries.max(node.core.table_len() as u64);
         w.report.table_entries_total += node.core.table_len() as u64;
@@ -336,9 +387,17 @@ impl World<'_> {
             | Ev::Timer { node: n }
             | Ev::PeerDead { node: n, .. }
             | Ev::LeaveDeadline { node: n }
+            | Ev::LinkDown { node: n, .. }
             | Ev::DiskOpened { node: n } => {
                 if let Some(node) = self.nodes.get_mut(*n) {
                     node.exec.now = now;
+                }
+            }
+            Ev::LinkTimeout { from, to, .. } => {
+                for n in [*from, *to] {
+                    if let Some(node) = self.nodes.get_mut(n) {
+                        node.exec.now = now;
+                    }
                 }
             }
             Ev::Fanout { to, .. } => {
@@ -358,20 +417,18 @@ impl World<'_> {
                     self.notice_gone(from, to);
                     return;
                 }
-                if matches!(*msg, Msg::Leave | Msg::NewMember { .. } | Msg::Welcome { .. }) {
+                let SimNode { core, exec, .. } = &mut self.nodes[to];
+                let changes = core.roster_changes();
+                core.handle_message(now, from as u64, *msg, exec);
+                if core.roster_changes() != changes {
                     self.membership_changed = now;
                 }
-                let SimNode { core, exec, .. } = &mut self.nodes[to];
-                core.handle_message(now, from as u64, *msg, exec);
                 self.pump(to);
             }
             Ev::Fanout { to, from, msg } => {
                 // A table update changes only the replica — unless it
                 // answers a lookup that waits for it: pump only then.
                 let table_only = matches!(*msg, Msg::TablePut { .. });
-                if matches!(*msg, Msg::Leave | Msg::NewMember { .. }) {
-                    self.membership_changed = now;
-                }
                 for t in to {
                     if self.nodes[t].gone {
                         self.notice_gone(from, t);
@@ -379,7 +436,11 @@ impl World<'_> {
                     }
                     let SimNode { core, exec, .. } = &mut self.nodes[t];
                     let waiting = exec.waits_for_lookups();
+                    let changes = core.roster_changes();
                     core.handle_message(now, from as u64, (*msg).clone(), exec);
+                    if core.roster_changes() != changes {
+                        self.membership_changed = now;
+                    }
                     if !table_only || waiting {
                         self.pump(t);
                     }
@@ -439,6 +500,8 @@ impl World<'_> {
                 self.report.restarts += 1;
                 self.start_nodes();
             }
+            Ev::LinkTimeout { from, to, episode } => self.link_timeout(from, to, episode),
+            Ev::LinkDown { node, peer } => self.link_down(node, peer),
         }
     }
 
@@ -469,8 +532,9 @@ impl World<'_> {
         self.report.messages += 1;
         self.count_kind(&msg, 1);
         self.report.bytes += bytes as u64;
+        let Some((msg, retransmissions)) = self.through_network(from, to, msg) else { return };
         let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
-        let at = self.in_order(from, &[to], self.now + self.delay(from, to, bytes) + jitter);
+        let at = self.in_order(from, &[to], self.now + self.delay(from, to, bytes) + jitter + retransmissions);
         self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
     }
 
@@ -525,7 +589,10 @@ impl World<'_> {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_job_finished(now, victim, stamp, key, value, exec)
                     }
-                    Output::RootFinished(v) => self.nodes[i].core.handle_root_finished(now, v),
+                    Output::RootFinished(v) => {
+                        let SimNode { core, exec, .. } = &mut self.nodes[i];
+                        core.handle_root_finished(now, v, exec)
+                    }
                     // As real drivers do: only jobs long against the run so far.
                     Output::LocalFinished { ran, key, value, meta } if ran >= now / PUBLISH_FRACTION as u64 => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
@@ -571,6 +638,7 @@ impl World<'_> {
             | Msg::NotRunning { .. }
             | Msg::Fetch { .. }
             | Msg::FetchReply { .. } => self.report.table_messages += n,
+            Msg::Quorum(_) => self.report.quorum_messages += n,
             _ => {}
         }
     }
@@ -603,6 +671,16 @@ impl World<'_> {
                 if self.trace_msgs {
                     eprintln!("{} {i}->all {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
                 }
+                if self.net.faulty() {
+                    // Each copy meets the network on its own link.
+                    let n = self.nodes.len();
+                    let to: Vec<usize> =
+                        self.nodes[i].core.live_members().map(|t| t as usize).filter(|&t| t != i && t < n).collect();
+                    for t in to {
+                        self.send(i, t, msg.clone());
+                    }
+                    return;
+                }
                 let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
                 let (mut local, mut wide) = (Vec::new(), Vec::new());
                 for t in self.nodes[i].core.live_members() {
@@ -628,9 +706,16 @@ impl World<'_> {
             }
             Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),
             Action::Done { value } => {
-                self.report.answer = Some(decode(&value));
-                self.report.virtual_seconds = self.now as f64 / 1e9;
-                self.finished = true;
+                self.report.answers += 1;
+                if let Some(d) = self.nodes[i].core.decision() {
+                    self.decisions.insert(d);
+                    self.report.decisions = self.decisions.len() as u64;
+                }
+                if self.report.answer.is_none() {
+                    self.report.answer = Some(decode(&value));
+                    self.report.virtual_seconds = self.now as f64 / 1e9;
+                }
+                self.finished = !self.cfg.run_to_end;
             }
             Action::Failed { reason } => {
                 self.report.failure = Some(reason);
@@ -649,6 +734,12 @@ impl World<'_> {
             }
             Action::Suspended => self.report.suspended += 1,
             Action::Stop => self.nodes[i].gone = true,
+            Action::Forget { .. } => {}
+            Action::Expelled { by, carry } => {
+                self.report.expelled += 1;
+                self.rejoin(i, by as usize, carry);
+            }
+            Action::LostMajority { .. } => self.report.gave_up += 1,
         }
     }
 

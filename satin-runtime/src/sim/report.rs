@@ -65,6 +65,25 @@ pub struct Report {
     pub drops: u64,
     /// Results that reached a waiting parent a second time (must stay 0).
     pub completed_twice: u64,
+    /// Distinct answers decided and printed (log entries; must stay at
+    /// most 1). A master that printed the answer and was cut off before
+    /// anyone heard of it has its answer printed again by the next one:
+    /// `answers` counts every print.
+    pub decisions: u64,
+    /// Answers printed, nodes removed by the
+    /// majority while alive, nodes that gave up without a majority,
+    /// elections started, members removed by leaders, and the messages of
+    /// the membership protocol (beats, votes, log entries; in `messages`).
+    pub answers: u64,
+    pub expelled: u64,
+    pub gave_up: u64,
+    pub elections: u64,
+    pub removals: u64,
+    pub quorum_messages: u64,
+    /// With `run_to_end`: nodes still there at the end (they wait forever).
+    pub stuck: u64,
+    /// Removed nodes that started over as new ones.
+    pub rejoined: u64,
     /// Per node, in id order.
     pub per_node: Vec<PerNode>,
 }
@@ -93,7 +112,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"stuck\":{},\"rejoined\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -130,7 +149,16 @@ impl Report {
             self.hard_timeouts,
             self.retried,
             self.drops,
-            self.completed_twice
+            self.completed_twice,
+            self.decisions,
+            self.answers,
+            self.expelled,
+            self.gave_up,
+            self.elections,
+            self.removals,
+            self.quorum_messages,
+            self.stuck,
+            self.rejoined
         )
     }
 }

@@ -272,34 +272,35 @@ impl Node {
     /// A peer died. The coordinator serves the large values it holds for
     /// the file in place of their dead publisher. A new master takes the
     /// file over; everyone sends it their large results.
-    pub(super) fn checkpoint_peer_dead(&mut self, peer: NodeId, master_died: bool) {
+    /// A new master coordinates the checkpoint: it opens the file; every
+    /// other node sends it what it holds.
+    pub(super) fn checkpoint_new_master(&mut self) {
         let Some(c) = &mut self.checkpoint else { return };
-        if master_died {
-            if self.master == self.id {
-                if c.file == File::Closed {
-                    c.file = File::Opening;
-                    self.actions.push_back(Action::CheckpointOpen);
-                }
-            } else {
-                // Small results reached the old coordinator as table
-                // updates; with a home table the new one had only its
-                // share of them.
-                let threshold = if self.table_replicas == 0 { self.config.pointer_threshold } else { 0 };
-                let mut records: Vec<Record> = std::mem::take(&mut c.outbox);
-                records.extend(self.table.large_values(threshold).into_iter().map(|(key, v, meta)| Record {
-                    key,
-                    meta,
-                    value: v.to_vec(),
-                }));
-                if !records.is_empty() {
-                    self.actions.push_back(Action::Send {
-                        to: self.master,
-                        msg: Msg::CheckpointBatch { records, last: false },
-                    });
-                }
+        if self.master == self.id {
+            if c.file == File::Closed {
+                c.file = File::Opening;
+                self.actions.push_back(Action::CheckpointOpen);
+            }
+        } else {
+            // Small results reached the old coordinator as table updates;
+            // with a home table the new one had only its share of them.
+            let threshold = if self.table_replicas == 0 { self.config.pointer_threshold } else { 0 };
+            let mut records: Vec<Record> = std::mem::take(&mut c.outbox);
+            records.extend(self.table.large_values(threshold).into_iter().map(|(key, v, meta)| Record {
+                key,
+                meta,
+                value: v.to_vec(),
+            }));
+            if !records.is_empty() {
+                self.actions
+                    .push_back(Action::Send { to: self.master, msg: Msg::CheckpointBatch { records, last: false } });
             }
         }
-        let c = self.checkpoint.as_mut().expect("checked above");
+    }
+
+    /// `peer` is out: the coordinator stands in for its large results.
+    pub(super) fn checkpoint_peer_gone(&mut self, peer: NodeId) {
+        let Some(c) = &mut self.checkpoint else { return };
         let orphaned: Vec<JobKey> = c.held_for.iter().filter(|(_, o)| **o == peer).map(|(k, _)| *k).collect();
         c.held_for.retain(|_, o| *o != peer);
         for key in orphaned {

@@ -1,8 +1,9 @@
 //! Who is in the run: static start, joining, graceful leave.
 
-use super::{Action, Config, Node, Time};
+use super::{Action, Config, Node, Time, JOIN_RETRY_MAX};
 use crate::checkpoint::ResultMeta;
 use crate::proto::msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
+use crate::proto::quorum::{Quorum, Snapshot};
 use crate::proto::roster::{Members, Roster};
 use crate::proto::{Executor, FtMode};
 use crate::JobKey;
@@ -39,16 +40,40 @@ impl Node {
         n.root = Some(root);
         n.joined = true;
         n.choose_table(members.len());
+        let quorum_config = n.config.quorum;
+        n.quorum = if members.cluster_of(id).is_some() {
+            Quorum::new(id, members, master, quorum_config, seed)
+        } else {
+            // A run that starts with this node alone (its first node).
+            let with_me: Vec<(NodeId, ClusterId)> = members.iter().chain([(id, cluster)]).collect();
+            Quorum::new(id, &Members::new(&with_me), master, quorum_config, seed)
+        };
         n
     }
 
-    /// A node joining a running computation through `contact`.
+    /// A node joining a running computation through `contact`; it asks
+    /// again until it is welcomed (after half a second, then doubling).
     pub fn joining(id: NodeId, cluster: ClusterId, contact: NodeId, config: Config, seed: u64) -> Node {
         let mut n = Node::new(id, cluster, config, seed);
+        n.contact = Some(contact);
         n.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster } });
         n
     }
 
+    /// No welcome yet: ask again, a little later each time.
+    pub(super) fn retry_join(&mut self, now: Time) {
+        let (Some(contact), Some((at, wait))) = (self.contact, self.join_retry) else { return };
+        if now < at {
+            self.actions.push_back(Action::SetTimer { at });
+            return;
+        }
+        let wait = (wait * 2).min(JOIN_RETRY_MAX);
+        self.join_retry = Some((now + wait, wait));
+        self.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster: self.cluster } });
+        self.actions.push_back(Action::SetTimer { at: now + wait });
+    }
+
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn welcomed(
         &mut self,
         now: Time,
@@ -56,8 +81,12 @@ impl Node {
         master: NodeId,
         root: JobSpec,
         table_replicas: u32,
+        quorum: Snapshot,
         exec: &mut impl Executor,
     ) {
+        if self.joined {
+            return;
+        }
         let mut roster = Roster::new(self.id, self.cluster, Members::new(&members));
         // Deaths this node heard of before its welcome stay deaths.
         for dead in self.roster.dead() {
@@ -67,30 +96,34 @@ impl Node {
         self.master = master;
         self.root = Some(root);
         self.joined = true;
+        self.join_retry = None;
         self.table_replicas = table_replicas as usize;
         self.table.set_asks_homes(self.table_replicas > 0);
+        self.quorum.welcomed(now, quorum);
+        self.pump_quorum(now, exec);
+        self.quorum_tick = Some(self.quorum.next_tick(now));
+        self.actions.push_back(Action::SetTimer { at: self.quorum.next_tick(now) });
+        self.roster_changes += 1;
+        self.publish_carried(exec);
         self.handle_idle(now, exec);
     }
 
-    pub(super) fn admit(&mut self, newcomer: NodeId, cluster: ClusterId, exec: &mut impl Executor) {
-        if let Some(root) = self.root.clone() {
-            // Welcome first: the entries the newcomer is now home for come
-            // after it.
-            let members = self.roster.live_with_clusters().chain([(newcomer, cluster)]).collect();
-            let table_replicas = self.table_replicas as u32;
-            let welcome = Msg::Welcome { members, master: self.master, root, table_replicas };
-            self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
-            self.actions.push_back(Action::Broadcast { msg: Msg::NewMember { id: newcomer, cluster } });
-        }
-        self.member_joined(newcomer, cluster, exec);
-        if self.root.is_some() {
-            // The newcomer may become master and restart the root: it
-            // needs what the others have saved so far (a home table
-            // sends it what it is home for instead).
-            if self.config.ft == FtMode::Table && self.table.len() > 0 && self.table_replicas == 0 {
-                let entries = self.table.sync_entries(self.config.pointer_threshold, self.id);
-                self.actions.push_back(Action::Send { to: newcomer, msg: Msg::TableSync { entries } });
-            }
+    /// The newcomer's `Add` is committed (this node leads): welcome it.
+    pub(super) fn admit(&mut self, newcomer: NodeId) {
+        let Some(root) = self.root.clone() else { return };
+        // Welcome first: the entries the newcomer is now home for come
+        // after it.
+        let members = self.roster.live_with_clusters().collect();
+        let table_replicas = self.table_replicas as u32;
+        let quorum = self.quorum.snapshot();
+        let welcome = Msg::Welcome { members, master: self.master, root, table_replicas, quorum };
+        self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
+        // The newcomer may become master and restart the root: it needs
+        // what the others have saved so far (a home table sends it what it
+        // is home for instead).
+        if self.config.ft == FtMode::Table && self.table.len() > 0 && self.table_replicas == 0 {
+            let entries = self.table.sync_entries(self.config.pointer_threshold, self.id);
+            self.actions.push_back(Action::Send { to: newcomer, msg: Msg::TableSync { entries } });
         }
     }
 
@@ -98,6 +131,7 @@ impl Node {
     pub(super) fn member_joined(&mut self, id: NodeId, cluster: ClusterId, _exec: &mut impl Executor) {
         let before = self.homes_before_change();
         if self.roster.insert(id, cluster) {
+            self.roster_changes += 1;
             self.rehome(before);
         }
     }

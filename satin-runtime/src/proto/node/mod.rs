@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `mod.rs` | the `Node` type, its configuration and outputs, message dispatch |
 //! | `membership.rs` | static start, join, graceful leave |
+//! | `quorum.rs` | the run's log (`proto/quorum`) applied to the node: masters, members, removals, the answer, minorities |
 //! | `stealing.rs` | steal requests and replies, victim choice, back-off |
 //! | `results.rs` | results of stolen and local jobs, the table, lookups, adoption of running jobs |
 //! | `recovery.rs` | a peer's death: new master, orphans, re-queued work, root restart |
@@ -15,6 +16,7 @@ mod checkpoint;
 mod health;
 mod homes;
 mod membership;
+mod quorum;
 mod recovery;
 mod results;
 mod stealing;
@@ -23,9 +25,10 @@ mod stragglers;
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::msg::{ClusterId, JobSpec, Msg, NodeId};
+use super::quorum::{Quorum, QuorumConfig};
 use super::rng::SplitMix64;
 use super::roster::{Members, Roster};
 use super::table::{ResultTable, SharedTable};
@@ -34,6 +37,12 @@ use crate::JobKey;
 
 /// Nanoseconds since the driver's epoch (virtual time in the simulator).
 pub type Time = u64;
+
+/// A joiner asks again this long after its join went unanswered (doubling
+/// up to [`JOIN_RETRY_MAX`]): a lost packet, or a contact without a
+/// leader for the moment, does not lose the join.
+const JOIN_RETRY: Time = 500_000_000;
+const JOIN_RETRY_MAX: Time = 4_000_000_000;
 
 /// Drivers publish a job that ran at least this fraction of the run so far
 /// (and never less than [`Config::publish_after`]): a long run publishes
@@ -96,6 +105,8 @@ pub struct Config {
     pub stragglers: Stragglers,
     /// Every entry to every node, or to its homes (see `homes.rs`).
     pub table: TablePlacement,
+    /// Failure detection and the majority rule (see `proto/quorum`).
+    pub quorum: QuorumConfig,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -187,6 +198,7 @@ impl Default for Config {
             publish_after: Some(1_000_000_000),
             stragglers: Stragglers::default(),
             table: TablePlacement::Auto,
+            quorum: QuorumConfig::default(),
         }
     }
 }
@@ -236,6 +248,24 @@ pub enum Action {
     /// coordinator (and, on the coordinator, in the file). Exit; the same
     /// command resumes.
     Suspended,
+    /// `peer` is out of the run here (removed, or its process is gone):
+    /// close every connection with it and take nothing more from it.
+    Forget {
+        peer: NodeId,
+    },
+    /// A majority removed this node (it was cut off, or deposed as
+    /// master): it is out of the run. `carry` holds the results it
+    /// finished, for the run to reuse if the process joins again as a new
+    /// node.
+    Expelled {
+        by: NodeId,
+        carry: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
+    },
+    /// This node has had no majority for the configured wait: the run goes
+    /// on elsewhere, or nowhere. It never printed an answer.
+    LostMajority {
+        waited: Time,
+    },
 }
 
 /// Result of a table lookup by a redone job.
@@ -289,6 +319,10 @@ pub struct NodeStats {
     /// Nodes this node dropped, and how often this node was dropped.
     pub drops: u64,
     pub dropped: u64,
+    /// Elections this node started (after a majority agreed that the
+    /// master was gone), and members it removed as leader.
+    pub elections: u64,
+    pub removals: u64,
 }
 
 /// A lookup waiting for a value from another node.
@@ -406,11 +440,33 @@ pub struct Node {
     dropped_until: Option<Time>,
     /// When `check_late_jobs` wants to run next.
     late_timer: Option<Time>,
+    /// Leadership, membership and the answer, decided by a majority.
+    quorum: Quorum,
+    /// Masters this node saw replaced: their orphans run on, for the
+    /// restarted root to adopt.
+    deposed: BTreeSet<NodeId>,
+    /// The answer this node proposed as master, until it is committed.
+    answer: Option<Vec<u8>>,
+    /// The answer's log entry (term, index), once committed.
+    decision: Option<(u32, u64)>,
+    /// The answer is committed, but this master lacks its value (another
+    /// master committed it, too large to travel): its root gives it.
+    answer_due: bool,
+    /// When the quorum's next tick is due.
+    quorum_tick: Option<Time>,
+    /// Changes to the membership this node applied (the simulator watches).
+    roster_changes: u64,
+    /// Results of a former incarnation, published once welcomed.
+    carried: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
+    /// A joiner's contact, and when it asks again (its join may be lost).
+    contact: Option<NodeId>,
+    join_retry: Option<(Time, Time)>,
 }
 
 impl Node {
     fn new(id: NodeId, cluster: ClusterId, config: Config, seed: u64) -> Node {
         let table = ResultTable::new(config.table_capacity);
+        let quorum = Quorum::joining(id, config.quorum, seed);
         Node {
             id,
             cluster,
@@ -449,6 +505,16 @@ impl Node {
             health: BTreeMap::new(),
             dropped_until: None,
             late_timer: None,
+            quorum,
+            deposed: BTreeSet::new(),
+            answer: None,
+            answer_due: false,
+            decision: None,
+            carried: Vec::new(),
+            quorum_tick: None,
+            roster_changes: 0,
+            contact: None,
+            join_retry: None,
         }
     }
 
@@ -494,11 +560,18 @@ impl Node {
         self.table.share()
     }
 
+    /// How often this node's membership changed (joins, removals, deaths).
+    pub fn roster_changes(&self) -> u64 {
+        self.roster_changes
+    }
+
     /// A one-line summary of the protocol state, for debugging stuck runs.
     pub fn summary(&self) -> String {
         format!(
-            "master {}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, asking {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
+            "master {}, quorum {{{}}}, answer {:?}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, asking {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
             self.master,
+            self.quorum.summary(),
+            self.answer.as_ref().map(Vec::len),
             self.stopped,
             self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
             self.running_for.keys().collect::<Vec<_>>(),
@@ -532,6 +605,15 @@ impl Node {
     /// the checkpoint file, if there is one (the run may be a resumed one).
     pub fn start(&mut self, now: Time, exec: &mut impl Executor) {
         self.start_checkpoints(now);
+        if !self.joined {
+            self.join_retry = Some((now + JOIN_RETRY, JOIN_RETRY));
+            self.actions.push_back(Action::SetTimer { at: now + JOIN_RETRY });
+            return;
+        }
+        self.quorum.start(now);
+        self.pump_quorum(now, exec);
+        self.quorum_tick = Some(self.quorum.next_tick(now));
+        self.actions.push_back(Action::SetTimer { at: self.quorum.next_tick(now) });
         if self.is_master() && !self.opens_checkpoint() {
             if let Some(root) = self.root.clone() {
                 exec.run_root(root);
@@ -550,12 +632,19 @@ impl Node {
         if self.stopped {
             return;
         }
+        self.quorum.heard(now, from);
         match msg {
-            Msg::Join { cluster } => self.admit(from, cluster, exec),
-            Msg::Welcome { members, master, root, table_replicas } => {
-                self.welcomed(now, members, master, root, table_replicas, exec)
+            Msg::Join { cluster } => {
+                self.quorum.join(now, from, cluster);
+                self.pump_quorum(now, exec);
             }
-            Msg::NewMember { id, cluster } => self.member_joined(id, cluster, exec),
+            Msg::Welcome { members, master, root, table_replicas, quorum } => {
+                self.welcomed(now, members, master, root, table_replicas, quorum, exec)
+            }
+            Msg::Quorum(q) => {
+                self.quorum.handle(now, from, q);
+                self.pump_quorum(now, exec);
+            }
             Msg::Leave => self.handle_peer_dead(now, from, exec),
             Msg::StealRequest { id } => self.steal_request(now, from, id, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
@@ -577,6 +666,7 @@ impl Node {
             Msg::TableGet { key } => self.table_get(from, key),
             Msg::TableGot { key, entry, running } => self.table_got(from, key, entry, running, exec),
             Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
+            // Sent by the master once a majority holds the answer.
             Msg::Terminate { value } => {
                 self.actions.push_back(Action::Finished { value });
                 self.stop();
@@ -608,6 +698,21 @@ impl Node {
     }
 
     pub fn handle_timeout(&mut self, now: Time, exec: &mut impl Executor) {
+        if self.stopped {
+            return;
+        }
+        if !self.joined {
+            self.retry_join(now);
+            return;
+        }
+        // One chain of quorum ticks (other timers call this too).
+        if self.quorum_tick.is_none_or(|t| now >= t) {
+            self.quorum.tick(now);
+            self.pump_quorum(now, exec);
+            let at = self.quorum.next_tick(now);
+            self.quorum_tick = Some(at);
+            self.actions.push_back(Action::SetTimer { at });
+        }
         let mut idle = false;
         if self.backoff_until.is_some_and(|t| now >= t) {
             self.backoff_until = None;
@@ -646,14 +751,12 @@ impl Node {
         }
     }
 
-    /// The root job finished here.
-    pub fn handle_root_finished(&mut self, _now: Time, value: Vec<u8>) {
-        if self.is_master() && !self.stopped {
+    /// The root job finished here: the master proposes the answer, which
+    /// is out once a majority holds it (see `quorum.rs`).
+    pub fn handle_root_finished(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
+        if self.is_master() && !self.stopped && self.answer.is_none() {
             self.checkpoint_answer(&value);
-            let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
-            self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: small } });
-            self.actions.push_back(Action::Done { value });
-            self.stop();
+            self.propose_answer(now, value, exec);
         }
     }
 

@@ -1,21 +1,40 @@
-//! A peer's death: the design's recovery procedure, on every live node.
+//! A peer out of the run: the design's recovery procedure, on every live
+//! node (steps 1 and 2; step 0 and 3, a new master restarting the root,
+//! are the majority's decision, in `quorum.rs`).
 
 use super::{Action, Node, Time};
 use crate::checkpoint::ResultMeta;
-use crate::proto::msg::{JobSpec, NodeId};
+use crate::proto::msg::NodeId;
 use crate::proto::{Executor, FtMode};
 
 impl Node {
-    /// The driver declares `peer` dead (crash detected, or it left).
+    /// `peer`'s process is gone for certain: a supervisor saw it end, it
+    /// said it leaves (`Leave`), or — in the simulator — it crashed in the
+    /// papers' fail-stop model. It counts in no majority from now on, and
+    /// its work is recovered at once; the leader removes it from the log.
+    /// (A lost connection is only a suspicion: [`Node::handle_link_down`].)
     pub fn handle_peer_dead(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
         if self.stopped || peer == self.id {
             return;
         }
-        if !self.roster.is_alive(peer) {
+        self.quorum.certain_dead(now, peer);
+        self.pump_quorum(now, exec);
+        if !self.stopped && self.roster.is_alive(peer) {
+            self.recover_from(now, peer, exec);
+        }
+    }
+
+    /// `peer` is out of the run (removed by the majority, or dead for
+    /// certain): the design's recovery procedure. The new master, if the
+    /// old one is gone, is the majority's choice (`quorum.rs`), which
+    /// restarts the root; here the orphans and the lost jobs.
+    pub(super) fn recover_from(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
+        if self.stopped || !self.roster.is_alive(peer) {
             return;
         }
         let before = self.homes_before_change();
         self.roster.remove(peer);
+        self.roster_changes += 1;
         self.stats.recoveries += 1;
         self.table.forget_holder(peer);
         self.rehome(before);
@@ -39,17 +58,10 @@ impl Node {
             self.stop();
             return;
         }
-        // Step 0: a new master, deterministically the lowest live id; the
-        // root's next incarnation is a new epoch on every node alike.
-        let master_died = peer == self.master;
-        if master_died {
-            let lowest = self.live_members().next();
-            self.master = lowest.unwrap_or(self.id);
-            if let Some(root) = &mut self.root {
-                root.epoch += 1;
-            }
-        }
-        self.checkpoint_peer_dead(peer, master_died);
+        // A master that is gone (or replaced) leaves a root to restart,
+        // which may wait for what still runs of the old tree.
+        let root_restarts = peer == self.master || self.deposed.contains(&peer);
+        self.checkpoint_peer_gone(peer);
         // Step 2: orphans. Save finished parts; the executor aborts the
         // rest — or, when the root restarts (its new epoch may wait for
         // them), lets them run on and publish their results when they end.
@@ -58,7 +70,7 @@ impl Node {
         let orphans: Vec<(NodeId, u64)> = self.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();
         for (victim, stamp) in orphans {
             let running = self.running_for.remove(&(victim, stamp));
-            let abandoned = exec.abandon(victim, stamp, master_died);
+            let abandoned = exec.abandon(victim, stamp, root_restarts);
             match running {
                 Some(r) if abandoned.runs_on => {
                     self.orphans.insert((victim, stamp), r);
@@ -80,25 +92,6 @@ impl Node {
         for stamp in lost {
             if let Some(copy) = self.stolen.remove(&stamp) {
                 self.copy_ended(copy, exec);
-            }
-        }
-        // The restarted root will reach jobs that still run here: have it
-        // wait for them instead of computing them again.
-        if master_died {
-            let running: Vec<(NodeId, u64)> = self.running_for.keys().chain(self.orphans.keys()).copied().collect();
-            let epoch = self.root_epoch();
-            for (victim, stamp) in running {
-                let old = self.running_for.get(&(victim, stamp)).or_else(|| self.orphans.get(&(victim, stamp)));
-                if old.is_some_and(|r| r.epoch < epoch) {
-                    self.announce_running(victim, stamp);
-                }
-            }
-        }
-        // Step 3: the new master restarts the replicated root job.
-        if master_died && self.is_master() {
-            if let Some(root) = self.root.clone() {
-                self.stats.redone += 1;
-                exec.run_root(JobSpec { redone: true, ..root });
             }
         }
         self.handle_idle(now, exec);

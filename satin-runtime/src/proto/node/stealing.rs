@@ -15,12 +15,15 @@ impl Node {
             // it arrives would lose that job and make its victim redo it.
             let awaiting_steal =
                 self.local_steal.is_some() || self.wide_steal.is_some() || !self.late_steals.is_empty();
-            if !exec.runs_anything() && !awaiting_steal {
+            // A master whose answer waits for the majority stays for it.
+            if !exec.runs_anything() && !awaiting_steal && self.answer.is_none() {
                 self.leave(now, exec);
             }
             return;
         }
-        if exec.has_work() {
+        // A minority takes no new work: what it would compute, the
+        // majority computes too.
+        if exec.has_work() || self.quorum.in_minority() {
             return;
         }
         if self.dropped_until.is_some_and(|t| now < t) {
@@ -63,7 +66,8 @@ impl Node {
         // A request can overtake its sender's `Leave`, or come from a node
         // declared dead: a job given to it would be lost. A dropped node
         // gets nothing until its cool-down is over.
-        let thief_ok = self.joined && self.is_alive(thief) && !self.is_dropped(now, thief);
+        let thief_ok =
+            self.joined && self.is_alive(thief) && !self.is_dropped(now, thief) && !self.quorum.in_minority();
         // Under master–worker only the master gives work.
         let thief_ok = thief_ok && (self.config.steal != StealPolicy::MasterWorker || self.master == self.id);
         let mut job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };

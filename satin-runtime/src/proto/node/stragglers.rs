@@ -385,6 +385,20 @@ impl Node {
     }
 
     /// Soft and hard timeouts of the jobs thieves run for this node.
+    /// Asks `thief` now whether the jobs it stole from this node still run
+    /// there (a lost connection may have lost their results); no answer in
+    /// time, or "no", and they run again, as at a soft timeout.
+    pub(super) fn ask_after_jobs_of(&mut self, now: Time, thief: NodeId) {
+        let stamps: Vec<u64> =
+            self.stolen.iter().filter(|(_, s)| s.thief == thief && s.asked.is_none()).map(|(c, _)| *c).collect();
+        for stamp in stamps {
+            self.stolen.get_mut(&stamp).expect("listed").asked = Some(now);
+            self.stats.status_checks += 1;
+            self.actions.push_back(Action::Send { to: thief, msg: Msg::JobStatus { stamp } });
+        }
+        self.set_late_timer(now);
+    }
+
     pub(super) fn check_late_jobs(&mut self, now: Time, exec: &mut impl Executor) {
         if self.stopped || self.late_timer.is_some_and(|t| now < t) {
             return;

@@ -1,0 +1,337 @@
+//! The quorum alone, on an in-memory network with cuts and loss: who leads,
+//! who is removed, and that a minority never decides anything.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+use super::*;
+
+const MS: Time = 1_000_000;
+
+struct Net {
+    nodes: Vec<Quorum>,
+    now: Time,
+    queue: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
+    cut: BTreeSet<(NodeId, NodeId)>,
+    loss: f64,
+    rng: SplitMix64,
+    latency: Time,
+    /// What each node was told to apply, in order.
+    applied: BTreeMap<NodeId, Vec<Change>>,
+    expelled: BTreeSet<NodeId>,
+    gave_up: BTreeSet<NodeId>,
+    admitted: Vec<NodeId>,
+    dead: BTreeSet<NodeId>,
+}
+
+/// A message on its way: (arrival, sequence, from, to, message).
+type InFlight = (Time, u64, NodeId, NodeId, Wire);
+
+/// Messages in the queue (ordered by time, then sequence).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Wire(QMsg);
+impl PartialOrd for Wire {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Wire {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+fn cfg() -> QuorumConfig {
+    QuorumConfig { heartbeat: 100 * MS, suspect_after: 1000 * MS, heal_wait: 10_000 * MS }
+}
+
+impl Net {
+    fn new(n: u64, seed: u64) -> Net {
+        let base: Vec<(NodeId, ClusterId)> = (0..n).map(|i| (i, 0)).collect();
+        let base = Members::new(&base);
+        let mut nodes: Vec<Quorum> = (0..n).map(|i| Quorum::new(i, &base, 0, cfg(), seed)).collect();
+        for q in &mut nodes {
+            q.start(0);
+        }
+        let mut net = Net {
+            nodes,
+            now: 0,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            cut: BTreeSet::new(),
+            loss: 0.0,
+            rng: SplitMix64::new(seed),
+            latency: MS,
+            applied: BTreeMap::new(),
+            expelled: BTreeSet::new(),
+            gave_up: BTreeSet::new(),
+            admitted: Vec::new(),
+            dead: BTreeSet::new(),
+        };
+        for i in 0..n {
+            net.drain(i);
+        }
+        net
+    }
+
+    fn send(&mut self, from: NodeId, to: NodeId, msg: QMsg) {
+        if self.cut.contains(&(from, to)) || self.dead.contains(&to) {
+            return;
+        }
+        if self.loss > 0.0 && msg.is_beat() && self.rng.unit() < self.loss {
+            return;
+        }
+        // Reliable messages ride a stream: a lost packet only delays them.
+        let mut at = self.now + self.latency;
+        while self.loss > 0.0 && !msg.is_beat() && self.rng.unit() < self.loss {
+            at += 30 * MS;
+        }
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq, from, to, Wire(msg))));
+    }
+
+    fn drain(&mut self, i: NodeId) {
+        while let Some(o) = self.nodes[i as usize].poll() {
+            match o {
+                Output::Send { to, msg } => self.send(i, to, msg),
+                Output::Broadcast { msg } => {
+                    for to in 0..self.nodes.len() as NodeId {
+                        if to != i && self.nodes[i as usize].is_member(to) {
+                            self.send(i, to, msg.clone());
+                        }
+                    }
+                }
+                Output::Apply { change, .. } => self.applied.entry(i).or_default().push(change),
+                Output::Admit { id } => self.admitted.push(id),
+                Output::Expelled { .. } => {
+                    self.expelled.insert(i);
+                }
+                Output::GiveUp { .. } => {
+                    self.gave_up.insert(i);
+                }
+            }
+        }
+    }
+
+    /// Runs until `until`, ticking every node each 10 ms.
+    fn run(&mut self, until: Time) {
+        let mut next_tick = self.now;
+        while self.now < until {
+            let next_msg = self.queue.peek().map(|Reverse(m)| m.0);
+            if next_msg.is_some_and(|t| t <= next_tick) {
+                let Reverse((at, _, from, to, Wire(msg))) = self.queue.pop().expect("peeked");
+                self.now = at;
+                if self.dead.contains(&to) || self.cut.contains(&(from, to)) {
+                    continue;
+                }
+                self.nodes[to as usize].handle(at, from, msg);
+                self.drain(to);
+            } else {
+                self.now = next_tick;
+                for i in 0..self.nodes.len() as NodeId {
+                    if !self.dead.contains(&i) {
+                        self.nodes[i as usize].tick(self.now);
+                        self.drain(i);
+                    }
+                }
+                next_tick += 10 * MS;
+            }
+        }
+    }
+
+    fn isolate(&mut self, a: NodeId, on: bool) {
+        for b in 0..self.nodes.len() as NodeId {
+            if a != b {
+                for link in [(a, b), (b, a)] {
+                    if on {
+                        self.cut.insert(link);
+                    } else {
+                        self.cut.remove(&link);
+                    }
+                }
+            }
+        }
+    }
+
+    fn leaders(&self) -> Vec<NodeId> {
+        (0..self.nodes.len() as NodeId)
+            .filter(|i| {
+                !self.dead.contains(i) && self.nodes[*i as usize].is_leader() && !self.nodes[*i as usize].is_out()
+            })
+            .collect()
+    }
+
+    fn answers(&self) -> usize {
+        let mut nodes_with = 0;
+        for changes in self.applied.values() {
+            if changes.iter().any(|c| matches!(c, Change::Answer { .. })) {
+                nodes_with += 1;
+            }
+        }
+        nodes_with
+    }
+}
+
+#[test]
+fn a_healthy_run_keeps_its_leader_and_changes_nothing() {
+    let mut net = Net::new(3, 1);
+    net.run(20_000 * MS);
+    assert_eq!(net.leaders(), vec![0]);
+    assert!(net.nodes.iter().all(|q| q.term() == 0 && q.elections == 0));
+    assert!(net.applied.values().all(|a| a.is_empty()), "{:?}", net.applied);
+}
+
+#[test]
+fn thirty_percent_loss_declares_no_one_dead_and_elects_no_one() {
+    for seed in 0..5 {
+        let mut net = Net::new(3, seed);
+        net.loss = 0.3;
+        net.run(120_000 * MS);
+        assert_eq!(net.leaders(), vec![0], "seed {seed}");
+        let removed: Vec<_> = net.nodes.iter().map(|q| q.removals).collect();
+        assert_eq!(removed, vec![0, 0, 0], "seed {seed}");
+        assert!(net.expelled.is_empty() && net.gave_up.is_empty(), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_cut_off_leader_steps_down_the_majority_elects_another_and_the_old_one_is_told_on_return() {
+    let mut net = Net::new(3, 2);
+    net.run(500 * MS);
+    net.isolate(0, true);
+    net.run(3_000 * MS);
+    let leaders = net.leaders();
+    assert_eq!(leaders.len(), 1, "{leaders:?}");
+    let new = leaders[0];
+    assert_ne!(new, 0);
+    assert!(!net.nodes[0].is_leader(), "check quorum: the cut-off master stepped down");
+    assert!(net.nodes[0].in_minority());
+    let at_new = &net.applied[&new];
+    assert!(at_new.contains(&Change::Lead { leader: new }) && at_new.contains(&Change::Remove { id: 0 }), "{at_new:?}");
+    // Healed: the old master hears that it was removed.
+    net.isolate(0, false);
+    net.run(6_000 * MS);
+    assert!(net.expelled.contains(&0), "the old master was not told");
+    assert_eq!(net.leaders(), vec![new]);
+}
+
+#[test]
+fn a_node_cut_off_for_good_gives_up_and_decides_nothing() {
+    let mut net = Net::new(3, 3);
+    net.run(500 * MS);
+    net.isolate(2, true);
+    net.run(15_000 * MS);
+    assert!(net.gave_up.contains(&2), "the minority never gave up");
+    assert!(!net.nodes[2].is_leader());
+    assert_eq!(net.leaders(), vec![0]);
+    assert!(net.applied[&0].contains(&Change::Remove { id: 2 }));
+}
+
+#[test]
+fn an_asymmetric_cut_does_not_let_one_node_depose_the_leader() {
+    let mut net = Net::new(3, 4);
+    net.run(500 * MS);
+    net.cut.insert((0, 2));
+    net.cut.insert((2, 0));
+    net.run(10_000 * MS);
+    assert_eq!(net.leaders(), vec![0], "node 2 alone deposed the leader");
+    assert!(net.nodes.iter().all(|q| q.term() == 0), "a real election happened");
+    // The leader no longer hears node 2: it is removed, and told (via 1).
+    assert!(net.applied[&0].contains(&Change::Remove { id: 2 }));
+    assert!(net.expelled.contains(&2));
+}
+
+#[test]
+fn the_answer_commits_with_a_majority_and_never_without() {
+    let mut net = Net::new(3, 5);
+    net.run(500 * MS);
+    net.cut.insert((0, 1));
+    net.cut.insert((0, 2));
+    assert!(net.nodes[0].propose_answer(net.now, Some(vec![7])));
+    net.drain(0);
+    net.run(900 * MS);
+    assert_eq!(net.answers(), 0, "an answer without a majority");
+    net.cut.clear();
+    net.run(1_500 * MS);
+    assert_eq!(net.answers(), 3);
+}
+
+#[test]
+fn a_dead_leader_is_replaced_quickly_when_its_death_is_certain() {
+    let mut net = Net::new(5, 6);
+    net.run(500 * MS);
+    net.dead.insert(0);
+    for i in 1..5 {
+        net.nodes[i].certain_dead(net.now, 0);
+        net.drain(i as NodeId);
+    }
+    net.run(800 * MS);
+    assert_eq!(net.leaders(), vec![1], "the lowest live id stands first");
+    net.run(1_000 * MS);
+    assert!(net.applied[&2].contains(&Change::Remove { id: 0 }));
+    // Three more certain deaths: the last one carries on alone.
+    for d in [1, 2, 3] {
+        net.dead.insert(d);
+        for i in (d + 1)..5 {
+            net.nodes[i as usize].certain_dead(net.now, d);
+            net.drain(i);
+        }
+        net.run(net.now + 1_500 * MS);
+    }
+    assert_eq!(net.leaders(), vec![4]);
+}
+
+#[test]
+fn an_even_split_goes_on_in_the_half_with_the_leader() {
+    let mut net = Net::new(4, 7);
+    net.run(500 * MS);
+    for a in [0, 1] {
+        for b in [2, 3] {
+            net.cut.insert((a, b));
+            net.cut.insert((b, a));
+        }
+    }
+    net.run(14_000 * MS);
+    assert_eq!(net.leaders(), vec![0]);
+    assert_eq!(net.nodes[0].voters(), vec![0, 1], "the other half was removed, one at a time");
+    assert_eq!(net.gave_up, BTreeSet::from([2, 3]));
+    assert!(net.nodes[0].propose_answer(net.now, Some(vec![1])));
+    net.drain(0);
+    net.run(15_000 * MS);
+    assert_eq!(net.answers(), 2, "the answer commits in the half with the leader");
+}
+
+#[test]
+fn an_even_split_while_no_one_leads_leaves_both_halves_without_a_leader() {
+    let mut net = Net::new(4, 9);
+    net.run(500 * MS);
+    net.dead.insert(0);
+    net.run(600 * MS);
+    // The old leader is gone and the others are still electing: split.
+    for a in [1] {
+        for b in [2, 3] {
+            net.cut.insert((a, b));
+            net.cut.insert((b, a));
+        }
+    }
+    net.run(14_000 * MS);
+    assert!(net.leaders().is_empty(), "{:?}", net.leaders());
+    assert_eq!(net.gave_up, BTreeSet::from([1, 2, 3]));
+}
+
+#[test]
+fn a_joiner_is_added_as_a_learner_and_promoted() {
+    let mut net = Net::new(1, 8);
+    net.nodes.push(Quorum::joining(1, cfg(), 8));
+    net.nodes[0].join(0, 1, 0);
+    net.drain(0);
+    net.run(50 * MS);
+    assert_eq!(net.admitted, vec![1]);
+    let s = net.nodes[0].snapshot();
+    net.nodes[1].welcomed(net.now, s);
+    net.run(2_000 * MS);
+    assert_eq!(net.nodes[0].voters(), vec![0, 1]);
+    assert_eq!(net.nodes[1].voters(), vec![0, 1]);
+    assert!(net.leaders() == vec![0]);
+}

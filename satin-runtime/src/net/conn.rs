@@ -41,16 +41,19 @@ pub(super) enum Link<M> {
     PeerDown { id: NodeId, reason: String, unanswered: bool, ours: bool, declared_dead: bool },
 }
 
-/// How long a finishing node waits for its last frames to be read (a peer
-/// that is cut off or gone never reads them: the answer does not wait for
-/// it long).
-const FLUSH: Duration = Duration::from_millis(500);
+/// How long a finishing node waits for its last frames to be read (peers
+/// known to be cut off are not waited for at all, see
+/// [`Net::stop_sending_except`]).
+const FLUSH: Duration = Duration::from_secs(2);
 const CLOSE_GRACE: Duration = Duration::from_millis(50);
 
 pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
     t.max_idle_timeout(Some(quinn::IdleTimeout::try_from(idle).unwrap_or(quinn::IdleTimeout::from(VarInt::MAX))));
     t.keep_alive_interval(Some(idle / 4));
+    // Nodes mostly share a LAN: a first guess of 333 ms (QUIC's) makes a
+    // handshake whose first packets are lost wait a second per try.
+    t.initial_rtt(Duration::from_millis(50));
     Arc::new(t)
 }
 
@@ -266,6 +269,17 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         }
         if let Some((_, task)) = self.peers.remove(&id) {
             task.abort();
+        }
+    }
+
+    /// Drops the outgoing streams to every peer but `keep`: a finishing
+    /// node does not wait for peers that cannot read what it sent.
+    pub(super) fn stop_sending_except(&mut self, keep: &[NodeId]) {
+        let gone: Vec<NodeId> = self.peers.keys().copied().filter(|p| !keep.contains(p)).collect();
+        for id in gone {
+            if let Some((_, task)) = self.peers.remove(&id) {
+                task.abort();
+            }
         }
     }
 

@@ -746,6 +746,12 @@ impl Driver {
         // Whatever still runs here is not needed any more: abort it, so the
         // pool winds down at once.
         let _ = crate::proto::Executor::abandon_all(&mut self.exec);
+        // The last frames (the answer to every node) are worth waiting for
+        // where they can arrive: not at peers this node has not heard from
+        // lately (cut off, or gone).
+        if let Some(reachable) = self.node.heard_lately() {
+            self.net.stop_sending_except(&reachable);
+        }
         let Driver { exec, net, end, checkpointer, .. } = self;
         drop(exec);
         // The last writes (the answer, a suspend's batch) must be on disk.

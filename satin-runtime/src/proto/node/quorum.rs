@@ -88,6 +88,12 @@ impl Node {
         self.quorum.in_minority()
     }
 
+    /// On the master, the members heard from lately (see
+    /// `Quorum::heard_lately`); `None` elsewhere.
+    pub fn heard_lately(&self) -> Option<Vec<NodeId>> {
+        self.quorum.heard_lately()
+    }
+
     /// The quorum's state in one line (for logs).
     pub fn quorum_summary(&self) -> String {
         self.quorum.summary()

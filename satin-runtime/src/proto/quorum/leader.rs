@@ -5,6 +5,10 @@
 use std::collections::BTreeSet;
 
 use super::{Change, Followers, LogEntry, Output, QMsg, Quorum, Role, Time};
+
+/// How many times `suspect_after` a newcomer may stay silent before its
+/// first beat (see `advance_changes`).
+const JOIN_GRACE: Time = 5;
 use crate::proto::msg::NodeId;
 
 impl Quorum {
@@ -118,6 +122,7 @@ impl Quorum {
         if self.role != Role::Leader || term < self.term {
             return;
         }
+        self.followers.beaten.insert(from);
         if ok {
             let known = self.followers.matched.entry(from).or_insert(0);
             if matched > *known {
@@ -177,7 +182,14 @@ impl Quorum {
             .find(|m| self.certain_dead.contains(m))
             .or(self.followers.deposed.as_ref().filter(|d| members.contains(d)))
             .or_else(|| {
-                let silent = |m: &&NodeId| self.heard.get(m).is_none_or(|&t| t + self.cfg.suspect_after <= now);
+                // A learner that has not beaten yet may still be waiting
+                // for its welcome (a handshake under loss takes seconds):
+                // it holds no vote and no work, so it gets longer.
+                let silent = |m: &&NodeId| {
+                    let new = !self.log.is_voter(**m) && !self.followers.beaten.contains(*m);
+                    let wait = if new { JOIN_GRACE * self.cfg.suspect_after } else { self.cfg.suspect_after };
+                    self.heard.get(m).is_none_or(|&t| t + wait <= now)
+                };
                 members.iter().filter(silent).min_by_key(|m| self.heard.get(m).copied().unwrap_or(0))
             })
             .copied()

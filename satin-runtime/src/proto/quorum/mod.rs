@@ -166,6 +166,8 @@ struct Followers {
     joins: VecDeque<(NodeId, ClusterId)>,
     /// The master this leader replaced, to be removed.
     deposed: Option<NodeId>,
+    /// Members that have beaten to this leader at least once.
+    beaten: BTreeSet<NodeId>,
 }
 
 /// The quorum state of one node (sans-IO: the node feeds it the time,
@@ -199,6 +201,8 @@ pub struct Quorum {
     expelled: bool,
     /// Not a member yet (a joiner before its welcome).
     outside: bool,
+    /// The latest time this node was given.
+    now: Time,
     /// The master before any `Lead` entry (the run's first leader).
     first_leader: Option<NodeId>,
     next_beat: Time,
@@ -249,6 +253,7 @@ impl Quorum {
             gave_up: false,
             expelled: false,
             outside: true,
+            now: 0,
             first_leader: None,
             next_beat: 0,
             told: BTreeMap::new(),
@@ -350,6 +355,14 @@ impl Quorum {
         )
     }
 
+    /// On the leader: the members heard from within `suspect_after`
+    /// (`None` elsewhere: only the leader keeps a clock per member).
+    pub fn heard_lately(&self) -> Option<Vec<NodeId>> {
+        let now = self.now;
+        (self.role == Role::Leader || self.gave_up || self.expelled)
+            .then(|| self.heard.iter().filter(|(_, &t)| t + self.cfg.suspect_after > now).map(|(&id, _)| id).collect())
+    }
+
     /// Whether this node is out of the run (removed, or gave up).
     pub fn is_out(&self) -> bool {
         self.expelled || self.gave_up
@@ -359,6 +372,7 @@ impl Quorum {
 
     /// Any message from `from` shows that it is there.
     pub fn heard(&mut self, now: Time, from: NodeId) {
+        self.now = self.now.max(now);
         // Only the leader keeps a clock per member (at 10 000 simulated
         // members, every node keeping one would be most of the memory).
         if self.role == Role::Leader && self.log.is_member(from) {
@@ -470,6 +484,7 @@ impl Quorum {
 
     /// Periodic work: beats, silences, elections, the minority's wait.
     pub fn tick(&mut self, now: Time) {
+        self.now = self.now.max(now);
         if self.outside || self.is_out() {
             return;
         }

@@ -1,0 +1,110 @@
+//! Real runs on a network that fails: node processes talking QUIC on
+//! loopback through the fault layer of their own UDP sockets (`--chaos
+//! partition|cut|loss|delay|vanish`), which drops or delays packets and
+//! never refuses a connection — what QUIC sees is a lossy, cut network.
+//!
+//! The promises checked: one answer, the right one, from the side with the
+//! majority; a node cut off for good takes no work and gives up, saying
+//! so; a node the majority removed while cut off joins again as a new
+//! node; an asymmetric cut deposes no master; 30 % loss declares no live
+//! node dead; a machine that dies silently is found by the detector. Each
+//! test also asserts that packets were dropped: the faults ran.
+
+mod common;
+
+use common::{run_with, stderr, stdout, total};
+
+/// The answer of `nqueens 16`.
+const Q16: &str = "14772512";
+
+/// A supervised run of `nqueens 16` on `nodes` nodes of one worker each,
+/// with these network faults, logging leadership changes.
+fn faulty(nodes: &str, chaos: &str, extra: &[&str]) -> (std::process::Output, String) {
+    let args = [&["16", "--local-nodes", nodes, "--workers", "1", "--chaos", chaos][..], extra].concat();
+    let out = run_with(&args, &[("RUST_LOG", "satin::net=info")]);
+    let log = stderr(&out);
+    (out, log)
+}
+
+/// Lines of node `node`'s log.
+fn lines_of<'a>(log: &'a str, node: usize) -> impl Iterator<Item = &'a str> + 'a {
+    let prefix = format!("[node {node}] ");
+    log.lines().filter(move |l| l.starts_with(&prefix))
+}
+
+/// How many processes ended the run as its master (printed the answer as
+/// the one that decided it).
+fn masters(log: &str) -> usize {
+    log.lines().filter(|l| l.ends_with("the run is over; this node is its master")).count()
+}
+
+#[test]
+fn the_master_cut_off_for_good_gives_no_answer_and_the_majority_gives_one() {
+    let (out, log) = faulty("3", "partition:node=0,at=1s", &["--heal-wait-ms", "2000"]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert_eq!(masters(&log), 1, "one master decided the answer:\n{log}");
+    assert!(lines_of(&log, 0).all(|l| !l.ends_with("this node is its master")), "the cut-off master answered:\n{log}");
+    assert!(
+        lines_of(&log, 0).any(|l| l.contains("lost the majority of the run")),
+        "the cut-off master did not give up saying why:\n{log}"
+    );
+    assert!(log.contains("leader is now"), "{log}");
+    assert!(total(&log, "packets dropped") > 0, "no packet was dropped: the fault did not run\n{log}");
+}
+
+#[test]
+fn a_node_cut_off_for_a_while_is_removed_and_joins_again_as_a_new_node() {
+    let (out, log) = faulty("3", "partition:node=2,at=1s,for=3s", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert_eq!(masters(&log), 1, "{log}");
+    assert!(
+        lines_of(&log, 2).any(|l| l.contains("joining again through")),
+        "the node the majority removed did not join again:\n{log}"
+    );
+    assert!(total(&log, "removals") >= 1, "{log}");
+    assert!(total(&log, "packets dropped") > 0, "{log}");
+}
+
+#[test]
+fn a_cut_between_the_master_and_one_node_deposes_no_master() {
+    let (out, log) = faulty("3", "cut:0-2,at=1s", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert_eq!(masters(&log), 1, "{log}");
+    assert!(lines_of(&log, 0).any(|l| l.ends_with("this node is its master")), "the master was deposed:\n{log}");
+    assert_eq!(total(&log, "elections"), 0, "a node alone started an election:\n{log}");
+    assert!(total(&log, "packets dropped") > 0, "{log}");
+}
+
+#[test]
+fn thirty_percent_loss_declares_no_live_node_dead() {
+    let (out, log) = faulty("3", "loss:0.3", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert_eq!(masters(&log), 1, "{log}");
+    assert_eq!(total(&log, "removals"), 0, "a live node was declared dead:\n{log}");
+    assert_eq!(total(&log, "elections"), 0, "{log}");
+    assert!(!log.contains("is out of the run"), "{log}");
+    assert!(total(&log, "packets dropped") > 100, "{log}");
+}
+
+#[test]
+fn a_machine_that_dies_silently_is_found_by_the_failure_detector() {
+    let (out, log) = faulty("3", "vanish:node=1,at=1s", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert!(!log.contains("seen by the supervisor"), "the supervisor told (it must not, for a silent death):\n{log}");
+    assert!(log.contains("is out of the run"), "the dead node was never removed:\n{log}");
+    assert_eq!(total(&log, "removals"), 1, "{log}");
+}
+
+#[test]
+fn delays_with_jitter_reorder_packets_and_the_run_goes_on() {
+    let (out, log) = faulty("3", "delay:20,jitter=20", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert_eq!(total(&log, "removals"), 0, "{log}");
+    assert_eq!(total(&log, "elections"), 0, "{log}");
+}

@@ -44,7 +44,7 @@ pub(super) enum Link<M> {
 /// How long a finishing node waits for its last frames to be read (peers
 /// known to be cut off are not waited for at all, see
 /// [`Net::stop_sending_except`]).
-const FLUSH: Duration = Duration::from_secs(2);
+const FLUSH: Duration = Duration::from_millis(500);
 const CLOSE_GRACE: Duration = Duration::from_millis(50);
 
 pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {

@@ -649,11 +649,11 @@ impl Driver {
             self.node.handle_link_down(now, id, &mut self.exec);
             return;
         }
-        self.contact_down(reason, unanswered);
+        self.contact_down(reason, unanswered, declared_dead);
     }
 
     /// The contact did not admit this node (yet).
-    fn contact_down(&mut self, reason: String, unanswered: bool) {
+    fn contact_down(&mut self, reason: String, unanswered: bool, declared_dead: bool) {
         let contact = self.spec.contact.map_or(String::new(), |c| c.to_string());
         if unanswered && Instant::now() < self.join_until {
             // The contact may not be listening yet (tasks of a batch job
@@ -663,6 +663,10 @@ impl Driver {
             if let Some(join) = &self.join_request {
                 self.net.send(CONTACT, join.clone());
             }
+        } else if declared_dead {
+            // Admitted, then removed before it could work: the majority
+            // cannot reach this node (a link that stays cut).
+            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry: std::mem::take(&mut self.spec.carry) });
         } else {
             self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
         }
@@ -749,8 +753,12 @@ impl Driver {
         // The last frames (the answer to every node) are worth waiting for
         // where they can arrive: not at peers this node has not heard from
         // lately (cut off, or gone).
-        if let Some(reachable) = self.node.heard_lately() {
-            self.net.stop_sending_except(&reachable);
+        match (&self.end, self.node.heard_lately()) {
+            // A node that only heard of the end has nothing left worth
+            // waiting for.
+            (Some(RunEnd::Answer { master: false, .. }), _) => self.net.stop_sending_except(&[]),
+            (_, Some(reachable)) => self.net.stop_sending_except(&reachable),
+            _ => {}
         }
         let Driver { exec, net, end, checkpointer, .. } = self;
         drop(exec);

@@ -530,11 +530,12 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                         );
                         rejoin::rejoin(contact, &carry)
                     }
-                    None => "nobody to join through".to_string(),
+                    None => "the majority cannot reach it".to_string(),
                 };
+                let by = if by == driver::CONTACT { "its contact".to_string() } else { format!("node {by}") };
                 eprintln!(
                     "{app_name}: error: the majority removed this node from the run while it was cut off \
-                     (told by node {by}); it left ({why}; no answer is printed here)"
+                     (told by {by}); it left ({why}; no answer is printed here)"
                 );
                 std::process::exit(EXPELLED_STATUS)
             }

@@ -129,6 +129,8 @@ struct Cluster {
     stdins: Vec<Option<ChildStdin>>,
     /// Nodes chaos hung: they cannot end by themselves once the run is over.
     hung: Vec<usize>,
+    /// Nodes killed once the answer was out (hung, or too slow to end).
+    hung_or_killed: Vec<usize>,
     death_notices: bool,
     /// Nodes that died silently (`vanish`): nobody is told.
     silent: Vec<usize>,
@@ -225,6 +227,9 @@ impl Cluster {
     /// The run is over: nodes chaos hung would only go at the wind-down.
     fn kill_hung(&mut self) {
         for node in std::mem::take(&mut self.hung) {
+            if self.pids[node].is_some() {
+                self.hung_or_killed.push(node);
+            }
             self.signal(node, libc::SIGKILL);
         }
     }
@@ -308,6 +313,7 @@ fn run_cluster(
         addrs: Vec::new(),
         stdins: Vec::new(),
         hung: Vec::new(),
+        hung_or_killed: Vec::new(),
         death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
         silent: Vec::new(),
         net: NetChaos::default(),
@@ -380,6 +386,9 @@ fn run_cluster(
             }
             Err(_) if answered_at.is_some() => {
                 for node in 0..cluster.pids.len() {
+                    if cluster.pids[node].is_some() {
+                        cluster.hung_or_killed.push(node);
+                    }
                     cluster.signal(node, libc::SIGKILL);
                 }
                 answered_at = None;
@@ -402,6 +411,9 @@ fn run_cluster(
             Ok(n) => eprintln!("{app}: wrote {n} trace events to {}", trace.display()),
             Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
         }
+    }
+    if !calibration {
+        eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
     }
     let outcome = match out.master_answer().or_else(|| out.any_answer()) {
         Some(a) => Outcome::Answer(a),
@@ -430,6 +442,29 @@ impl Outputs {
             (Some(Some(text)), Some(Some(status))) if status.success() && !text.is_empty() => Some(text.clone()),
             _ => None,
         }
+    }
+
+    /// One line: how each node ended — its exit status and what that
+    /// means, or the signal that ended it.
+    fn exits(&self, wound_down: &[usize]) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        let mut parts = Vec::new();
+        for (node, status) in self.exited.iter().enumerate() {
+            let Some(status) = status else { continue };
+            let what = match (status.code(), status.signal()) {
+                (Some(0), _) if self.master == Some(node) => "0 (master: printed the answer)".to_string(),
+                (Some(0), _) => "0".to_string(),
+                (Some(c), _) if c == super::LOST_MAJORITY_STATUS => format!("{c} (lost the majority)"),
+                (Some(c), _) if c == super::EXPELLED_STATUS => format!("{c} (removed by the majority)"),
+                (Some(c), _) if c == SUSPENDED_STATUS => format!("{c} (suspended)"),
+                (Some(c), _) => c.to_string(),
+                (None, Some(sig)) if wound_down.contains(&node) => format!("signal {sig} (stopped after the answer)"),
+                (None, Some(sig)) => format!("signal {sig}"),
+                (None, None) => "?".to_string(),
+            };
+            parts.push(format!("node {node} {what}"));
+        }
+        parts.join(", ")
     }
 
     fn master_answer(&self) -> Option<String> {

@@ -108,3 +108,21 @@ fn delays_with_jitter_reorder_packets_and_the_run_goes_on() {
     assert_eq!(total(&log, "removals"), 0, "{log}");
     assert_eq!(total(&log, "elections"), 0, "{log}");
 }
+
+#[test]
+fn an_even_split_goes_on_in_the_half_with_the_master() {
+    let (out, log) = faulty("4", "split:nodes=2+3,at=1s", &["--heal-wait-ms", "2000"]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert!(
+        lines_of(&log, 0).any(|l| l.ends_with("this node is its master")),
+        "the master's half did not answer:\n{log}"
+    );
+    assert_eq!(masters(&log), 1, "{log}");
+    for node in [2, 3] {
+        assert!(
+            lines_of(&log, node).any(|l| l.contains("lost the majority of the run")),
+            "node {node} did not give up:\n{log}"
+        );
+    }
+}

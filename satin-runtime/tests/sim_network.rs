@@ -279,6 +279,13 @@ fn thirty_percent_loss_removes_no_one() {
 }
 
 #[test]
+fn a_hundred_milliseconds_of_jitter_with_loss_removes_no_one() {
+    let r = five("delay:50,jitter=100;loss:0.2");
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert_eq!((r.removals, r.elections, r.expelled, r.gave_up), (0, 0, 0, 0), "{}", r.to_json());
+}
+
+#[test]
 fn a_silent_death_is_found_by_the_detector() {
     let r = five("vanish:node=3,at=2s");
     assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());

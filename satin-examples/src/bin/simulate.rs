@@ -118,6 +118,14 @@ struct Args {
     /// Crash detection delay, milliseconds.
     #[arg(long, default_value_t = 1000.0)]
     detect_ms: f64,
+    /// Nobody is told of a crash: the failure detector finds it and the
+    /// majority decides (as across machines).
+    #[arg(long)]
+    silent_crashes: bool,
+    /// Go on after the answer until every node has ended: the report counts
+    /// every answer printed and the nodes that never ended.
+    #[arg(long)]
+    run_to_end: bool,
     #[arg(long, value_enum, default_value_t = Ft::Table)]
     ft: Ft,
     /// Load balancing (also `--alg`): random stealing, cluster-aware
@@ -125,7 +133,8 @@ struct Args {
     #[arg(long, alias = "alg", value_enum, default_value_t = Steal::Crs)]
     steal: Steal,
     /// Faults, e.g. 'crash-cluster:cluster=1,at=50%;crash-master:at=30s;leave:node=3,at=2s;drain:node=4,at=2s;join:cluster=0,at=3s';
-    /// with --checkpoint-interval-s also crash-all, suspend, corrupt (one bit of the file).
+    /// with --checkpoint-interval-s also crash-all, suspend, corrupt (one bit of the file); the
+    /// network: 'partition:node=2,at=1s,for=5s;split:nodes=0+1,at=50%;cut:0-3,at=2s;loss:0.2;vanish:node=4,at=3s'.
     #[arg(long, default_value = "")]
     faults: String,
     /// Size of every job result in bytes; results above --pointer-threshold travel as pointers.
@@ -235,6 +244,8 @@ fn config(a: &Args) -> Result<SimConfig, String> {
         local_bandwidth: a.local_mbps * 1e6,
         wide_bandwidth: a.wide_mbps * 1e6,
         detect_delay: ms(a.detect_ms),
+        crash_notices: !a.silent_crashes,
+        run_to_end: a.run_to_end,
         protocol: Config {
             ft: match a.ft {
                 Ft::None => FtMode::None,

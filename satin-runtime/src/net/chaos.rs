@@ -20,6 +20,8 @@
 //!   node, for D or for good;
 //! - `cut:A-B,at=T[,for=D]` — the link between nodes A and B is cut both
 //!   ways; `cut:A>B,…` only A's packets to B are lost;
+//! - `split:nodes=A+B+…,at=T[,for=D]` — every link between those nodes and
+//!   the others is cut: the membership split in two;
 //! - `loss:P[,node=N][,at=T][,for=D]` — each packet sent is lost with
 //!   probability P (every node's, or node N's; from the start by default);
 //! - `delay:MS[,jitter=MS][,node=N][,at=T][,for=D]` — each packet waits MS
@@ -91,6 +93,12 @@ pub enum ChaosKind {
     Vanish {
         node: u32,
     },
+    /// Every link between the nodes of `side` (a bit set of node numbers
+    /// below 64) and the others is cut (`cut` false: mended).
+    Split {
+        side: u64,
+        cut: bool,
+    },
 }
 
 impl ChaosKind {
@@ -107,6 +115,7 @@ impl ChaosKind {
             | ChaosKind::Delay { node: Some(node), .. }
             | ChaosKind::Vanish { node } => vec![node],
             ChaosKind::Cut { from, to, .. } => vec![from, to],
+            ChaosKind::Split { side, .. } => (0..64).filter(|n| side & (1 << n) != 0).collect(),
             _ => Vec::new(),
         }
     }
@@ -115,7 +124,11 @@ impl ChaosKind {
     pub fn is_network(&self) -> bool {
         matches!(
             self,
-            ChaosKind::Partition { .. } | ChaosKind::Cut { .. } | ChaosKind::Loss { .. } | ChaosKind::Delay { .. }
+            ChaosKind::Partition { .. }
+                | ChaosKind::Cut { .. }
+                | ChaosKind::Split { .. }
+                | ChaosKind::Loss { .. }
+                | ChaosKind::Delay { .. }
         )
     }
 }
@@ -146,6 +159,7 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
     let mut at = None;
     let (mut factor, mut rate, mut lasting) = (None, None, None);
     let mut jitter = None;
+    let mut side: Option<u64> = None;
     let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let positional = match items.first() {
         Some(first) if POSITIONAL.contains(&kind) && !first.contains('=') => Some(items.remove(0)),
@@ -174,6 +188,16 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
                         .ok_or_else(|| format!("{part:?}: rate must be a probability (0 to 1), got {v:?}"))?,
                 )
             }
+            "nodes" if kind == "split" => {
+                let mut bits = 0u64;
+                for n in v.split('+') {
+                    let n: u32 = n.trim().parse().ok().filter(|n| *n < 64).ok_or_else(|| {
+                        format!("{part:?}: nodes are numbers below 64 joined by +, e.g. nodes=0+1, got {v:?}")
+                    })?;
+                    bits |= 1 << n;
+                }
+                side = Some(bits);
+            }
             "jitter" if kind == "delay" => {
                 jitter = Some(
                     number()
@@ -181,7 +205,7 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
                         .ok_or_else(|| format!("{part:?}: jitter is milliseconds, at least 0, got {v:?}"))?,
                 )
             }
-            "for" if matches!(kind, "slow" | "partition" | "cut" | "loss" | "delay") => {
+            "for" if matches!(kind, "slow" | "partition" | "cut" | "split" | "loss" | "delay") => {
                 match parse_at(v).map_err(|e| format!("{part:?}: {e}"))? {
                     At::After(d) => lasting = Some(d),
                     At::Percent(_) => return Err(format!("{part:?}: for= is a duration (e.g. for=2s)")),
@@ -216,6 +240,10 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
             ChaosKind::Fail { node: need_node()?, rate: rate.ok_or_else(|| format!("{part:?}: missing rate=P"))? }
         }
         "partition" => ChaosKind::Partition { node: need_node()?, cut: true },
+        "split" => ChaosKind::Split {
+            side: side.ok_or_else(|| format!("{part:?}: missing nodes=A+B (one side of the split)"))?,
+            cut: true,
+        },
         "vanish" => ChaosKind::Vanish { node: need_node()? },
         "cut" => {
             let link = positional.ok_or_else(|| format!("{part:?}: missing the link, e.g. cut:1-2 or cut:1>2"))?;
@@ -257,7 +285,7 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
         }
         other => {
             return Err(format!(
-                "{part:?}: unknown event {other:?} (expected kill, vanish, leave, join, suspend, slow, hang, fail, partition, cut, loss or delay)"
+                "{part:?}: unknown event {other:?} (expected kill, vanish, leave, join, suspend, slow, hang, fail, partition, cut, split, loss or delay)"
             ))
         }
     };
@@ -270,6 +298,7 @@ fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
             ChaosKind::Slow { node, .. } => ChaosKind::Slow { node, factor: 1.0 },
             ChaosKind::Partition { node, .. } => ChaosKind::Partition { node, cut: false },
             ChaosKind::Cut { from, to, both, .. } => ChaosKind::Cut { from, to, both, cut: false },
+            ChaosKind::Split { side, .. } => ChaosKind::Split { side, cut: false },
             ChaosKind::Loss { node, .. } => ChaosKind::Loss { node, rate: 0.0 },
             ChaosKind::Delay { node, .. } => ChaosKind::Delay { node, ms: 0.0, jitter: 0.0 },
             _ => unreachable!("for= is parsed only for the kinds above"),
@@ -349,6 +378,11 @@ mod tests {
             ChaosEvent { kind: ChaosKind::Loss { node: None, rate: 0.2 }, at: At::After(Duration::ZERO) }
         );
         assert_eq!(ev[5].kind, ChaosKind::Delay { node: None, ms: 100.0, jitter: 50.0 });
+        let ev = parse("split:nodes=0+2,at=1s,for=1s").unwrap();
+        assert_eq!(ev[0].kind, ChaosKind::Split { side: 0b101, cut: true });
+        assert_eq!(ev[1].kind, ChaosKind::Split { side: 0b101, cut: false });
+        assert_eq!(ev[0].kind.nodes(), vec![0, 2]);
+        assert!(parse("split:nodes=0+x,at=1s").unwrap_err().contains("nodes are numbers"));
         let ev = parse("partition:node=1,at=1s,for=5s;loss:30%,node=2;vanish:node=0,at=2s").unwrap();
         assert_eq!(ev[1].kind, ChaosKind::Partition { node: 1, cut: false });
         assert_eq!(ev[1].at, At::After(Duration::from_secs(6)));

@@ -63,6 +63,14 @@ impl NetChaos {
                     out.push((to, format!("{verb} {a}")));
                 }
             }
+            ChaosKind::Split { side, cut } => {
+                let inside = |n: u32| n < 64 && side & (1 << n) != 0;
+                for a in (0..count).filter(|&a| inside(a)) {
+                    for b in (0..count).filter(|&b| !inside(b)) {
+                        out.extend(self.orders(ChaosKind::Cut { from: a, to: b, both: true, cut }, addrs));
+                    }
+                }
+            }
             ChaosKind::Loss { node: Some(n), rate } => {
                 self.node_loss.insert(n, rate);
                 out.push((n, format!("loss {rate}")));

@@ -592,6 +592,14 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
             }
             cluster.network(kind);
         }
+        kind @ ChaosKind::Split { cut, .. } => {
+            let nodes: Vec<String> = kind.nodes().iter().map(u32::to_string).collect();
+            match cut {
+                true => eprintln!("{app}: chaos: nodes {} cut off from the others", nodes.join("+")),
+                false => eprintln!("{app}: chaos: nodes {} reachable again", nodes.join("+")),
+            }
+            cluster.network(kind);
+        }
         kind @ ChaosKind::Loss { node, rate } => {
             let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
             eprintln!("{app}: chaos: {who} loses {:.0} % of the packets it sends", rate * 100.0);

@@ -59,6 +59,9 @@ pub enum FaultKind {
     CutLink { from: u64, to: u64, both: bool, cut: bool },
     /// Each packet is lost with this probability from now on (0: none).
     Loss(f64),
+    /// Every message waits this much longer from now on, plus up to
+    /// `jitter` more (so messages reorder; 0 and 0: none).
+    Delay { extra: Nanos, jitter: Nanos },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -82,9 +85,10 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
         let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|a| !a.is_empty()).collect();
         // `cut:1-2` and `loss:0.2` name their link or rate first.
         let positional = match items.first() {
-            Some(first) if matches!(kind, "cut" | "loss") && !first.contains('=') => Some(items.remove(0)),
+            Some(first) if matches!(kind, "cut" | "loss" | "delay") && !first.contains('=') => Some(items.remove(0)),
             _ => None,
         };
+        let mut jitter = None;
         for kv in items {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` in `{part}`: expected key=value"))?;
             let number = |what: &str| {
@@ -98,6 +102,10 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
                 "node" => node = Some(v.parse::<u64>().map_err(|_| format!("`{part}`: node must be a number"))?),
                 "cluster" => {
                     cluster = Some(v.parse::<u32>().map_err(|_| format!("`{part}`: cluster must be a number"))?)
+                }
+                "jitter" => {
+                    let ms = v.parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 0.0);
+                    jitter = Some((ms.ok_or_else(|| format!("`{part}`: jitter is milliseconds"))? * 1e6) as Nanos);
                 }
                 "nodes" => {
                     let ids: Result<Vec<u64>, _> = v.split('+').map(|n| n.trim().parse::<u64>()).collect();
@@ -118,7 +126,7 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
         }
         let when = match when {
             Some(w) => w,
-            None if kind == "loss" => Trigger::At(0),
+            None if matches!(kind, "loss" | "delay") => Trigger::At(0),
             None => return Err(format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)")),
         };
         let need_node = || node.ok_or_else(|| format!("`{part}`: missing node=N"));
@@ -165,9 +173,15 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
                 let p = p.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
                 FaultKind::Loss(p.ok_or_else(|| format!("`{part}`: the loss rate is a probability (0 to 1)"))?)
             }
+            "delay" => {
+                let ms = positional.ok_or_else(|| format!("`{part}`: missing the delay, e.g. delay:100"))?;
+                let ms = ms.parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 0.0);
+                let extra = (ms.ok_or_else(|| format!("`{part}`: the delay is milliseconds"))? * 1e6) as Nanos;
+                FaultKind::Delay { extra, jitter: jitter.unwrap_or(0) }
+            }
             k => {
                 return Err(format!(
-                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, vanish, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs, partition, split, cut, loss)"
+                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, vanish, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs, partition, split, cut, loss, delay)"
                 ))
             }
         };
@@ -184,6 +198,7 @@ pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
                     FaultKind::CutLink { from: *from, to: *to, both: *both, cut: false }
                 }
                 FaultKind::Loss(_) => FaultKind::Loss(0.0),
+                FaultKind::Delay { .. } => FaultKind::Delay { extra: 0, jitter: 0 },
                 _ => return Err(format!("`{part}`: for= is for slow, fail and network faults only")),
             };
             out.push(Fault { when, kind });
@@ -263,5 +278,8 @@ mod tests {
         assert!(parse("cut:1~2,at=1s").unwrap_err().contains("A-B"));
         assert!(parse("split:at=1s").unwrap_err().contains("missing nodes"));
         assert!(parse("loss:2").unwrap_err().contains("probability"));
+        let f = parse("delay:100,jitter=50,at=1s,for=1s").unwrap();
+        assert_eq!(f[0].kind, FaultKind::Delay { extra: 100_000_000, jitter: 50_000_000 });
+        assert_eq!(f[1], Fault { when: Trigger::At(2_000_000_000), kind: FaultKind::Delay { extra: 0, jitter: 0 } });
     }
 }

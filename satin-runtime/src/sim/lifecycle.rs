@@ -123,6 +123,7 @@ impl World<'_> {
                 }
             }
             FaultKind::Loss(rate) => self.net.loss = rate,
+            FaultKind::Delay { extra, jitter } => self.net.delay = (extra, jitter),
             FaultKind::CrashCluster(c) => {
                 let victims: Vec<usize> =
                     (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();

@@ -25,6 +25,8 @@ pub(super) struct Network {
     cut: HashSet<(usize, usize)>,
     /// Probability that a packet is lost.
     pub(super) loss: f64,
+    /// Extra delay of every message, and up to how much more (jitter).
+    pub(super) delay: (Nanos, Nanos),
     /// Messages waiting on a cut link, in sending order, per (from, to).
     held: HashMap<(usize, usize), Vec<Msg>>,
     /// Links whose connection timed out while cut: they drop everything.
@@ -51,7 +53,7 @@ impl Network {
 
     /// Whether any fault is in force (the fast path skips the rest).
     pub(super) fn faulty(&self) -> bool {
-        self.loss > 0.0 || !self.isolated.is_empty() || !self.cut.is_empty()
+        self.loss > 0.0 || self.delay != (0, 0) || !self.isolated.is_empty() || !self.cut.is_empty()
     }
 
     /// `link` is a pair of nodes, `machines` the machines they run on (see
@@ -107,8 +109,9 @@ impl World<'_> {
             }
             Fate::Deliver => {
                 let beat = matches!(&msg, Msg::Quorum(q) if q.is_beat());
-                let rto = 2 * self.delay(from, to, 64).max(1_000_000);
-                let mut extra = 0;
+                let (delay, jitter) = self.net.delay;
+                let rto = 2 * (self.delay(from, to, 64) + delay).max(1_000_000);
+                let mut extra = delay + if jitter > 0 { self.rng.below(jitter) } else { 0 };
                 if beat {
                     if self.rng.unit() < self.net.loss {
                         return None;

@@ -100,13 +100,15 @@ def main():
         if chaos is None:
             base = mean
         right = sum(r["right"] for r in results)
-        answered = ", ".join(sorted({"+".join(r["masters"]) or "none" for r in results}))
+        per_run = sorted({len(r["masters"]) for r in results})
+        who = " or ".join(sorted({m for r in results for m in r["masters"]}))
+        answered = f"{'/'.join(map(str, per_run))} per run (node {who or '-'})"
         ratio = f"{mean / base:.2f}" if base else "?"
         detects = [r["detect"] for r in results if r["detect"] is not None]
         detect = f"{statistics.mean(detects):.2f} s" if detects else "—"
         cut_off = chaos is not None and not lossy
         false = "—" if cut_off else str(sum(r["removals"] for r in results))
-        print(f"| {name} | {len(results)} | {right}/{len(results)} | node {answered} | {results[-1]['exits']} | {ratio} ({mean:.2f} s) | {detect} | {false} |")
+        print(f"| {name} | {len(results)} | {right}/{len(results)} | {answered} | {results[-1]['exits']} | {ratio} ({mean:.2f} s) | {detect} | {false} |")
         sys.stdout.flush()
 
 

@@ -2,10 +2,12 @@
 //! quinn and feeds it messages, peer deaths, timers and executor events.
 //!
 //! Topology: every node sends to a peer over a connection it opened itself
-//! (one unidirectional stream, frames in order) and receives on connections
-//! the peer opened. A peer is declared dead when either connection fails
-//! other than by an orderly close: QUIC keep-alives probe a silent peer and
-//! the idle timeout bounds how long a crash goes unnoticed.
+//! (one unidirectional stream, frames in order; beats as datagrams) and
+//! receives on connections the peer opened. A connection that fails is a
+//! suspicion, not a death: the core hears of it (`handle_link_down`) and the
+//! connection is opened again; who is out of the run is the majority's
+//! decision (`proto/quorum`), or a supervisor's notice of a process that
+//! ended.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;

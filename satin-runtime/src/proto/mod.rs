@@ -10,10 +10,14 @@
 //! 1. call the matching `handle_*` method (message, peer death, local job
 //!    finished, local queue empty, timer);
 //! 2. drain `poll_action` until it returns `None` and carry the actions out;
-//! 3. call `handle_timeout` at (or after) the latest `SetTimer` instant.
+//! 3. call `handle_timeout` at (or after) every `SetTimer` instant.
 //!
-//! Recovery follows the design's procedure: when a peer is declared dead,
-//! (0) a dead master is replaced by the lowest live id, (2) jobs this node
+//! Who leads, who is a member and what the answer is are decided by a
+//! majority ([`quorum`]): no node alone declares another dead, becomes
+//! master or ends the run.
+//!
+//! Recovery follows the design's procedure: when a peer is out of the run,
+//! (0) a dead master is replaced by the one a majority elects, (2) jobs this node
 //! runs for the dead peer are orphans — their finished parts go into the
 //! result table and the rest is aborted, (1) jobs the dead peer stole from
 //! this node are re-queued as *redone* (they and their descendants look up

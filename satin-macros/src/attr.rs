@@ -17,6 +17,9 @@ pub(crate) struct Args {
     /// `strict`: a function none of whose calls can run in parallel is an
     /// error instead of a warning.
     pub(crate) strict: bool,
+    /// How messages name the function, if not by its own name (set by the
+    /// expansion of methods, not an argument).
+    pub(crate) shown: Option<String>,
 }
 
 /// An argument that may be given at most once.
@@ -83,6 +86,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         expect_ns: expect.get(),
         retries: retries.get(),
         strict: strict.get().unwrap_or(false),
+        shown: None,
     })
 }
 

@@ -9,6 +9,15 @@ use crate::rewrite::{self, Names};
 use crate::{attr, signature};
 
 pub(crate) fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenStream {
+    if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return crate::methods::expand_impl(args, block);
+    }
+    divide_and_conquer_named(args, item, None)
+}
+
+/// The expansion of one function; `shown` is how messages name it (a
+/// method's `Type::name`), if not by its own name.
+pub(crate) fn divide_and_conquer_named(args: TokenStream, item: TokenStream, shown: Option<String>) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -16,10 +25,19 @@ pub(crate) fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenS
             return with_error(item, e);
         }
     };
-    let args = match attr::parse(args) {
+    let mut args = match attr::parse(args) {
         Ok(a) => a,
         Err(e) => return with_error(item, e),
     };
+    // `Self` in a function alone: a method of a block without the attribute.
+    if shown.is_none() && crate::mentions::mentions(&func, &Ident::new("Self", Span::call_site())) {
+        let e = syn::Error::new(
+            func.sig.ident.span(),
+            "a method needs #[divide_and_conquer] on its `impl` block as well (`#[divide_and_conquer] impl Type { .. }`): the jobs of a method are generated beside the block, which only the block's attribute can do",
+        );
+        return with_error(item, e);
+    }
+    args.shown = shown;
     if let Err(e) = signature::check(&func) {
         return with_error(item, e);
     }
@@ -37,7 +55,6 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
     let what = match syn::parse2::<syn::Item>(item.clone()) {
         Ok(syn::Item::Struct(_)) => "a struct",
         Ok(syn::Item::Enum(_)) => "an enum",
-        Ok(syn::Item::Impl(_)) => "an impl block; put it on a free function instead",
         Ok(syn::Item::Mod(_)) => "a module",
         Ok(syn::Item::Trait(_)) => "a trait",
         Ok(syn::Item::Const(_)) | Ok(syn::Item::Static(_)) => "a constant",
@@ -65,6 +82,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let policy = Some(quote!(#with_policy .code(#code)));
     let ItemFn { attrs, vis, sig, block } = func;
     let name = &sig.ident;
+    let shown = args.shown.clone().unwrap_or_else(|| name.to_string());
     let job = format_ident!("__SatinJob_{}", name);
     let seq = format_ident!("__satin_seq_{}", name);
     let par = format_ident!("__satin_par_{}", name);
@@ -127,7 +145,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.exclusive.contains(&true);
     let mut sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
         let msg = format!(
-            "no call of `{name}` here can run in parallel: none stands in a form that spawns (`let x = {name}(..);`, `{name}(a) + {name}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
+            "no call of `{shown}` here can run in parallel: none stands in a form that spawns (`let x = {shown}(..);`, `{shown}(a) + {shown}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
         );
         stays_sequential(&format!("__satin_sequential_{name}"), &msg, sites[0], args.strict)
     });
@@ -135,7 +153,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     // element: each is a warning of its own.
     for (k, span) in rewrite::calls_left_in_adapters(&names, &par_block).into_iter().enumerate() {
         let msg = format!(
-            "this call of `{name}` runs once per element, one element after another: a closure of this iterator method is not made parallel; spawn the calls with a loop (`for x in xs {{ v.push({name}(x)); }}`) or `.map(|x| {name}(x))` followed by `.sum()`, `.collect()`, `.fold(..)`, `.max_by_key(..)` or another method that reads every element; see docs/guide.md, \"Which calls run in parallel\""
+            "this call of `{shown}` runs once per element, one element after another: a closure of this iterator method is not made parallel; spawn the calls with a loop (`for x in xs {{ v.push({shown}(x)); }}`) or `.map(|x| {shown}(x))` followed by `.sum()`, `.collect()`, `.fold(..)`, `.max_by_key(..)` or another method that reads every element; see docs/guide.md, \"Which calls run in parallel\""
         );
         let warning = stays_sequential(&format!("__satin_in_adapter_{name}_{k}"), &msg, span, args.strict);
         sequential_warning = Some(quote!(#sequential_warning #warning));

@@ -9,6 +9,7 @@
 mod attr;
 mod expand;
 mod mentions;
+mod methods;
 mod rewrite;
 mod signature;
 

@@ -40,7 +40,7 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
         match input {
             FnArg::Receiver(r) => errors.push(err(
                 r.span(),
-                "#[divide_and_conquer] does not support methods that take `self`: the receiver would have to travel with every job; make it a free function and pass the data it needs as parameters",
+                "a method needs #[divide_and_conquer] on its `impl` block as well (`#[divide_and_conquer] impl Type { .. }`): the jobs of a method are generated beside the block, which only the block's attribute can do",
             )),
             FnArg::Typed(pt) => {
                 // One outer reference may borrow; what it refers to is owned.

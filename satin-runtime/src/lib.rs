@@ -62,6 +62,7 @@ pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT
 pub mod __private {
     pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
     pub use crate::job::fields::{de_field, ser_field, ser_lent};
+    pub use crate::job::receiver::ReceiverMut;
     pub use crate::job::{assert_param, assert_result, enter, JobFn};
     pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, Race, Slot, SpawnList};
     pub use core::pin::pin;

@@ -192,3 +192,54 @@ fn errors_keep_the_item() {
     assert!(out.contains("struct S"), "{out}");
     assert!(out.contains("compile_error"), "{out}");
 }
+
+snapshot!(
+    question_mark_lets_spawn_and_apply_their_marks_in_order,
+    fn checked(lo: u64, hi: u64) -> Result<u64, String> {
+        if hi - lo == 1 {
+            return Ok(lo);
+        }
+        let mid = (lo + hi) / 2;
+        let left = checked(lo, mid)?;
+        let right = checked(mid, hi)?;
+        Ok(left + right)
+    }
+);
+
+snapshot!(
+    question_mark_statements_and_loops,
+    fn visit(node: u64, depth: u32) -> Option<u64> {
+        if depth == 0 {
+            return Some(node);
+        }
+        visit(node * 2, depth - 1)?;
+        visit(node * 2 + 1, depth - 1)?;
+        let mut total = 0;
+        for k in 0..3 {
+            total += visit(node * 3 + k, depth - 1)?;
+        }
+        Some(total)
+    }
+);
+
+snapshot!(
+    methods_of_an_impl_block,
+    impl Tree {
+        #[divide_and_conquer]
+        pub fn total(&self) -> u64 {
+            self.value + self.children.iter().map(|c| c.total()).sum::<u64>()
+        }
+
+        #[divide_and_conquer]
+        fn add(&mut self, by: u64) {
+            self.value += by;
+            let (l, r) = self.children.split_at_mut(1);
+            l[0].add(by);
+            r[0].add(by);
+        }
+
+        fn untouched(&self) -> u64 {
+            self.value
+        }
+    }
+);

@@ -69,8 +69,15 @@ impl Parallel<'_> {
     /// The arguments of a statement that is a recursive call and nothing
     /// else (`f(a);`, or `f(a)` ending the block).
     fn as_call_stmt<'s>(&self, stmt: &'s Stmt) -> Option<&'s Args> {
+        self.as_call_stmt_of(stmt).map(|(args, _)| args)
+    }
+
+    /// As `as_call_stmt`, also taking `f(a)?;`: the arguments, and whether
+    /// the call's value is `?`-ed.
+    fn as_call_stmt_of<'s>(&self, stmt: &'s Stmt) -> Option<(&'s Args, bool)> {
         match stmt {
-            Stmt::Expr(e, _) => self.names.recursive_call(e),
+            Stmt::Expr(Expr::Try(t), _) => self.names.recursive_call(&t.expr).map(|a| (a, true)),
+            Stmt::Expr(e, _) => self.names.recursive_call(e).map(|a| (a, false)),
             _ => None,
         }
     }
@@ -110,19 +117,32 @@ impl Parallel<'_> {
         let ctx = ctx_ident();
         let mut slots = Vec::new();
         for stmt in &stmts[start..end - 1] {
-            let args = self.as_call_stmt(stmt).expect("a call run").clone();
-            slots.push(self.spawn_stmts(&args, out));
+            let (args, fallible) = self.as_call_stmt_of(stmt).expect("a call run");
+            let args = args.clone();
+            slots.push((self.spawn_stmts(&args, out), fallible));
         }
-        let last = self.as_call_stmt(&stmts[end - 1]).expect("a call run").clone();
+        let (last, last_fallible) = self.as_call_stmt_of(&stmts[end - 1]).expect("a call run");
+        let last = last.clone();
         let value = self.fresh("value");
         let run = self.run_inline(&self.names.job_value(&last));
         out.push(parse_quote!(let #value = #run;));
-        for slot in slots.iter().rev() {
-            out.push(parse_quote!(#slot.as_ref().join(#ctx);));
+        if slots.iter().any(|(_, fallible)| *fallible) || last_fallible {
+            // `f(a)?; f(b)?;`: the `?`s in the order written, so that the
+            // error returned is the first one, and the calls after it are
+            // aborted unread.
+            for (slot, fallible) in &slots {
+                let question = fallible.then(|| quote::quote!(?));
+                out.push(parse_quote!(#slot.as_ref().join(#ctx) #question;));
+            }
+        } else {
+            for (slot, _) in slots.iter().rev() {
+                out.push(parse_quote!(#slot.as_ref().join(#ctx);));
+            }
         }
+        let question = last_fallible.then(|| quote::quote!(?));
         out.push(match &stmts[end - 1] {
-            Stmt::Expr(_, None) => Stmt::Expr(parse_quote!(#value), None),
-            _ => parse_quote!(let _ = #value;),
+            Stmt::Expr(_, None) => Stmt::Expr(parse_quote!(#value #question), None),
+            _ => parse_quote!(let _ = #value #question;),
         });
         end
     }

@@ -13,6 +13,8 @@ pub(super) struct PendingLet {
     pub(super) pat: Pat,
     pub(super) ty: Option<Type>,
     pub(super) slot: Ident,
+    /// `let x = f(..)?;`: the sync applies the `?`.
+    pub(super) fallible: bool,
 }
 
 /// The parts of a `let x[: T] = f(args);`, or of a `let` whose `if` or
@@ -22,6 +24,8 @@ pub(super) struct LetSpawn {
     ty: Option<Type>,
     ident: Ident,
     init: LetInit,
+    /// `let x = f(..)?;`
+    fallible: bool,
 }
 
 pub(super) enum LetInit {
@@ -46,6 +50,11 @@ impl Parallel<'_> {
         let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = stmt else {
             return None;
         };
+        // `let x = f(..)?;` spawns too: its `?` is applied at the sync.
+        let (expr, fallible) = match &**expr {
+            Expr::Try(t) if self.names.recursive_call(&t.expr).is_some() => (&t.expr, true),
+            _ => (expr, false),
+        };
         let init = match self.names.recursive_call(expr) {
             Some(args) => LetInit::Call(args.clone()),
             // A lazy version runs conditional calls where they stand; so
@@ -61,7 +70,7 @@ impl Parallel<'_> {
         };
         match inner {
             Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), init })
+                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), init, fallible })
             }
             _ => None,
         }
@@ -183,6 +192,13 @@ impl Parallel<'_> {
         if run.len() == 1 && inline.is_some_and(|(at, _)| at > 0) {
             inline = None;
         }
+        // A `?` is read where it stands, before anything after the run: the
+        // run's first one runs inline, and the others are joined at once,
+        // in order, so the error returned is the one the sequential
+        // function would return (and an early one aborts the calls after).
+        if let Some(k) = run.iter().position(|l| l.fallible && matches!(l.init, LetInit::Call(_))) {
+            inline = Some((0, k));
+        }
         // A lone conditional call read at once stays as written.
         if let [LetSpawn { init: LetInit::Cond(_), ident, .. }] = run.as_slice() {
             if first_read(ident) == Some(0) {
@@ -201,7 +217,7 @@ impl Parallel<'_> {
                 }
                 LetInit::Call(args) => {
                     let slot = self.spawn_stmts(args, out);
-                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot, fallible: l.fallible });
                 }
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
@@ -210,16 +226,26 @@ impl Parallel<'_> {
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
                     out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
                     out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
-                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot });
+                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot, fallible: l.fallible });
                 }
             }
         }
         if let Some((var, k)) = inline_job {
-            let (pat, value) = (&run[k].pat, self.run_inline(&parse_quote!(#var)));
+            let (pat, mut value) = (&run[k].pat, self.run_inline(&parse_quote!(#var)));
+            if run[k].fallible {
+                value = parse_quote!(#value?);
+            }
             out.push(match &run[k].ty {
                 Some(ty) => parse_quote!(let #pat: #ty = #value;),
                 None => parse_quote!(let #pat = #value;),
             });
+        }
+        // The run's other `?`s, in order.
+        for l in run.iter().filter(|l| l.fallible) {
+            if let Some(at) = pending.iter().position(|p| pat_ident(&p.pat) == &l.ident) {
+                let p = pending.remove(at);
+                out.push(self.sync_stmt(&p));
+            }
         }
         end
     }

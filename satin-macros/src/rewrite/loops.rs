@@ -52,10 +52,7 @@ impl Parallel<'_> {
         ReplaceCollectors { names: self.names, lists: &lists }.visit_block_mut(body);
         let decls = lists.iter().map(|(l, _, _)| quote!(let mut #l = #krate::__private::SpawnList::new();));
         let applies = lists.iter().map(|(l, target, kind)| {
-            let apply = match kind {
-                CollectorKind::Push => quote!(#target.push(__satin_r);),
-                CollectorKind::Op(op) => quote!(#target #op __satin_r;),
-            };
+            let apply = kind.apply(target);
             quote!(for __satin_r in #l.join_all(#ctx) { #apply })
         });
         let the_loop = expr.clone();
@@ -199,11 +196,23 @@ const READS_EVERY_ELEMENT: &[&str] = &[
     "unzip",
 ];
 
-/// How a loop collects results into its target.
+/// How a loop collects results into its target; `true`: through a `?`.
 #[derive(Clone, PartialEq)]
 enum CollectorKind {
-    Push,
-    Op(BinOp),
+    Push(bool),
+    Op(BinOp, bool),
+}
+
+impl CollectorKind {
+    /// Adds one result to `target`.
+    fn apply(&self, target: &Ident) -> TokenStream {
+        match self {
+            CollectorKind::Push(false) => quote!(#target.push(__satin_r);),
+            CollectorKind::Push(true) => quote!(#target.push(__satin_r?);),
+            CollectorKind::Op(op, false) => quote!(#target #op __satin_r;),
+            CollectorKind::Op(op, true) => quote!(#target #op __satin_r?;),
+        }
+    }
 }
 
 struct Collector {
@@ -212,18 +221,27 @@ struct Collector {
     args: Args,
 }
 
+/// `f(..)` or `f(..)?`: the call's arguments, and whether its value is
+/// `?`-ed (applied, with its `?`, in iteration order).
+fn call_or_try<'e>(names: &Names, e: &'e Expr) -> Option<(&'e Args, bool)> {
+    match e {
+        Expr::Try(t) => names.recursive_call(&t.expr).map(|a| (a, true)),
+        e => names.recursive_call(e).map(|a| (a, false)),
+    }
+}
+
 fn collector_of(names: &Names, stmt: &Stmt) -> Option<Collector> {
     let Stmt::Expr(e, Some(_)) = stmt else { return None };
     match e {
         Expr::MethodCall(m) if m.method == "push" && m.args.len() == 1 => {
             let target = plain_ident(&m.receiver)?;
-            let args = names.recursive_call(&m.args[0])?.clone();
-            Some(Collector { target, kind: CollectorKind::Push, args })
+            let (args, fallible) = call_or_try(names, &m.args[0])?;
+            Some(Collector { target, kind: CollectorKind::Push(fallible), args: args.clone() })
         }
         Expr::Binary(b) if is_compound_assign(&b.op) => {
             let target = plain_ident(&b.left)?;
-            let args = names.recursive_call(&b.right)?.clone();
-            Some(Collector { target, kind: CollectorKind::Op(b.op), args })
+            let (args, fallible) = call_or_try(names, &b.right)?;
+            Some(Collector { target, kind: CollectorKind::Op(b.op, fallible), args: args.clone() })
         }
         _ => None,
     }
@@ -278,11 +296,7 @@ impl VisitMut for ReplaceCollectors<'_> {
             if let Some((list, _, _)) = self.lists.iter().find(|(_, t, k)| *t == c.target && *k == c.kind) {
                 let job = self.names.job_value(&c.args);
                 let ctx = ctx_ident();
-                let target = &c.target;
-                let apply = match &c.kind {
-                    CollectorKind::Push => quote!(#target.push(__satin_r);),
-                    CollectorKind::Op(op) => quote!(#target #op __satin_r;),
-                };
+                let apply = c.kind.apply(&c.target);
                 *s = parse_quote!(if let Some(__satin_r) = #list.spawn(#ctx, #job) { #apply });
                 return;
             }

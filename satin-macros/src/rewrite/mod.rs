@@ -148,15 +148,19 @@ impl Parallel<'_> {
         if let Some(target) = &self.lazy {
             // The deferred call is its job value: unpack it and run it here.
             let (job, parts) = (&self.names.job, self.parts());
-            let value = quote!({ let #job(#(#parts),*) = #slot; #target(#ctx, #(#parts),*) });
+            let mut value = quote!({ let #job(#(#parts),*) = #slot; #target(#ctx, #(#parts),*) });
+            if p.fallible {
+                value = quote!(#value?);
+            }
             return match &p.ty {
                 Some(ty) => parse_quote!(let #pat: #ty = #value;),
                 None => parse_quote!(let #pat = #value;),
             };
         }
+        let question = p.fallible.then(|| quote!(?));
         match &p.ty {
-            Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx);),
-            None => parse_quote!(let #pat = #slot.as_ref().join(#ctx);),
+            Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx) #question;),
+            None => parse_quote!(let #pat = #slot.as_ref().join(#ctx) #question;),
         }
     }
 

@@ -4,6 +4,7 @@
 pub(crate) mod borrow;
 pub(crate) mod fields;
 mod key;
+pub(crate) mod receiver;
 pub(crate) mod registry;
 
 pub use borrow::{Travel, TravelMut, WriteBackError};

@@ -1,0 +1,233 @@
+//! Methods: `#[divide_and_conquer]` on an `impl` block makes each method
+//! marked `#[divide_and_conquer]` inside it a function of its own, outside
+//! the block, whose first parameter is the receiver (`&self` travels as
+//! `&Type` does: by reference here, as the owned data to other nodes).
+//! The method stays where it was and calls that function; recursive calls
+//! in its body (`self.left.sum()`, `child.sum()`, `Self::sum(t)`) become
+//! calls of the function, which the usual forms then spawn.
+//!
+//! The job types and helper functions cannot be items of an `impl` block,
+//! which is why the attribute goes on the block: a method alone does not
+//! know its type's name.
+
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, ToTokens};
+use syn::visit_mut::{self, VisitMut};
+use syn::{parse_quote, Attribute, Expr, FnArg, ImplItem, ImplItemFn, ItemFn, ItemImpl, Type};
+
+use crate::{attr, expand};
+
+/// Whether `a` is a `#[divide_and_conquer]` marker (any path ending so).
+pub(crate) fn is_marker(a: &Attribute) -> bool {
+    a.path().segments.last().is_some_and(|s| s.ident == "divide_and_conquer")
+}
+
+/// The expansion of `#[divide_and_conquer(args)] impl Type { .. }`.
+pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream {
+    if let Err(e) = check_impl(&block) {
+        // One error: the methods' own markers go, with the block's.
+        for item in &mut block.items {
+            if let ImplItem::Fn(method) = item {
+                method.attrs.retain(|a| !is_marker(a));
+            }
+        }
+        let e = e.to_compile_error();
+        return quote!(#block #e);
+    }
+    let self_ty = (*block.self_ty).clone();
+    let mut outside = TokenStream::new();
+    let mut marked = 0;
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let Some(at) = method.attrs.iter().position(is_marker) else { continue };
+        marked += 1;
+        let marker = method.attrs.remove(at);
+        // The method's own arguments, else the block's.
+        let own = match &marker.meta {
+            syn::Meta::List(l) => l.tokens.clone(),
+            _ => TokenStream::new(),
+        };
+        let args = if own.is_empty() { args.clone() } else { own };
+        match split_method(&self_ty, method, args) {
+            Ok(free) => outside.extend(free),
+            Err(e) => outside.extend(e.to_compile_error()),
+        }
+    }
+    if marked == 0 {
+        let e = syn::Error::new(
+            block.impl_token.span,
+            "#[divide_and_conquer] on an `impl` block runs the methods marked `#[divide_and_conquer]` inside it in parallel; mark the recursive ones",
+        )
+        .to_compile_error();
+        return quote!(#block #e);
+    }
+    quote!(#block #outside)
+}
+
+fn check_impl(block: &ItemImpl) -> syn::Result<()> {
+    if !block.generics.params.is_empty() || block.generics.where_clause.is_some() {
+        return Err(syn::Error::new_spanned(
+            &block.generics,
+            "#[divide_and_conquer] does not support generic `impl` blocks yet: a job needs one concrete type; write the methods in an `impl` of the concrete type",
+        ));
+    }
+    Ok(())
+}
+
+/// Turns `method` into a call of a new function (returned, with its
+/// expansion) that takes the receiver as its first parameter.
+fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> syn::Result<TokenStream> {
+    let name = method.sig.ident.clone();
+    let free = format_ident!("__satin_method_{}_{}", type_tag(self_ty), name);
+    let receiver = receiver_kind(method)?;
+    let this = Ident::new("__satin_self", Span::call_site());
+
+    // The function: `self` renamed, `Self` spelled out.
+    let mut inputs: Vec<TokenStream> = Vec::new();
+    for input in &method.sig.inputs {
+        match input {
+            FnArg::Receiver(_) => {
+                let ty = match receiver {
+                    Some(Receiver::Shared) => quote!(&#self_ty),
+                    Some(Receiver::Mut) => quote!(&mut #self_ty),
+                    Some(Receiver::Owned) | None => quote!(#self_ty),
+                };
+                inputs.push(quote!(#this: #ty));
+            }
+            FnArg::Typed(pt) => inputs.push(pt.to_token_stream()),
+        }
+    }
+    let (output, attrs) = (&method.sig.output, &method.attrs);
+    let body = &method.block;
+    let tokens = quote! {
+        #(#attrs)*
+        #[allow(non_snake_case)]
+        fn #free(#(#inputs),*) #output #body
+    };
+    let tokens = spell_out(tokens, self_ty, &this);
+    let mut func: ItemFn = syn::parse2(tokens)?;
+    let arity = func.sig.inputs.len();
+    let mut body = (*func.block).clone();
+    MethodCalls { name: &name, free: &free, self_ty, receiver, arity }.visit_block_mut(&mut body);
+    if receiver == Some(Receiver::Mut) {
+        let krate = attr::parse(args.clone()).map(|a| a.krate)?;
+        body.stmts.insert(0, parse_quote!(#[allow(unused_imports)] use #krate::__private::ReceiverMut as _;));
+    }
+    func.block = Box::new(body);
+
+    // The method: its parameters named, passed on.
+    let mut forwarded: Vec<TokenStream> = Vec::new();
+    for (i, input) in method.sig.inputs.iter_mut().enumerate() {
+        match input {
+            FnArg::Receiver(_) => forwarded.push(quote!(self)),
+            FnArg::Typed(pt) => {
+                let arg = format_ident!("__satin_arg{}", i);
+                *pt.pat = parse_quote!(#arg);
+                forwarded.push(quote!(#arg));
+            }
+        }
+    }
+    method.block = parse_quote!({ #free(#(#forwarded),*) });
+    method.attrs.retain(|a| a.path().is_ident("doc") || a.path().is_ident("inline") || a.path().is_ident("must_use"));
+
+    let shown = format!("{}::{}", self_ty.to_token_stream().to_string().replace(' ', ""), name);
+    Ok(expand::divide_and_conquer_named(args, func.into_token_stream(), Some(shown)))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Receiver {
+    Shared,
+    Mut,
+    Owned,
+}
+
+fn receiver_kind(method: &ImplItemFn) -> syn::Result<Option<Receiver>> {
+    let Some(r) = method.sig.receiver() else { return Ok(None) };
+    if r.colon_token.is_some() {
+        return Err(syn::Error::new_spanned(
+            r,
+            "#[divide_and_conquer] methods take `&self`, `&mut self` or `self`; a receiver with a type (`self: Box<Self>`) is not supported",
+        ));
+    }
+    Ok(Some(match (&r.reference, &r.mutability) {
+        (Some(_), Some(_)) => Receiver::Mut,
+        (Some(_), None) => Receiver::Shared,
+        (None, _) => Receiver::Owned,
+    }))
+}
+
+/// An identifier-safe name for a type (`Tree`, `geo::Shape` → `geo_Shape`).
+fn type_tag(ty: &Type) -> String {
+    let tag: String = ty.to_token_stream().to_string().chars().filter(|c| !c.is_whitespace()).collect();
+    tag.chars().map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
+}
+
+/// `self` (but not `self::`) becomes `this`, `Self` the type.
+fn spell_out(tokens: TokenStream, self_ty: &Type, this: &Ident) -> TokenStream {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = TokenStream::new();
+    for (k, tt) in tokens.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(i) if i == "self" => {
+                let path = matches!(tokens.get(k + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if path {
+                    out.extend([tt.clone()]);
+                } else {
+                    out.extend([TokenTree::Ident(Ident::new(&this.to_string(), i.span()))]);
+                }
+            }
+            TokenTree::Ident(i) if i == "Self" => out.extend(self_ty.to_token_stream()),
+            TokenTree::Group(g) => {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), spell_out(g.stream(), self_ty, this));
+                inner.set_span(g.span());
+                out.extend([TokenTree::Group(inner)]);
+            }
+            _ => out.extend([tt.clone()]),
+        }
+    }
+    out
+}
+
+/// Rewrites the method's recursive calls into calls of the function.
+struct MethodCalls<'a> {
+    name: &'a Ident,
+    free: &'a Ident,
+    self_ty: &'a Type,
+    receiver: Option<Receiver>,
+    arity: usize,
+}
+
+impl VisitMut for MethodCalls<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        visit_mut::visit_expr_mut(self, e);
+        let free = self.free;
+        match e {
+            // `x.name(..)`: the receiver as the first argument, adjusted
+            // as a method call would (a `&Box<T>` is a `&T`).
+            Expr::MethodCall(m)
+                if &m.method == self.name && m.args.len() + 1 == self.arity && m.turbofish.is_none() =>
+            {
+                let (x, args) = (&m.receiver, &m.args);
+                let first = match self.receiver {
+                    Some(Receiver::Shared) => quote!(&#x),
+                    Some(Receiver::Mut) => quote!((#x).__satin_receiver_mut()),
+                    Some(Receiver::Owned) => quote!(#x),
+                    None => return,
+                };
+                *e = parse_quote!(#free(#first, #args));
+            }
+            // `Self::name(..)` / `Type::name(..)`.
+            Expr::Call(c) if c.args.len() == self.arity => {
+                let Expr::Path(p) = &*c.func else { return };
+                let (ty, name) = (self.self_ty, self.name);
+                let wanted = quote!(#ty :: #name).to_string().replace(' ', "");
+                if p.qself.is_none() && p.path.to_token_stream().to_string().replace(' ', "") == wanted {
+                    let args = &c.args;
+                    *e = parse_quote!(#free(#args));
+                }
+            }
+            _ => {}
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}

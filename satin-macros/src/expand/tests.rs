@@ -243,3 +243,17 @@ snapshot!(
         }
     }
 );
+
+snapshot!(
+    mut_parts_then_the_whole,
+    fn count_inversions(v: &mut [i64]) -> u64 {
+        if v.len() <= 1 {
+            return 0;
+        }
+        let mid = v.len() / 2;
+        let (left, right) = v.split_at_mut(mid);
+        let a = count_inversions(left);
+        let b = count_inversions(right);
+        a + b + merge(v, mid)
+    }
+);

@@ -115,6 +115,10 @@ impl Parallel<'_> {
             self.sync_mentioned(stmt, pending, out);
         }
         let ctx = ctx_ident();
+        // The spawns and joins go in a block of their own, which ends the
+        // slots and the borrows they hold: the body may use the whole
+        // again after calls on its parts.
+        let outer = std::mem::take(out);
         let mut slots = Vec::new();
         for stmt in &stmts[start..end - 1] {
             let (args, fallible) = self.as_call_stmt_of(stmt).expect("a call run");
@@ -139,6 +143,8 @@ impl Parallel<'_> {
                 out.push(parse_quote!(#slot.as_ref().join(#ctx);));
             }
         }
+        let inner = std::mem::replace(out, outer);
+        out.push(parse_quote!(let #value = { #(#inner)* #value };));
         let question = last_fallible.then(|| quote::quote!(?));
         out.push(match &stmts[end - 1] {
             Stmt::Expr(_, None) => Stmt::Expr(parse_quote!(#value #question), None),

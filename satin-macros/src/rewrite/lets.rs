@@ -206,6 +206,13 @@ impl Parallel<'_> {
                 return end;
             }
         }
+        // Calls that hold a `&mut` borrow are read right after the run, in
+        // a block of their own: the slots end there, and with them the
+        // borrows, so the body may use the whole again (a merge after
+        // calls on the two halves).
+        let eager = self.lazy.is_none()
+            && run.iter().any(|l| matches!(&l.init, LetInit::Call(a) if !self.names.held(a).is_empty()));
+        let mark = out.len();
         let mut inline_job = None;
         for (k, l) in run.iter().enumerate() {
             match &l.init {
@@ -240,12 +247,18 @@ impl Parallel<'_> {
                 None => parse_quote!(let #pat = #value;),
             });
         }
-        // The run's other `?`s, in order.
-        for l in run.iter().filter(|l| l.fallible) {
-            if let Some(at) = pending.iter().position(|p| pat_ident(&p.pat) == &l.ident) {
+        // The run's other `?`s, in order (all its results if `eager`).
+        for l in run.iter().filter(|l| l.fallible || eager) {
+            if let Some(at) = pending.iter().rposition(|p| pat_ident(&p.pat) == &l.ident) {
                 let p = pending.remove(at);
                 out.push(self.sync_stmt(&p));
             }
+        }
+        if eager {
+            let inner: Vec<Stmt> = out.drain(mark..).collect();
+            let pats = run.iter().map(|l| &l.pat);
+            let idents = run.iter().map(|l| &l.ident);
+            out.push(parse_quote!(let (#(#pats,)*) = { #(#inner)* (#(#idents,)*) };));
         }
         end
     }

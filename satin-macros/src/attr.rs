@@ -20,6 +20,9 @@ pub(crate) struct Args {
     /// How messages name the function, if not by its own name (set by the
     /// expansion of methods, not an argument).
     pub(crate) shown: Option<String>,
+    /// The other functions of its group (an annotated module or `impl`
+    /// block), whose calls spawn too (set by the group's expansion).
+    pub(crate) peers: Vec<syn::Signature>,
 }
 
 /// An argument that may be given at most once.
@@ -87,6 +90,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         retries: retries.get(),
         strict: strict.get().unwrap_or(false),
         shown: None,
+        peers: Vec::new(),
     })
 }
 

@@ -12,12 +12,21 @@ pub(crate) fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenS
     if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
         return crate::methods::expand_impl(args, block);
     }
-    divide_and_conquer_named(args, item, None)
+    if let Ok(module) = syn::parse2::<syn::ItemMod>(item.clone()) {
+        return crate::modules::expand_mod(args, module);
+    }
+    divide_and_conquer_named(args, item, None, Vec::new())
 }
 
 /// The expansion of one function; `shown` is how messages name it (a
-/// method's `Type::name`), if not by its own name.
-pub(crate) fn divide_and_conquer_named(args: TokenStream, item: TokenStream, shown: Option<String>) -> TokenStream {
+/// method's `Type::name`), if not by its own name; `peers` are the
+/// functions of its group, whose calls spawn too.
+pub(crate) fn divide_and_conquer_named(
+    args: TokenStream,
+    item: TokenStream,
+    shown: Option<String>,
+    peers: Vec<syn::Signature>,
+) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -38,6 +47,7 @@ pub(crate) fn divide_and_conquer_named(args: TokenStream, item: TokenStream, sho
         return with_error(item, e);
     }
     args.shown = shown;
+    args.peers = peers;
     if let Err(e) = signature::check(&func) {
         return with_error(item, e);
     }
@@ -55,7 +65,6 @@ fn not_a_function(item: &TokenStream) -> syn::Error {
     let what = match syn::parse2::<syn::Item>(item.clone()) {
         Ok(syn::Item::Struct(_)) => "a struct",
         Ok(syn::Item::Enum(_)) => "an enum",
-        Ok(syn::Item::Mod(_)) => "a module",
         Ok(syn::Item::Trait(_)) => "a trait",
         Ok(syn::Item::Const(_)) | Ok(syn::Item::Static(_)) => "a constant",
         _ => "this item",
@@ -127,22 +136,18 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
 
     let kinds: Vec<ParamKind> = types.iter().map(|t| ParamKind::of(t)).collect();
     let borrows = kinds.iter().any(|k| !matches!(k, ParamKind::Owned));
-    let names = Names {
-        func: name.clone(),
-        arity: types.len(),
-        job: job.clone(),
-        krate: krate.clone(),
-        exclusive: kinds.iter().map(|k| matches!(k, ParamKind::Mut(_))).collect(),
-    };
+    let mut callees = vec![callee(&sig)];
+    callees.extend(args.peers.iter().filter(|p| p.ident != *name).map(callee));
+    let names = Names { krate: krate.clone(), callees };
     let mut seq_block = (*block).clone();
-    rewrite::rewrite_sequential(&names, &seq, &mut seq_block);
+    rewrite::rewrite_sequential(&names, &mut seq_block);
     let mut par_block = (*block).clone();
     let spawn_sites = rewrite::rewrite_parallel(&names, &mut par_block);
     let sites = rewrite::call_sites(&names, &block);
     // Never silently sequential: calls that could run at once, none of
     // them in a form that spawns, are a warning (an error with `strict`).
     // (Calls that hold a `&mut` borrow stay in order on purpose.)
-    let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.exclusive.contains(&true);
+    let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.own().exclusive.contains(&true);
     let mut sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
         let msg = format!(
             "no call of `{shown}` here can run in parallel: none stands in a form that spawns (`let x = {shown}(..);`, `{shown}(a) + {shown}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
@@ -276,6 +281,23 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
         fn #lazy_quiet2 #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet2_block
 
+    }
+}
+
+/// What the rewriter needs to spawn calls of the function `sig` declares.
+fn callee(sig: &syn::Signature) -> rewrite::Callee {
+    let name = &sig.ident;
+    let exclusive = sig
+        .inputs
+        .iter()
+        .map(|a| matches!(a, FnArg::Typed(pt) if matches!(ParamKind::of(&pt.ty), ParamKind::Mut(_))))
+        .collect();
+    rewrite::Callee {
+        func: name.clone(),
+        arity: sig.inputs.len(),
+        job: format_ident!("__SatinJob_{}", name),
+        seq: format_ident!("__satin_seq_{}", name),
+        exclusive,
     }
 }
 

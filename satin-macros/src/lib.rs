@@ -10,6 +10,7 @@ mod attr;
 mod expand;
 mod mentions;
 mod methods;
+mod modules;
 mod rewrite;
 mod signature;
 

@@ -36,11 +36,10 @@ pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream
     }
     let self_ty = (*block.self_ty).clone();
     let mut outside = TokenStream::new();
-    let mut marked = 0;
+    let mut group: Vec<Split> = Vec::new();
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
         let Some(at) = method.attrs.iter().position(is_marker) else { continue };
-        marked += 1;
         let marker = method.attrs.remove(at);
         // The method's own arguments, else the block's.
         let own = match &marker.meta {
@@ -49,17 +48,45 @@ pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream
         };
         let args = if own.is_empty() { args.clone() } else { own };
         match split_method(&self_ty, method, args) {
-            Ok(free) => outside.extend(free),
+            Ok(split) => group.push(split),
             Err(e) => outside.extend(e.to_compile_error()),
         }
     }
-    if marked == 0 {
+    if group.is_empty() && outside.is_empty() {
         let e = syn::Error::new(
             block.impl_token.span,
             "#[divide_and_conquer] on an `impl` block runs the methods marked `#[divide_and_conquer]` inside it in parallel; mark the recursive ones",
         )
         .to_compile_error();
         return quote!(#block #e);
+    }
+    // The methods of one block may call each other: each call of any of
+    // them becomes a call of its function, which spawns like a recursive
+    // call.
+    let peers: Vec<syn::Signature> = group.iter().map(|s| s.func.sig.clone()).collect();
+    let any_mut = group.iter().any(|s| s.receiver == Some(Receiver::Mut));
+    for split in &group {
+        let mut func = split.func.clone();
+        let mut body = (*func.block).clone();
+        MethodCalls { group: &group, self_ty: &self_ty }.visit_block_mut(&mut body);
+        if any_mut {
+            match attr::parse(split.args.clone()) {
+                Ok(a) => {
+                    let krate = a.krate;
+                    body.stmts
+                        .insert(0, parse_quote!(#[allow(unused_imports)] use #krate::__private::ReceiverMut as _;));
+                }
+                Err(e) => outside.extend(e.to_compile_error()),
+            }
+        }
+        func.block = Box::new(body);
+        let shown = format!("{}::{}", self_ty.to_token_stream().to_string().replace(' ', ""), split.name);
+        outside.extend(expand::divide_and_conquer_named(
+            split.args.clone(),
+            func.into_token_stream(),
+            Some(shown),
+            peers.clone(),
+        ));
     }
     quote!(#block #outside)
 }
@@ -74,15 +101,24 @@ fn check_impl(block: &ItemImpl) -> syn::Result<()> {
     Ok(())
 }
 
-/// Turns `method` into a call of a new function (returned, with its
-/// expansion) that takes the receiver as its first parameter.
-fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> syn::Result<TokenStream> {
+/// A marked method made a function of its own.
+struct Split {
+    name: Ident,
+    receiver: Option<Receiver>,
+    /// The function: the receiver its first parameter, `self` renamed,
+    /// `Self` spelled out; calls of the group not rewritten yet.
+    func: ItemFn,
+    args: TokenStream,
+}
+
+/// Makes `method` a call of a new function that takes the receiver as its
+/// first parameter, and returns that function.
+fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> syn::Result<Split> {
     let name = method.sig.ident.clone();
     let free = format_ident!("__satin_method_{}_{}", type_tag(self_ty), name);
     let receiver = receiver_kind(method)?;
     let this = Ident::new("__satin_self", Span::call_site());
 
-    // The function: `self` renamed, `Self` spelled out.
     let mut inputs: Vec<TokenStream> = Vec::new();
     for input in &method.sig.inputs {
         match input {
@@ -104,16 +140,7 @@ fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> s
         #[allow(non_snake_case)]
         fn #free(#(#inputs),*) #output #body
     };
-    let tokens = spell_out(tokens, self_ty, &this);
-    let mut func: ItemFn = syn::parse2(tokens)?;
-    let arity = func.sig.inputs.len();
-    let mut body = (*func.block).clone();
-    MethodCalls { name: &name, free: &free, self_ty, receiver, arity }.visit_block_mut(&mut body);
-    if receiver == Some(Receiver::Mut) {
-        let krate = attr::parse(args.clone()).map(|a| a.krate)?;
-        body.stmts.insert(0, parse_quote!(#[allow(unused_imports)] use #krate::__private::ReceiverMut as _;));
-    }
-    func.block = Box::new(body);
+    let func: ItemFn = syn::parse2(spell_out(tokens, self_ty, &this))?;
 
     // The method: its parameters named, passed on.
     let mut forwarded: Vec<TokenStream> = Vec::new();
@@ -129,9 +156,7 @@ fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> s
     }
     method.block = parse_quote!({ #free(#(#forwarded),*) });
     method.attrs.retain(|a| a.path().is_ident("doc") || a.path().is_ident("inline") || a.path().is_ident("must_use"));
-
-    let shown = format!("{}::{}", self_ty.to_token_stream().to_string().replace(' ', ""), name);
-    Ok(expand::divide_and_conquer_named(args, func.into_token_stream(), Some(shown)))
+    Ok(Split { name, receiver, func, args })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -188,43 +213,48 @@ fn spell_out(tokens: TokenStream, self_ty: &Type, this: &Ident) -> TokenStream {
     out
 }
 
-/// Rewrites the method's recursive calls into calls of the function.
+/// Rewrites calls of the group's methods into calls of their functions.
 struct MethodCalls<'a> {
-    name: &'a Ident,
-    free: &'a Ident,
+    group: &'a [Split],
     self_ty: &'a Type,
-    receiver: Option<Receiver>,
-    arity: usize,
 }
 
 impl VisitMut for MethodCalls<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         visit_mut::visit_expr_mut(self, e);
-        let free = self.free;
         match e {
             // `x.name(..)`: the receiver as the first argument, adjusted
             // as a method call would (a `&Box<T>` is a `&T`).
-            Expr::MethodCall(m)
-                if &m.method == self.name && m.args.len() + 1 == self.arity && m.turbofish.is_none() =>
-            {
-                let (x, args) = (&m.receiver, &m.args);
-                let first = match self.receiver {
+            Expr::MethodCall(m) if m.turbofish.is_none() => {
+                let Some(split) = self.group.iter().find(|s| {
+                    s.name == m.method && s.receiver.is_some() && s.func.sig.inputs.len() == m.args.len() + 1
+                }) else {
+                    return;
+                };
+                let (x, args, free) = (&m.receiver, &m.args, &split.func.sig.ident);
+                let first = match split.receiver {
                     Some(Receiver::Shared) => quote!(&#x),
                     Some(Receiver::Mut) => quote!((#x).__satin_receiver_mut()),
-                    Some(Receiver::Owned) => quote!(#x),
-                    None => return,
+                    _ => quote!(#x),
                 };
                 *e = parse_quote!(#free(#first, #args));
             }
             // `Self::name(..)` / `Type::name(..)`.
-            Expr::Call(c) if c.args.len() == self.arity => {
+            Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else { return };
-                let (ty, name) = (self.self_ty, self.name);
-                let wanted = quote!(#ty :: #name).to_string().replace(' ', "");
-                if p.qself.is_none() && p.path.to_token_stream().to_string().replace(' ', "") == wanted {
-                    let args = &c.args;
-                    *e = parse_quote!(#free(#args));
+                if p.qself.is_some() {
+                    return;
                 }
+                let path = p.path.to_token_stream().to_string().replace(' ', "");
+                let ty = self.self_ty;
+                let Some(split) = self.group.iter().find(|s| {
+                    let name = &s.name;
+                    s.func.sig.inputs.len() == c.args.len() && quote!(#ty :: #name).to_string().replace(' ', "") == path
+                }) else {
+                    return;
+                };
+                let (free, args) = (&split.func.sig.ident, &c.args);
+                *e = parse_quote!(#free(#args));
             }
             _ => {}
         }

@@ -59,6 +59,18 @@ impl Tree {
         leaves.concat()
     }
 
+    /// Values on even levels (the root is level 0): methods that call
+    /// each other, as a group.
+    #[divide_and_conquer]
+    fn even_levels(&self) -> u64 {
+        self.value + self.children.iter().map(|c| c.odd_levels()).sum::<u64>()
+    }
+
+    #[divide_and_conquer]
+    fn odd_levels(&self) -> u64 {
+        self.children.iter().map(|c| c.even_levels()).sum::<u64>()
+    }
+
     fn total_plain(&self) -> u64 {
         self.value + self.children.iter().map(|c| c.total_plain()).sum::<u64>()
     }
@@ -119,6 +131,17 @@ fn methods_give_the_plain_results_and_spawn() {
             go(&tree, 1)
         };
         assert_eq!(rt.run(|| tree.weighted(1)), weighted);
+        let spawns = rt.stats().spawns;
+        let (even, odd) = rt.run(|| (tree.even_levels(), tree.odd_levels()));
+        assert_eq!(even + odd, tree.total_plain());
+        let even_plain: u64 = {
+            fn go(t: &Tree, level: u32) -> u64 {
+                u64::from(level & 1 == 0) * t.value + t.children.iter().map(|c| go(c, level + 1)).sum::<u64>()
+            }
+            go(&tree, 0)
+        };
+        assert_eq!(even, even_plain);
+        assert!(rt.stats().spawns > spawns, "methods calling each other spawned nothing: {:?}", rt.stats());
         let leaves = rt.run(|| tree.clone().into_leaves());
         assert_eq!(leaves.len(), 3usize.pow(6));
         // The leftmost leaf: the root 1, times 3 at each of the six levels.

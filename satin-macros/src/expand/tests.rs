@@ -257,3 +257,26 @@ snapshot!(
         a + b + merge(v, mid)
     }
 );
+
+snapshot!(
+    a_module_of_functions_that_call_each_other,
+    mod game {
+        #[divide_and_conquer]
+        pub fn max_value(pos: u64, depth: u32) -> i64 {
+            if depth == 0 {
+                return 0;
+            }
+            (0..3).map(|m| min_value(pos * 3 + m, depth - 1)).max().unwrap()
+        }
+
+        #[divide_and_conquer]
+        pub fn min_value(pos: u64, depth: u32) -> i64 {
+            if depth == 0 {
+                return 0;
+            }
+            let a = max_value(pos * 2, depth - 1);
+            let b = max_value(pos * 2 + 1, depth - 1);
+            a.min(b)
+        }
+    }
+);

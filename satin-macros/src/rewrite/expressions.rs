@@ -68,13 +68,13 @@ fn race_node<'e>(expr: &'e mut Expr, a: &Ident, b: &Ident) -> Option<(&'e mut Ex
 impl Parallel<'_> {
     /// The arguments of a statement that is a recursive call and nothing
     /// else (`f(a);`, or `f(a)` ending the block).
-    fn as_call_stmt<'s>(&self, stmt: &'s Stmt) -> Option<&'s Args> {
+    fn as_call_stmt(&self, stmt: &Stmt) -> Option<Args> {
         self.as_call_stmt_of(stmt).map(|(args, _)| args)
     }
 
     /// As `as_call_stmt`, also taking `f(a)?;`: the arguments, and whether
     /// the call's value is `?`-ed.
-    fn as_call_stmt_of<'s>(&self, stmt: &'s Stmt) -> Option<(&'s Args, bool)> {
+    fn as_call_stmt_of(&self, stmt: &Stmt) -> Option<(Args, bool)> {
         match stmt {
             Stmt::Expr(Expr::Try(t), _) => self.names.recursive_call(&t.expr).map(|a| (a, true)),
             Stmt::Expr(e, _) => self.names.recursive_call(e).map(|a| (a, false)),
@@ -85,10 +85,10 @@ impl Parallel<'_> {
     /// How many call statements in a row start `stmts`, none holding what
     /// another one uses; a call ending the block ends the run.
     pub(super) fn call_run_len(&self, stmts: &[Stmt]) -> usize {
-        let mut run: Vec<&Args> = Vec::new();
+        let mut run: Vec<Args> = Vec::new();
         for stmt in stmts {
             let Some(args) = self.as_call_stmt(stmt) else { break };
-            if run.iter().any(|a| self.names.conflict(a, args)) {
+            if run.iter().any(|a| self.names.conflict(a, &args)) {
                 break;
             }
             run.push(args);
@@ -122,13 +122,11 @@ impl Parallel<'_> {
         let mut slots = Vec::new();
         for stmt in &stmts[start..end - 1] {
             let (args, fallible) = self.as_call_stmt_of(stmt).expect("a call run");
-            let args = args.clone();
             slots.push((self.spawn_stmts(&args, out), fallible));
         }
         let (last, last_fallible) = self.as_call_stmt_of(&stmts[end - 1]).expect("a call run");
-        let last = last.clone();
         let value = self.fresh("value");
-        let run = self.run_inline(&self.names.job_value(&last));
+        let run = self.run_inline(last.callee, &self.names.job_value(&last));
         out.push(parse_quote!(let #value = #run;));
         if slots.iter().any(|(_, fallible)| *fallible) || last_fallible {
             // `f(a)?; f(b)?;`: the `?`s in the order written, so that the
@@ -193,7 +191,7 @@ impl Parallel<'_> {
         }
         let (placeholder, args) = &calls[inline];
         let value = self.fresh("value");
-        let run = self.run_inline(&self.names.job_value(args));
+        let run = self.run_inline(args.callee, &self.names.job_value(args));
         out.push(parse_quote!(let #value = #run;));
         replacements.push((placeholder.clone(), parse_quote!(#value)));
         self.speculative.clear();

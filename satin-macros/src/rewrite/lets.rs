@@ -15,6 +15,8 @@ pub(super) struct PendingLet {
     pub(super) slot: Ident,
     /// `let x = f(..)?;`: the sync applies the `?`.
     pub(super) fallible: bool,
+    /// Which function it calls (see `Names::callees`).
+    pub(super) callee: usize,
 }
 
 /// The parts of a `let x[: T] = f(args);`, or of a `let` whose `if` or
@@ -59,7 +61,7 @@ impl Parallel<'_> {
             Some(args) => LetInit::Call(args.clone()),
             // A lazy version runs conditional calls where they stand; so
             // does a function whose calls may hold a `&mut` borrow.
-            None if self.lazy.is_none() && !self.names.exclusive.contains(&true) && self.branches_call(expr) => {
+            None if self.lazy.is_none() && !self.names.own().exclusive.contains(&true) && self.branches_call(expr) => {
                 LetInit::Cond((**expr).clone())
             }
             None => return None,
@@ -224,7 +226,13 @@ impl Parallel<'_> {
                 }
                 LetInit::Call(args) => {
                     let slot = self.spawn_stmts(args, out);
-                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot, fallible: l.fallible });
+                    pending.push(PendingLet {
+                        pat: l.pat.clone(),
+                        ty: l.ty.clone(),
+                        slot,
+                        fallible: l.fallible,
+                        callee: args.callee,
+                    });
                 }
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
@@ -233,12 +241,23 @@ impl Parallel<'_> {
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
                     out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
                     out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
-                    pending.push(PendingLet { pat: l.pat.clone(), ty: l.ty.clone(), slot, fallible: l.fallible });
+                    // Read by a join (a lazy version has no conditional lets).
+                    pending.push(PendingLet {
+                        pat: l.pat.clone(),
+                        ty: l.ty.clone(),
+                        slot,
+                        fallible: l.fallible,
+                        callee: 0,
+                    });
                 }
             }
         }
         if let Some((var, k)) = inline_job {
-            let (pat, mut value) = (&run[k].pat, self.run_inline(&parse_quote!(#var)));
+            let callee = match &run[k].init {
+                LetInit::Call(args) => args.callee,
+                LetInit::Cond(_) => unreachable!("a conditional call is not run inline"),
+            };
+            let (pat, mut value) = (&run[k].pat, self.run_inline(callee, &parse_quote!(#var)));
             if run[k].fallible {
                 value = parse_quote!(#value?);
             }

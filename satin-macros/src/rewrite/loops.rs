@@ -115,7 +115,10 @@ impl Parallel<'_> {
         let Expr::Closure(closure) = &mut map.args[0] else { return false };
         let Some(args) = closure_call(self.names, &closure.body) else { return false };
         let ctx = ctx_ident();
-        *closure.body = parse_quote!(#target(#ctx, #args));
+        *closure.body = match args.callee {
+            0 => parse_quote!(#target(#ctx, #args)),
+            _ => self.run_deferred(args.callee, &self.names.job_value(&args)),
+        };
         self.visit_expr_mut(&mut map.receiver);
         for arg in &mut reduce.args {
             self.visit_expr_mut(arg);
@@ -166,10 +169,10 @@ impl Parallel<'_> {
 fn closure_call(names: &Names, body: &Expr) -> Option<Args> {
     match body {
         Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-            Stmt::Expr(e, None) => names.recursive_call(e).cloned(),
+            Stmt::Expr(e, None) => names.recursive_call(e),
             _ => None,
         },
-        e => names.recursive_call(e).cloned(),
+        e => names.recursive_call(e),
     }
 }
 
@@ -223,7 +226,7 @@ struct Collector {
 
 /// `f(..)` or `f(..)?`: the call's arguments, and whether its value is
 /// `?`-ed (applied, with its `?`, in iteration order).
-fn call_or_try<'e>(names: &Names, e: &'e Expr) -> Option<(&'e Args, bool)> {
+fn call_or_try(names: &Names, e: &Expr) -> Option<(Args, bool)> {
     match e {
         Expr::Try(t) => names.recursive_call(&t.expr).map(|a| (a, true)),
         e => names.recursive_call(e).map(|a| (a, false)),
@@ -236,12 +239,12 @@ fn collector_of(names: &Names, stmt: &Stmt) -> Option<Collector> {
         Expr::MethodCall(m) if m.method == "push" && m.args.len() == 1 => {
             let target = plain_ident(&m.receiver)?;
             let (args, fallible) = call_or_try(names, &m.args[0])?;
-            Some(Collector { target, kind: CollectorKind::Push(fallible), args: args.clone() })
+            Some(Collector { target, kind: CollectorKind::Push(fallible), args })
         }
         Expr::Binary(b) if is_compound_assign(&b.op) => {
             let target = plain_ident(&b.left)?;
             let (args, fallible) = call_or_try(names, &b.right)?;
-            Some(Collector { target, kind: CollectorKind::Op(b.op, fallible), args: args.clone() })
+            Some(Collector { target, kind: CollectorKind::Op(b.op, fallible), args })
         }
         _ => None,
     }

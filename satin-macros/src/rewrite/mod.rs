@@ -38,25 +38,62 @@ use analysis::variables;
 pub(crate) use analysis::{call_sites, calls_left_in_adapters, calls_on_a_path};
 use lets::PendingLet;
 
-type Args = Punctuated<Expr, Token![,]>;
+/// A call's arguments, and which of the [`Names::callees`] it calls.
+#[derive(Clone)]
+pub(crate) struct Args {
+    callee: usize,
+    list: Punctuated<Expr, Token![,]>,
+}
 
-/// Names the rewriter needs from the expansion.
-pub(crate) struct Names {
+impl std::ops::Deref for Args {
+    type Target = Punctuated<Expr, Token![,]>;
+    fn deref(&self) -> &Self::Target {
+        &self.list
+    }
+}
+
+impl quote::ToTokens for Args {
+    fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
+        self.list.to_tokens(tokens);
+    }
+}
+
+/// A function whose calls spawn: the one being expanded, or another of
+/// its group (the marked functions of one annotated module or `impl`
+/// block, which may call each other).
+pub(crate) struct Callee {
     pub(crate) func: Ident,
     pub(crate) arity: usize,
     pub(crate) job: Ident,
-    pub(crate) krate: Path,
+    pub(crate) seq: Ident,
     /// Per parameter: a `&mut` one, whose argument the call holds
     /// exclusively while it runs.
     pub(crate) exclusive: Vec<bool>,
 }
 
+/// Names the rewriter needs from the expansion.
+pub(crate) struct Names {
+    pub(crate) krate: Path,
+    /// The function being expanded first, then the rest of its group.
+    pub(crate) callees: Vec<Callee>,
+}
+
 impl Names {
-    /// The arguments of `expr` if it is a recursive call.
-    fn recursive_call<'e>(&self, expr: &'e Expr) -> Option<&'e Args> {
+    /// The function being expanded.
+    pub(crate) fn own(&self) -> &Callee {
+        &self.callees[0]
+    }
+
+    /// The arguments of `expr` if it is a call of the function or of
+    /// another of its group.
+    fn recursive_call(&self, expr: &Expr) -> Option<Args> {
         match expr {
-            Expr::Call(c) if c.args.len() == self.arity => match &*c.func {
-                Expr::Path(p) if p.qself.is_none() && p.path.is_ident(&self.func) => Some(&c.args),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) if p.qself.is_none() => {
+                    let callee =
+                        self.callees.iter().position(|f| f.arity == c.args.len() && p.path.is_ident(&f.func))?;
+                    Some(Args { callee, list: c.args.clone() })
+                }
                 _ => None,
             },
             Expr::Paren(p) => self.recursive_call(&p.expr),
@@ -75,11 +112,12 @@ impl Names {
 
     /// Variables in the arguments passed to `&mut` parameters.
     fn held(&self, args: &Args) -> Vec<String> {
-        args.iter().zip(&self.exclusive).filter(|(_, &x)| x).flat_map(|(a, _)| variables(a)).collect()
+        let exclusive = &self.callees[args.callee].exclusive;
+        args.iter().zip(exclusive).filter(|(_, &x)| x).flat_map(|(a, _)| variables(a)).collect()
     }
 
     fn job_value(&self, args: &Args) -> Expr {
-        let job = &self.job;
+        let job = &self.callees[args.callee].job;
         parse_quote!(#job(#args))
     }
 }
@@ -107,23 +145,23 @@ pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
         .visit_block_mut(block);
 }
 
-/// Renames recursive calls in the sequential version's body to `seq`.
-pub(crate) fn rewrite_sequential(names: &Names, seq: &Ident, block: &mut Block) {
+/// Renames calls in the sequential version's body to the callees'
+/// sequential versions.
+pub(crate) fn rewrite_sequential(names: &Names, block: &mut Block) {
     struct Seq<'a> {
         names: &'a Names,
-        seq: &'a Ident,
     }
     impl VisitMut for Seq<'_> {
         fn visit_expr_mut(&mut self, e: &mut Expr) {
             visit_mut::visit_expr_mut(self, e);
             if let Some(args) = self.names.recursive_call(e) {
-                let (seq, args) = (self.seq, args.clone());
+                let seq = &self.names.callees[args.callee].seq;
                 *e = parse_quote!(#seq(#args));
             }
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
-    Seq { names, seq }.visit_block_mut(block);
+    Seq { names }.visit_block_mut(block);
 }
 
 struct Parallel<'a> {
@@ -145,12 +183,11 @@ impl Parallel<'_> {
 
     fn sync_stmt(&self, p: &PendingLet) -> Stmt {
         let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
-        if let Some(target) = &self.lazy {
-            // The deferred call is its job value: unpack it and run it here.
-            let (job, parts) = (&self.names.job, self.parts());
-            let mut value = quote!({ let #job(#(#parts),*) = #slot; #target(#ctx, #(#parts),*) });
+        if self.lazy.is_some() {
+            // The deferred call is its job value: run it here.
+            let mut value = self.run_deferred(p.callee, &parse_quote!(#slot));
             if p.fallible {
-                value = quote!(#value?);
+                value = parse_quote!(#value?);
             }
             return match &p.ty {
                 Some(ty) => parse_quote!(let #pat: #ty = #value;),
@@ -166,7 +203,20 @@ impl Parallel<'_> {
 
     /// Names for a job's fields when a lazy version unpacks it.
     fn parts(&self) -> Vec<Ident> {
-        (0..self.names.arity).map(|i| format_ident!("__satin_a{}", i)).collect()
+        (0..self.names.own().arity).map(|i| format_ident!("__satin_a{}", i)).collect()
+    }
+
+    /// In a lazy version, a job value of `callee` run here: a call of
+    /// the function itself goes to the next lazy copy (unpacked), one of
+    /// another function of the group to that function's lazy version.
+    fn run_deferred(&self, callee: usize, job: &Expr) -> Expr {
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        let target = self.lazy.as_ref().expect("a lazy version");
+        if callee != 0 {
+            return parse_quote!(#krate::Job::run_lazy(#job, #ctx));
+        }
+        let (name, parts) = (&self.names.own().job, self.parts());
+        parse_quote!({ let #name(#(#parts),*) = #job; #target(#ctx, #(#parts),*) })
     }
 
     fn spawn_stmts(&mut self, args: &Args, out: &mut Vec<Stmt>) -> Ident {
@@ -188,11 +238,11 @@ impl Parallel<'_> {
         slot
     }
 
-    fn run_inline(&self, job: &Expr) -> Expr {
+    /// A call of `callee` (its job value `job`) run where it stands.
+    fn run_inline(&self, callee: usize, job: &Expr) -> Expr {
         let (krate, ctx) = (&self.names.krate, ctx_ident());
-        if let Some(target) = &self.lazy {
-            let (name, parts) = (&self.names.job, self.parts());
-            return parse_quote!({ let #name(#(#parts),*) = #job; #target(#ctx, #(#parts),*) });
+        if self.lazy.is_some() {
+            return self.run_deferred(callee, job);
         }
         parse_quote!(#krate::Job::run(#job, #ctx))
     }
@@ -274,14 +324,13 @@ impl VisitMut for Parallel<'_> {
         }
         visit_mut::visit_expr_mut(self, expr);
         if let Some(args) = self.names.recursive_call(expr) {
-            let args = args.clone();
-            if let Some(target) = &self.lazy {
+            if let (Some(target), 0) = (&self.lazy, args.callee) {
                 let ctx = ctx_ident();
                 *expr = parse_quote!(#target(#ctx, #args));
                 return;
             }
             let job = self.names.job_value(&args);
-            *expr = self.run_inline(&job);
+            *expr = self.run_inline(args.callee, &job);
         }
     }
 

@@ -8,39 +8,15 @@
 //! `cargo bench -p satin-examples --bench natural` (about 2 minutes;
 //! `SATIN_BENCH_UNPINNED=1` leaves the threads of both pools unpinned).
 
-use std::hint::black_box;
-use std::time::Instant;
-
 use satin::Runtime;
 use satin_examples::{fib, natural};
 
 #[path = "common/pinning.rs"]
 mod pinning;
 
-/// Median over `rounds` of time(a) / time(b), alternating a and b; `setup`
-/// makes each side's input outside the timing.
-fn paired<I, A, B>(rounds: usize, setup: impl Fn() -> I, a: impl Fn(I) -> A, b: impl Fn(I) -> B) -> f64 {
-    let mut ratios = Vec::new();
-    let (mut tas, mut tbs) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let (ia, ib) = (setup(), setup());
-        let t = Instant::now();
-        black_box(a(ia));
-        let ta = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        black_box(b(ib));
-        let tb = t.elapsed().as_secs_f64();
-        ratios.push(ta / tb);
-        tas.push(ta);
-        tbs.push(tb);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    eprintln!("  medians {:.2} ms / {:.2} ms", median(&mut tas) * 1e3, median(&mut tbs) * 1e3);
-    median(&mut ratios)
-}
+#[path = "common/paired.rs"]
+mod paired;
+use paired::paired;
 
 struct Row {
     name: &'static str,

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod dag;
 pub mod expanded;
 pub mod fib;
+pub mod forms;
 pub mod knapsack;
 pub mod mergesort;
 pub mod montecarlo;

@@ -1,0 +1,98 @@
+//! Recursion as people write it (see `satin_examples::forms`): `?` on the
+//! calls (no error, an error found late, one found early), methods on a
+//! tree, two functions that call each other, and `&mut` halves merged
+//! after the calls — each against the same code without the annotation,
+//! on all cores and on one worker (the overhead), in pairs.
+//!
+//! `cargo bench -p satin-examples --bench forms` (about a minute;
+//! `SATIN_BENCH_UNPINNED=1` leaves the workers unpinned).
+
+use satin::Runtime;
+use satin_examples::forms::{self, minimax, Node};
+
+// Only `wanted` here: these rows compare with no other pool.
+#[allow(dead_code)]
+#[path = "common/pinning.rs"]
+mod pinning;
+
+#[path = "common/paired.rs"]
+mod paired;
+use paired::paired;
+
+struct Row {
+    name: &'static str,
+    /// time(plain) / time(satin, all workers)
+    speedup: f64,
+    /// time(satin, one worker) / time(plain)
+    overhead: f64,
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pinned = pinning::wanted();
+    let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
+    let one = Runtime::builder().workers(1).pin_workers(pinned).build().expect("runtime");
+    let rounds = 11;
+    let mut rows = Vec::new();
+    // Both ratios of one function: `plain` against `annotated` on all
+    // workers, then on one.
+    let mut measure = |name, plain: &dyn Fn(), annotated: &(dyn Fn() + Sync)| {
+        let speedup = 1.0 / paired(rounds, || (), |_| rt.run(annotated), |_| plain());
+        let overhead = paired(rounds, || (), |_| one.run(annotated), |_| plain());
+        rows.push(Row { name, speedup, overhead });
+    };
+
+    let ok = forms::numbers(1 << 23, 1);
+    measure(
+        "checked_sum(&[i64]) with `?`, no error, 8M elements",
+        &|| assert!(forms::checked_sum_plain(&ok, 0).is_ok()),
+        &|| assert!(forms::checked_sum(&ok, 0).is_ok()),
+    );
+    let mut late = ok.clone();
+    late[ok.len() - 1000] = -1;
+    measure(
+        "checked_sum, an error 1000 from the end",
+        &|| assert!(forms::checked_sum_plain(&late, 0).is_err()),
+        &|| assert!(forms::checked_sum(&late, 0).is_err()),
+    );
+    let mut early = ok.clone();
+    early[ok.len() / 3] = -1;
+    measure(
+        "checked_sum, an error a third of the way",
+        &|| assert!(forms::checked_sum_plain(&early, 0).is_err()),
+        &|| assert!(forms::checked_sum(&early, 0).is_err()),
+    );
+
+    let tree = forms::grow_plain(9, 5, 1);
+    measure("Node::total(&self), 2.4M nodes", &|| assert!(tree.total_plain() > 0), &|| assert!(tree.total() > 0));
+    measure(
+        "Node::grow (Self::grow), 2.4M nodes",
+        &|| assert!(!forms::grow_plain(9, 5, 1).children.is_empty()),
+        &|| assert!(!Node::grow(9, 5, 1).children.is_empty()),
+    );
+    measure(
+        "minimax::max_value / min_value, 4 moves, depth 11",
+        &|| assert!(forms::max_value_plain(0, 11, 4) > -1001),
+        &|| assert!(minimax::max_value(0, 11, 4) > -1001),
+    );
+    measure("negamax (one function, the same tree)", &|| assert!(forms::max_value_plain(0, 11, 4) > -1001), &|| {
+        assert!(forms::negamax(0, 11, 4, 1) > -1001)
+    });
+    let input = forms::numbers(4_000_000, 3);
+    measure(
+        "count_inversions(&mut [i64]), merge after the calls, 4M",
+        &|| assert!(forms::count_inversions_plain(&mut input.clone()) > 0),
+        &|| assert!(forms::count_inversions(&mut input.clone()) > 0),
+    );
+
+    let how = if pinned { "pinned" } else { "unpinned" };
+    println!("\nForms as written, {workers} workers ({how}); median of {rounds} paired rounds:\n");
+    println!("| function | speed-up over the plain function ({workers} workers) | 1 worker / plain |");
+    println!("|---|---|---|");
+    for r in rows {
+        println!("| {} | {:.2} | {:.2} |", r.name, r.speedup, r.overhead);
+    }
+}

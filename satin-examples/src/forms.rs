@@ -1,0 +1,227 @@
+//! Recursion as people write it, annotated as it is: a function that
+//! `?`s its calls, methods on a tree, two functions that call each other,
+//! and a `&mut` slice split in two, sorted by both calls, then merged.
+//! Beside each, the same code without the annotation (`_plain`);
+//! `benches/forms.rs` compares them.
+
+use satin::divide_and_conquer;
+use serde::{Deserialize, Serialize};
+
+/// A value that breaks the rule of [`checked_sum`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Negative {
+    /// Where it stands in the slice it was found in.
+    pub at: usize,
+    /// The value.
+    pub value: i64,
+}
+
+/// The sum of a slice of non-negative numbers, or the first negative one.
+#[divide_and_conquer]
+pub fn checked_sum(xs: &[i64], offset: usize) -> Result<i64, Negative> {
+    if xs.len() <= 1 {
+        return match xs.first() {
+            Some(&v) if v < 0 => Err(Negative { at: offset, value: v }),
+            first => Ok(first.copied().unwrap_or(0)),
+        };
+    }
+    let mid = xs.len() / 2;
+    let left = checked_sum(&xs[..mid], offset)?;
+    let right = checked_sum(&xs[mid..], offset + mid)?;
+    Ok(left + right)
+}
+
+/// [`checked_sum`] without the annotation.
+pub fn checked_sum_plain(xs: &[i64], offset: usize) -> Result<i64, Negative> {
+    if xs.len() <= 1 {
+        return match xs.first() {
+            Some(&v) if v < 0 => Err(Negative { at: offset, value: v }),
+            first => Ok(first.copied().unwrap_or(0)),
+        };
+    }
+    let mid = xs.len() / 2;
+    let left = checked_sum_plain(&xs[..mid], offset)?;
+    let right = checked_sum_plain(&xs[mid..], offset + mid)?;
+    Ok(left + right)
+}
+
+/// A tree with a value in every node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// This node's value.
+    pub value: u64,
+    /// Its subtrees.
+    pub children: Vec<Node>,
+}
+
+#[divide_and_conquer]
+impl Node {
+    /// A tree of `fan` children per node, `depth` levels below the root.
+    #[divide_and_conquer]
+    pub fn grow(depth: u32, fan: u32, seed: u64) -> Node {
+        if depth == 0 {
+            return Node { value: seed % 1000, children: Vec::new() };
+        }
+        let children = (0..u64::from(fan)).map(|k| Self::grow(depth - 1, fan, seed * 31 + k + 1)).collect();
+        Node { value: seed % 1000, children }
+    }
+
+    /// The sum of every value below and at this node.
+    #[divide_and_conquer]
+    pub fn total(&self) -> u64 {
+        self.value + self.children.iter().map(|c| c.total()).sum::<u64>()
+    }
+
+    /// [`Node::total`] without the annotation.
+    pub fn total_plain(&self) -> u64 {
+        self.value + self.children.iter().map(|c| c.total_plain()).sum::<u64>()
+    }
+}
+
+/// [`Node::grow`] without the annotation.
+pub fn grow_plain(depth: u32, fan: u32, seed: u64) -> Node {
+    if depth == 0 {
+        return Node { value: seed % 1000, children: Vec::new() };
+    }
+    let children = (0..u64::from(fan)).map(|k| grow_plain(depth - 1, fan, seed * 31 + k + 1)).collect();
+    Node { value: seed % 1000, children }
+}
+
+/// A position's score in a made-up game: a hash of its number.
+pub fn score(pos: u64) -> i64 {
+    let x = pos.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    ((x >> 40) % 2001) as i64 - 1000
+}
+
+/// Minimax written as two functions that call each other.
+#[divide_and_conquer]
+pub mod minimax {
+    use super::score;
+
+    /// The best score the player to move can force, `depth` moves deep,
+    /// `moves` moves from each position.
+    #[divide_and_conquer]
+    pub fn max_value(pos: u64, depth: u32, moves: u64) -> i64 {
+        if depth == 0 {
+            return score(pos);
+        }
+        (0..moves).map(|m| min_value(pos * moves + m + 1, depth - 1, moves)).max().unwrap_or(0)
+    }
+
+    /// The best score the opponent can hold the player to.
+    #[divide_and_conquer]
+    pub fn min_value(pos: u64, depth: u32, moves: u64) -> i64 {
+        if depth == 0 {
+            return score(pos);
+        }
+        (0..moves).map(|m| max_value(pos * moves + m + 1, depth - 1, moves)).min().unwrap_or(0)
+    }
+}
+
+/// [`minimax::max_value`] without the annotation.
+pub fn max_value_plain(pos: u64, depth: u32, moves: u64) -> i64 {
+    if depth == 0 {
+        return score(pos);
+    }
+    (0..moves).map(|m| min_value_plain(pos * moves + m + 1, depth - 1, moves)).max().unwrap_or(0)
+}
+
+/// [`minimax::min_value`] without the annotation.
+pub fn min_value_plain(pos: u64, depth: u32, moves: u64) -> i64 {
+    if depth == 0 {
+        return score(pos);
+    }
+    (0..moves).map(|m| max_value_plain(pos * moves + m + 1, depth - 1, moves)).min().unwrap_or(0)
+}
+
+/// Sorts `v` and returns how many pairs were out of order: both halves by
+/// the calls, then a merge over the whole slice.
+#[divide_and_conquer]
+pub fn count_inversions(v: &mut [i64]) -> u64 {
+    if v.len() <= 1 {
+        return 0;
+    }
+    let mid = v.len() / 2;
+    let (left, right) = v.split_at_mut(mid);
+    let a = count_inversions(left);
+    let b = count_inversions(right);
+    a + b + merge(v, mid)
+}
+
+/// [`count_inversions`] without the annotation.
+pub fn count_inversions_plain(v: &mut [i64]) -> u64 {
+    if v.len() <= 1 {
+        return 0;
+    }
+    let mid = v.len() / 2;
+    let (left, right) = v.split_at_mut(mid);
+    let a = count_inversions_plain(left);
+    let b = count_inversions_plain(right);
+    a + b + merge(v, mid)
+}
+
+/// Merges the sorted `v[..mid]` and `v[mid..]`; returns the pairs out of
+/// order between them.
+fn merge(v: &mut [i64], mid: usize) -> u64 {
+    let mut merged = Vec::with_capacity(v.len());
+    let (mut i, mut j, mut inversions) = (0, mid, 0u64);
+    while i < mid && j < v.len() {
+        if v[i] <= v[j] {
+            merged.push(v[i]);
+            i += 1;
+        } else {
+            merged.push(v[j]);
+            inversions += (mid - i) as u64;
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&v[i..mid]);
+    merged.extend_from_slice(&v[j..]);
+    v.copy_from_slice(&merged);
+    inversions
+}
+
+/// `n` pseudo-random numbers in `0..1000` (xorshift from `seed`).
+pub fn numbers(n: usize, seed: u64) -> Vec<i64> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as i64
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_gives_the_plain_answer() {
+        let rt = satin::Runtime::builder().workers(2).build().unwrap();
+        let mut xs = numbers(10_000, 1);
+        assert_eq!(rt.run(|| checked_sum(&xs, 0)), checked_sum_plain(&xs, 0));
+        xs[9_000] = -5;
+        xs[9_500] = -7;
+        assert_eq!(rt.run(|| checked_sum(&xs, 0)), Err(Negative { at: 9_000, value: -5 }));
+        let tree = rt.run(|| Node::grow(7, 4, 1));
+        assert_eq!(tree, grow_plain(7, 4, 1));
+        assert_eq!(rt.run(|| tree.total()), tree.total_plain());
+        assert_eq!(rt.run(|| minimax::max_value(0, 7, 4)), max_value_plain(0, 7, 4));
+        let (mut a, mut b) = (numbers(5_000, 2), numbers(5_000, 2));
+        assert_eq!(rt.run(|| count_inversions(&mut a)), count_inversions_plain(&mut b));
+        assert_eq!(a, b);
+    }
+}
+
+/// Minimax as one function (negamax): [`minimax::max_value`] for `sign`
+/// 1, with the same calls.
+#[divide_and_conquer]
+pub fn negamax(pos: u64, depth: u32, moves: u64, sign: i64) -> i64 {
+    if depth == 0 {
+        return sign * score(pos);
+    }
+    -(0..moves).map(|m| negamax(pos * moves + m + 1, depth - 1, moves, -sign)).min().unwrap_or(0)
+}

@@ -225,3 +225,116 @@ pub fn negamax(pos: u64, depth: u32, moves: u64, sign: i64) -> i64 {
     }
     -(0..moves).map(|m| negamax(pos * moves + m + 1, depth - 1, moves, -sign)).min().unwrap_or(0)
 }
+
+/// A partly filled N-queens board: one queen in each of the first `row`
+/// rows, the attacked columns and diagonals as bit masks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    n: u32,
+    row: u32,
+    cols: u32,
+    left: u32,
+    right: u32,
+}
+
+#[divide_and_conquer]
+impl Board {
+    /// The solutions that complete this board: a method taking `self`.
+    #[divide_and_conquer]
+    pub fn solutions(self) -> u64 {
+        if self.row == self.n {
+            return 1;
+        }
+        let mut count = 0;
+        let mut free = !(self.cols | self.left | self.right) & ((1 << self.n) - 1);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free &= free - 1;
+            count += self.place(bit).solutions();
+        }
+        count
+    }
+}
+
+impl Board {
+    /// An empty board of `n` rows (`n` at most 31).
+    pub fn empty(n: u32) -> Board {
+        Board { n, row: 0, cols: 0, left: 0, right: 0 }
+    }
+
+    /// This board with a queen in the next row, in the column of `bit`.
+    fn place(self, bit: u32) -> Board {
+        let mask = (1u32 << self.n) - 1;
+        Board {
+            n: self.n,
+            row: self.row + 1,
+            cols: self.cols | bit,
+            left: ((self.left | bit) << 1) & mask,
+            right: (self.right | bit) >> 1,
+        }
+    }
+
+    /// [`Board::solutions`] without the annotation.
+    pub fn solutions_plain(self) -> u64 {
+        if self.row == self.n {
+            return 1;
+        }
+        let mut count = 0;
+        let mut free = !(self.cols | self.left | self.right) & ((1 << self.n) - 1);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free &= free - 1;
+            count += self.place(bit).solutions_plain();
+        }
+        count
+    }
+}
+
+/// A Collatz orbit longer than allowed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TooLong {
+    /// The number it starts from.
+    pub start: u64,
+    /// Its length.
+    pub steps: u32,
+}
+
+/// The longest Collatz orbit (steps, start) of the numbers in `lo..hi`, or
+/// the first one longer than `limit` steps: a function that `?`s its calls.
+#[divide_and_conquer]
+pub fn longest_orbit(lo: u64, hi: u64, limit: u32) -> Result<(u32, u64), TooLong> {
+    if hi - lo <= 256 {
+        return orbits(lo, hi, limit);
+    }
+    let mid = lo + (hi - lo) / 2;
+    let left = longest_orbit(lo, mid, limit)?;
+    let right = longest_orbit(mid, hi, limit)?;
+    Ok(left.max(right))
+}
+
+/// [`longest_orbit`] without the annotation.
+pub fn longest_orbit_plain(lo: u64, hi: u64, limit: u32) -> Result<(u32, u64), TooLong> {
+    if hi - lo <= 256 {
+        return orbits(lo, hi, limit);
+    }
+    let mid = lo + (hi - lo) / 2;
+    let left = longest_orbit_plain(lo, mid, limit)?;
+    let right = longest_orbit_plain(mid, hi, limit)?;
+    Ok(left.max(right))
+}
+
+fn orbits(lo: u64, hi: u64, limit: u32) -> Result<(u32, u64), TooLong> {
+    let mut best = (0, lo);
+    for start in lo..hi {
+        let (mut x, mut steps) = (start, 0u32);
+        while x > 1 {
+            x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+            steps += 1;
+        }
+        if steps > limit {
+            return Err(TooLong { start, steps });
+        }
+        best = best.max((steps, start));
+    }
+    Ok(best)
+}

@@ -1,0 +1,64 @@
+//! Recursion as people write it, on real node processes (`forms`, three
+//! local nodes of one worker): a function that `?`s its calls, a method
+//! taking `self`, two functions that call each other and `&mut` halves
+//! merged after the calls. Each gives the plain function's answer, and
+//! the nodes other than the first steal calls of it: the forms travel.
+
+mod common;
+
+use common::{run_bin, stderr, stdout};
+use satin_examples::forms;
+
+const FORMS: &str = env!("CARGO_BIN_EXE_forms");
+
+/// Runs `forms` on three local nodes; returns its answer and its log.
+fn on_three_nodes(args: &[&str]) -> (String, String) {
+    let args = [args, &["--local-nodes", "3", "--workers", "1"]].concat();
+    let out = run_bin(FORMS, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "forms {args:?} failed:\n{log}");
+    (stdout(&out), log)
+}
+
+/// Calls stolen by the nodes that did not start the run.
+fn stolen_by_others(log: &str) -> u64 {
+    let others: String = log.lines().filter(|l| !l.starts_with("[node 0]")).collect::<Vec<_>>().join("\n");
+    common::total(&others, "jobs stolen")
+}
+
+#[test]
+fn a_function_that_question_marks_its_calls_runs_across_nodes() {
+    let (answer, log) = on_three_nodes(&["orbits", "6000000"]);
+    assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, u32::MAX)), "{log}");
+    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    // An error: the same one as the plain function's, the first in order.
+    let (answer, log) = on_three_nodes(&["orbits", "6000000", "--limit", "400"]);
+    assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, 400)), "{log}");
+    assert!(answer.starts_with("Err(TooLong"), "{answer}");
+}
+
+#[test]
+fn a_method_runs_across_nodes_and_survives_a_killed_node() {
+    let expected = forms::Board::empty(15).solutions_plain().to_string();
+    let (answer, log) = on_three_nodes(&["queens", "15"]);
+    assert_eq!(answer, expected, "{log}");
+    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    let (answer, log) = on_three_nodes(&["queens", "15", "--chaos", "kill:node=2,at=40%"]);
+    assert_eq!(answer, expected, "{log}");
+}
+
+#[test]
+fn functions_that_call_each_other_run_across_nodes() {
+    let (answer, log) = on_three_nodes(&["minimax", "13"]);
+    assert_eq!(answer, forms::max_value_plain(0, 13, 4).to_string(), "{log}");
+    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+}
+
+#[test]
+fn mut_halves_merged_after_the_calls_run_across_nodes() {
+    let mut numbers = forms::numbers(4_000_000, 3);
+    let expected = forms::count_inversions_plain(&mut numbers).to_string();
+    let (answer, log) = on_three_nodes(&["inversions", "4000000"]);
+    assert_eq!(answer, expected, "{log}");
+    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+}

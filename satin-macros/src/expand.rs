@@ -142,18 +142,24 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let mut seq_block = (*block).clone();
     rewrite::rewrite_sequential(&names, &mut seq_block);
     let mut par_block = (*block).clone();
-    let spawn_sites = rewrite::rewrite_parallel(&names, &mut par_block);
+    let (spawn_sites, notes) = rewrite::rewrite_parallel(&names, &mut par_block);
     let sites = rewrite::call_sites(&names, &block);
     // Never silently sequential: calls that could run at once, none of
     // them in a form that spawns, are a warning (an error with `strict`).
     // (Calls that hold a `&mut` borrow stay in order on purpose.)
     let could_overlap = rewrite::calls_on_a_path(&names, &block) >= 2 && !names.own().exclusive.contains(&true);
-    let mut sequential_warning = (spawn_sites == 0 && could_overlap && !sites.is_empty()).then(|| {
+    let mut sequential_warning = (spawn_sites == 0 && notes.is_empty() && could_overlap && !sites.is_empty()).then(|| {
         let msg = format!(
             "no call of `{shown}` here can run in parallel: none stands in a form that spawns (`let x = {shown}(..);`, `{shown}(a) + {shown}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
         );
         stays_sequential(&format!("__satin_sequential_{name}"), &msg, sites[0], args.strict)
     });
+    // Loops whose calls read what the loop changes: a warning each, naming
+    // the variable.
+    for (k, (span, msg)) in notes.iter().enumerate() {
+        let warning = stays_sequential(&format!("__satin_in_loop_{name}_{k}"), msg, *span, args.strict);
+        sequential_warning = Some(quote!(#sequential_warning #warning));
+    }
     // Calls left in the closures of iterator adapters run element after
     // element: each is a warning of its own.
     for (k, span) in rewrite::calls_left_in_adapters(&names, &par_block).into_iter().enumerate() {

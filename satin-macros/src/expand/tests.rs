@@ -280,3 +280,21 @@ snapshot!(
         }
     }
 );
+
+snapshot!(
+    loop_reading_each_result_is_split,
+    fn best(node: u64, depth: u32) -> u64 {
+        if depth == 0 {
+            return node;
+        }
+        let mut top = 0;
+        for k in 0..4 {
+            let child = node * 4 + k;
+            let v = best(child, depth - 1);
+            if v > top {
+                top = v + child;
+            }
+        }
+        top
+    }
+);

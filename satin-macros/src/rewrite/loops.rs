@@ -35,6 +35,7 @@ impl Parallel<'_> {
             uses == claimed && !found.iter().any(|c| mentions(&c.args, t))
         });
         if targets.is_empty() {
+            self.rewrite_fission(expr);
             return;
         }
         self.spawn_sites += 1;

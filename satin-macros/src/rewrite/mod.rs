@@ -31,6 +31,7 @@ use crate::mentions::mentions;
 
 mod analysis;
 mod expressions;
+mod fission;
 mod lets;
 mod loops;
 
@@ -127,11 +128,12 @@ pub(crate) fn ctx_ident() -> Ident {
 }
 
 /// Rewrites `block` (the parallel version's body) in place.
-/// Returns how many places it made spawn calls.
-pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) -> usize {
-    let mut p = Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None, spawn_sites: 0 };
+/// Returns how many places it made spawn calls, and why calls that could
+/// have run in parallel do not (where, and a message).
+pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) -> (usize, Vec<(Span, String)>) {
+    let mut p = Parallel { names, next_id: 0, speculative: Vec::new(), lazy: None, spawn_sites: 0, notes: Vec::new() };
     p.visit_block_mut(block);
-    p.spawn_sites
+    (p.spawn_sites, p.notes)
 }
 
 /// Rewrites `block` as a lazy version's body: the sequential function,
@@ -141,8 +143,15 @@ pub(crate) fn rewrite_parallel(names: &Names, block: &mut Block) -> usize {
 /// be). Calls inside closures stay calls of the public function: a closure
 /// may leave the frame, the context may not.
 pub(crate) fn rewrite_lazy(names: &Names, target: &Ident, block: &mut Block) {
-    Parallel { names, next_id: 0, speculative: Vec::new(), lazy: Some(target.clone()), spawn_sites: 0 }
-        .visit_block_mut(block);
+    Parallel {
+        names,
+        next_id: 0,
+        speculative: Vec::new(),
+        lazy: Some(target.clone()),
+        spawn_sites: 0,
+        notes: Vec::new(),
+    }
+    .visit_block_mut(block);
 }
 
 /// Renames calls in the sequential version's body to the callees'
@@ -173,6 +182,8 @@ struct Parallel<'a> {
     lazy: Option<Ident>,
     /// Places that spawn (see `rewrite_parallel`).
     spawn_sites: usize,
+    /// Why calls that could run in parallel do not (see `rewrite_parallel`).
+    notes: Vec<(Span, String)>,
 }
 
 impl Parallel<'_> {

@@ -1,0 +1,248 @@
+//! Loops that read each call's result in the same iteration (loop
+//! fission):
+//!
+//! ```text
+//! for c in children { let v = f(c.arg()); best = keep(best, v); }
+//! ```
+//!
+//! becomes a loop that spawns every iteration's call, then a loop that
+//! runs the rest of each iteration's body, in order, as its result is
+//! read:
+//!
+//! ```text
+//! for c in children { list.spawn_kept(ctx, Job(c.arg())); seen.push(c); }
+//! for (c, v) in seen.into_iter().zip(list.join_all(ctx)) { best = keep(best, v); }
+//! ```
+//!
+//! Only when the call's arguments cannot depend on what the body changes:
+//! they (and the `let`s before the call, which the first loop runs) read
+//! no variable that the loop assigns, borrows mutably or calls a method
+//! on that might change it. Otherwise the warning names that variable.
+//! The `let`s before the call must not leave the iteration early
+//! (`continue`, `break`, `return`, `?`); the rest of the body may.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{parse_quote, Block, Expr, ExprForLoop, Ident, Local, LocalInit, Pat, Stmt};
+
+use super::analysis::variables;
+use super::{ctx_ident, Args, Parallel};
+use crate::mentions::mentions;
+
+/// Methods that only read their receiver: calling them does not make it
+/// a variable the loop changes.
+const READS_ONLY: &[&str] = &[
+    "len",
+    "is_empty",
+    "get",
+    "iter",
+    "clone",
+    "contains",
+    "first",
+    "last",
+    "as_ref",
+    "as_slice",
+    "to_vec",
+    "to_owned",
+    "to_string",
+    "abs",
+    "min",
+    "max",
+    "pow",
+    "chars",
+    "bytes",
+    "keys",
+    "values",
+    "is_some",
+    "is_none",
+    "unwrap_or",
+    "copied",
+    "cloned",
+];
+
+/// The call a loop body's statement spawns: `let x = f(..);` or
+/// `let x = f(..)?;` with a plain identifier.
+struct Split {
+    /// Index of the call's statement in the body.
+    at: usize,
+    pat: Pat,
+    args: Args,
+    fallible: bool,
+}
+
+impl Parallel<'_> {
+    /// Splits a `for` loop whose body reads a call's result in the same
+    /// iteration; true if it did. Records why not when a call's arguments
+    /// read what the loop changes.
+    pub(super) fn rewrite_fission(&mut self, expr: &mut Expr) -> bool {
+        let Expr::ForLoop(l) = &*expr else { return false };
+        let Some(split) = self.find_split(&l.body) else { return false };
+        let prefix = &l.body.stmts[..split.at];
+        let changed = changed_in(&l.body);
+        let reads: Vec<String> = prefix.iter().flat_map(variables).chain(variables(&split.args)).collect();
+        if let Some(var) = reads.iter().find(|v| changed.contains(v)) {
+            let name = &self.names.own().func;
+            self.notes.push((
+                l.body.stmts[split.at].span(),
+                format!(
+                    "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes; compute the arguments from what the loop does not change, or collect them first (`let args: Vec<_> = ..; for a in args {{ .. {name}(a) .. }}`)"
+                ),
+            ));
+            return false;
+        }
+        if let Some(s) = prefix.iter().find(|s| !matches!(s, Stmt::Local(_)) || leaves_early(s)) {
+            self.notes.push((
+                s.span(),
+                "the calls of this loop run one after another: only `let`s that cannot leave the iteration may come before the call in the loop's body (this statement keeps the calls in order); move it after the call".to_string(),
+            ));
+            return false;
+        }
+        let rest = &l.body.stmts[split.at + 1..];
+        let kept: Vec<(Ident, bool)> =
+            carried(l, prefix).into_iter().filter(|(i, _)| rest.iter().any(|s| mentions(s, i))).collect();
+        self.spawn_sites += 1;
+        *expr = self.fission(l, &split, &kept);
+        true
+    }
+
+    /// The first `let x = f(..)[?];` among the body's statements.
+    fn find_split(&self, body: &Block) -> Option<Split> {
+        body.stmts.iter().enumerate().find_map(|(at, s)| {
+            let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = s else {
+                return None;
+            };
+            let (call, fallible) = match &**expr {
+                Expr::Try(t) => (&*t.expr, true),
+                e => (e, false),
+            };
+            let args = self.names.recursive_call(call)?;
+            matches!(pat, Pat::Ident(_) | Pat::Type(_)).then(|| Split { at, pat: pat.clone(), args, fallible })
+        })
+    }
+
+    fn fission(&mut self, l: &ExprForLoop, split: &Split, kept: &[(Ident, bool)]) -> Expr {
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        let (list, seen) = (self.fresh("list"), self.fresh("seen"));
+        let (label, pat, iter) = (&l.label, &l.pat, &l.expr);
+        let prefix = &l.body.stmts[..split.at];
+        let rest = &l.body.stmts[split.at + 1..];
+        let job = self.names.job_value(&split.args);
+        let names: Vec<&Ident> = kept.iter().map(|(i, _)| i).collect();
+        let bindings: Vec<TokenStream> =
+            kept.iter().map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) }).collect();
+        let result = Ident::new("__satin_result", Span::call_site());
+        let question = split.fallible.then(|| quote!(?));
+        let call_pat = &split.pat;
+        parse_quote!({
+            let mut #list = #krate::__private::SpawnList::new();
+            let mut #seen = ::std::vec::Vec::new();
+            for #pat in #iter {
+                #(#prefix)*
+                #list.spawn_kept(#ctx, #job);
+                #seen.push((#(#names,)*));
+            }
+            #label for ((#(#bindings,)*), #result) in #seen.into_iter().zip(#list.join_all(#ctx)) {
+                let #call_pat = #result #question;
+                #(#rest)*
+            }
+        })
+    }
+}
+
+/// Whether a statement can leave the iteration or the function.
+fn leaves_early(s: &Stmt) -> bool {
+    struct Leaves(bool);
+    impl Visit<'_> for Leaves {
+        fn visit_expr(&mut self, e: &Expr) {
+            match e {
+                Expr::Break(_) | Expr::Continue(_) | Expr::Return(_) | Expr::Try(_) => self.0 = true,
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut v = Leaves(false);
+    v.visit_stmt(s);
+    v.0
+}
+
+/// Variables a loop body may change: assigned, borrowed `&mut`, or the
+/// receiver of a method that may change it.
+fn changed_in(body: &Block) -> Vec<String> {
+    struct Changed(Vec<String>);
+    impl Visit<'_> for Changed {
+        fn visit_expr(&mut self, e: &Expr) {
+            match e {
+                Expr::Assign(a) => self.0.extend(base(&a.left)),
+                Expr::Binary(b) if is_assign_op(&b.op) => self.0.extend(base(&b.left)),
+                Expr::Reference(r) if r.mutability.is_some() => self.0.extend(base(&r.expr)),
+                Expr::MethodCall(m) if !READS_ONLY.contains(&m.method.to_string().as_str()) => {
+                    self.0.extend(base(&m.receiver))
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut v = Changed(Vec::new());
+    v.visit_block(body);
+    v.0
+}
+
+fn is_assign_op(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// The variable at the root of a place (`v` of `v[i].x`, `*v`).
+fn base(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Field(f) => base(&f.base),
+        Expr::Index(i) => base(&i.expr),
+        Expr::Unary(u) => base(&u.expr),
+        Expr::Paren(p) => base(&p.expr),
+        Expr::MethodCall(m) => base(&m.receiver),
+        _ => None,
+    }
+}
+
+/// What the second loop needs of each iteration: the loop pattern's
+/// bindings and those of the `let`s before the call, with their `mut`.
+fn carried(l: &ExprForLoop, prefix: &[Stmt]) -> Vec<(Ident, bool)> {
+    let mut out = Vec::new();
+    bound_by(&l.pat, &mut out);
+    for s in prefix {
+        if let Stmt::Local(local) = s {
+            bound_by(&local.pat, &mut out);
+        }
+    }
+    out
+}
+
+fn bound_by(p: &Pat, out: &mut Vec<(Ident, bool)>) {
+    struct Bound<'a>(&'a mut Vec<(Ident, bool)>);
+    impl Visit<'_> for Bound<'_> {
+        fn visit_pat_ident(&mut self, p: &syn::PatIdent) {
+            self.0.push((p.ident.clone(), p.mutability.is_some()));
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    Bound(out).visit_pat(p);
+}

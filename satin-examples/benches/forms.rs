@@ -1,7 +1,8 @@
 //! Recursion as people write it (see `satin_examples::forms`): `?` on the
 //! calls (no error, an error found late, one found early), methods on a
-//! tree, two functions that call each other, and `&mut` halves merged
-//! after the calls — each against the same code without the annotation,
+//! tree, two functions that call each other, `&mut` halves merged after
+//! the calls, and Unbalanced Tree Search on its five published sample
+//! trees — each against the same code without the annotation,
 //! on all cores and on one worker (the overhead), in pairs.
 //!
 //! `cargo bench -p satin-examples --bench forms` (about a minute;
@@ -9,6 +10,7 @@
 
 use satin::Runtime;
 use satin_examples::forms::{self, minimax, Node};
+use satin_examples::uts;
 
 // Only `wanted` here: these rows compare with no other pool.
 #[allow(dead_code)]
@@ -87,6 +89,17 @@ fn main() {
         &|| assert!(forms::count_inversions_plain(&mut input.clone()) > 0),
         &|| assert!(forms::count_inversions(&mut input.clone()) > 0),
     );
+
+    // Unbalanced Tree Search, the published sample trees.
+    for name in ["T1", "T2", "T3", "T4", "T5"] {
+        let (params, published) = uts::sample(name).expect("a sample tree");
+        let root = uts::Node::root(&params);
+        let label: &'static str = Box::leak(format!("UTS {name} ({} nodes)", published.nodes).into_boxed_str());
+        let params = &params;
+        measure(label, &|| assert_eq!(uts::search_plain(params, root), published), &|| {
+            assert_eq!(uts::search(params, root), published)
+        });
+    }
 
     let how = if pinned { "pinned" } else { "unpinned" };
     println!("\nForms as written, {workers} workers ({how}); median of {rounds} paired rounds:\n");

@@ -20,6 +20,7 @@ pub mod raytracer;
 pub mod sat;
 pub mod scenarios;
 pub mod tsp;
+pub mod uts;
 
 /// Directory of the bundled inputs (`satin-examples/data`).
 pub fn data_dir() -> std::path::PathBuf {

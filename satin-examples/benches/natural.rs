@@ -1,6 +1,7 @@
 //! Functions as one writes them (see `satin_examples::natural`), no
 //! cut-offs, against the same body without the annotation, against the
-//! annotated body with a hand-written cut-off, and against `rayon::join` —
+//! annotated body with a hand-written cut-off, against `rayon::join` and
+//! (tree sum, fib) against `chili` —
 //! all in one run, in pairs: the two sides run alternately, round by round,
 //! and the median of the per-round ratios is reported, so that drift in the
 //! machine's speed cancels out. Inputs are copied outside the timed part.
@@ -23,6 +24,8 @@ struct Row {
     speedup: f64,
     nocut_vs_cut: f64,
     vs_rayon: f64,
+    /// satin / chili, where the function has a chili twin.
+    vs_chili: Option<f64>,
 }
 
 fn main() {
@@ -35,6 +38,9 @@ fn main() {
     let pinned = pinning::wanted();
     let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
     let pool = pinning::rayon_pool(workers);
+    // chili's pool: the calling thread and workers - 1 others (unpinned:
+    // chili has no pinning of its own).
+    let chili_pool = chili::ThreadPool::new();
     let rounds = 11;
     let mut rows = Vec::new();
 
@@ -44,6 +50,7 @@ fn main() {
         speedup: paired(rounds, || (), |_| natural::sum_plain(&xs), |_| rt.run(|| natural::sum(&xs))),
         nocut_vs_cut: paired(rounds, || (), |_| rt.run(|| natural::sum(&xs)), |_| rt.run(|| natural::sum_cut(&xs))),
         vs_rayon: paired(rounds, || (), |_| rt.run(|| natural::sum(&xs)), |_| pool.install(|| natural::sum_rayon(&xs))),
+        vs_chili: None,
     });
 
     let input = natural::random(4_000_000, 2);
@@ -68,6 +75,7 @@ fn main() {
             |mut v| rt.run(|| natural::quicksort(&mut v)),
             |mut v| pool.install(|| natural::quicksort_rayon(&mut v)),
         ),
+        vs_chili: None,
     });
 
     let tree = natural::Tree::build(21, 3);
@@ -86,6 +94,12 @@ fn main() {
             |_| rt.run(|| natural::tree_sum(&tree)),
             |_| pool.install(|| natural::tree_sum_rayon(&tree)),
         ),
+        vs_chili: Some(paired(
+            rounds,
+            || (),
+            |_| rt.run(|| natural::tree_sum(&tree)),
+            |_| natural::tree_sum_chili(&tree, &mut chili_pool.scope()),
+        )),
     });
 
     let (items, target) = natural::subset_input(26);
@@ -109,6 +123,7 @@ fn main() {
             |_| rt.run(|| natural::subset_sum(&items, target)),
             |_| pool.install(|| natural::subset_sum_rayon(&items, target)),
         ),
+        vs_chili: None,
     });
 
     rows.push(Row {
@@ -116,13 +131,20 @@ fn main() {
         speedup: paired(rounds, || (), |_| fib::fib_plain(38), |_| rt.run(|| fib::fib(38))),
         nocut_vs_cut: paired(rounds, || (), |_| rt.run(|| fib::fib(38)), |_| rt.run(|| natural::fib_cut(38))),
         vs_rayon: paired(rounds, || (), |_| rt.run(|| fib::fib(38)), |_| pool.install(|| fib::fib_rayon(38))),
+        vs_chili: Some(paired(
+            rounds,
+            || (),
+            |_| rt.run(|| fib::fib(38)),
+            |_| fib::fib_chili(38, &mut chili_pool.scope()),
+        )),
     });
 
     let how = if pinned { "pinned" } else { "unpinned" };
     println!("\nNatural forms, no cut-offs, {workers} workers ({how}); median of {rounds} paired rounds:\n");
-    println!("| function | speed-up over the plain function | without cut-off / with | satin / rayon::join |");
-    println!("|---|---|---|---|");
+    println!("| function | speed-up over the plain function | without cut-off / with | satin / rayon::join | satin / chili |");
+    println!("|---|---|---|---|---|");
     for r in rows {
-        println!("| {} | {:.2} | {:.2} | {:.2} |", r.name, r.speedup, r.nocut_vs_cut, r.vs_rayon);
+        let chili = r.vs_chili.map_or("—".to_string(), |v| format!("{v:.2}"));
+        println!("| {} | {:.2} | {:.2} | {:.2} | {chili} |", r.name, r.speedup, r.nocut_vs_cut, r.vs_rayon);
     }
 }

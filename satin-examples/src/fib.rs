@@ -29,3 +29,12 @@ pub fn fib_rayon(n: u32) -> u64 {
     let (x, y) = rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
     x + y
 }
+
+/// [`fib`] with `chili` (heartbeat scheduling) on `scope`.
+pub fn fib_chili(n: u32, scope: &mut chili::Scope<'_>) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    let (x, y) = scope.join(|s| fib_chili(n - 1, s), |s| fib_chili(n - 2, s));
+    x + y
+}

@@ -2,7 +2,8 @@
 //! slice, an in-place sort through `&mut`, a borrowed tree, a search with a
 //! call inside an `if` in a `let`, and `fib` — no grain-size cut-offs.
 //! Beside each: the same body without the annotation (`_plain`), the
-//! annotated one with a hand-written cut-off (`_cut`), and `rayon::join`.
+//! annotated one with a hand-written cut-off (`_cut`), and `rayon::join`
+//! (and, for the tree sum, `chili`).
 //! `benches/natural.rs` compares them.
 
 use satin::divide_and_conquer;
@@ -192,6 +193,17 @@ pub fn tree_sum_rayon(t: &Tree) -> u64 {
     }
 }
 
+/// [`tree_sum`] with `chili` (heartbeat scheduling) on `scope`.
+pub fn tree_sum_chili(t: &Tree, scope: &mut chili::Scope<'_>) -> u64 {
+    match t {
+        Tree::Leaf(v) => *v,
+        Tree::Node(l, r) => {
+            let (a, b) = scope.join(|s| tree_sum_chili(l, s), |s| tree_sum_chili(r, s));
+            a + b
+        }
+    }
+}
+
 /// Whether some of `items` add up to `target` (all of them are tried: the
 /// search below has no solution, so every branch is explored).
 #[divide_and_conquer]
@@ -360,4 +372,19 @@ pub fn subset_input(n: usize) -> (Vec<u64>, u64) {
     let items: Vec<u64> = random(n, 7).iter().map(|v| 2 * (v % 1000) + 2).collect();
     let target = (items.iter().sum::<u64>() / 2) | 1;
     (items, target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rayon_and_chili_twins_give_the_plain_answers() {
+        let tree = Tree::build(12, 7);
+        let mut scope = chili::Scope::global();
+        assert_eq!(tree_sum_chili(&tree, &mut scope), tree_sum_plain(&tree));
+        assert_eq!(tree_sum_rayon(&tree), tree_sum_plain(&tree));
+        assert_eq!(crate::fib::fib_chili(20, &mut scope), 6765);
+        assert_eq!(crate::fib::fib_rayon(20), 6765);
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{black_box, BenchmarkId, Criterion};
 use satin::Runtime;
-use satin_examples::{barnes_hut, fib, mergesort, nqueens, tsp};
+use satin_examples::{barnes_hut, fib, mergesort, nqueens, tsp, uts};
 
 #[path = "common/pinning.rs"]
 mod pinning;
@@ -89,6 +89,18 @@ fn benches(c: &mut Criterion) {
         || tsp::solve(&m, tsp::Bound::Shared),
         || tsp::solve_rayon(&m),
     );
+    for name in ["T1", "T3"] {
+        let (params, _) = uts::sample(name).expect("a sample tree");
+        let root = uts::Node::root(&params);
+        let params = &params;
+        bench_workload(
+            c,
+            &format!("uts_{name}"),
+            || uts::search_plain(params, root),
+            || uts::search(params, root),
+            || uts::search_rayon(params, root),
+        );
+    }
     let input = mergesort::random_input(10_000_000, 1);
     bench_workload(
         c,
@@ -116,7 +128,17 @@ fn mean_seconds(group: &str, variant: &str) -> Option<f64> {
 fn print_ratios() {
     println!("\n| workload | sequential | satin 1w | satin all | ft on/off | every call spawned | rayon::join | speed-up vs sequential | satin / rayon |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for group in ["fib35", "nqueens12", "nqueens13", "nqueens14", "barnes_hut20k", "tsp_gr17", "mergesort10M"] {
+    for group in [
+        "fib35",
+        "nqueens12",
+        "nqueens13",
+        "nqueens14",
+        "barnes_hut20k",
+        "tsp_gr17",
+        "uts_T1",
+        "uts_T3",
+        "mergesort10M",
+    ] {
         let t = |v| mean_seconds(group, v);
         let (Some(seq), Some(one), Some(all), Some(noft), Some(eager), Some(ray)) =
             (t(SEQUENTIAL), t(SATIN_1), t(SATIN_ALL), t(SATIN_ALL_NOFT), t(SATIN_ALL_EAGER), t(RAYON_ALL))
@@ -190,6 +212,18 @@ fn print_paired() {
     );
     let m = tsp_instance("gr17");
     row("tsp_gr17", 5, &|| tsp::solve_plain(&m), &|| tsp::solve(&m, tsp::Bound::Shared), &|| tsp::solve_rayon(&m));
+    for name in ["T1", "T3"] {
+        let (params, _) = uts::sample(name).expect("a sample tree");
+        let root = uts::Node::root(&params);
+        let params = &params;
+        row(
+            &format!("uts_{name}"),
+            11,
+            &|| uts::search_plain(params, root).nodes,
+            &|| uts::search(params, root).nodes,
+            &|| uts::search_rayon(params, root).nodes,
+        );
+    }
     let input = mergesort::random_input(10_000_000, 1);
     let sum = |v: Vec<u64>| v[v.len() / 2];
     row(

@@ -196,3 +196,15 @@ pub fn search_plain(params: &Params, node: Node) -> Counts {
     let here = Counts { nodes: 1, leaves: u64::from(n == 0), depth: node.height };
     (0..n).map(|i| search_plain(params, node.child(i))).fold(here, Counts::merge)
 }
+
+/// [`search`] with `rayon`: each node's children as a parallel iterator.
+pub fn search_rayon(params: &Params, node: Node) -> Counts {
+    use rayon::prelude::*;
+    let n = node.children(params);
+    let here = Counts { nodes: 1, leaves: u64::from(n == 0), depth: node.height };
+    (0..n)
+        .into_par_iter()
+        .map(|i| search_rayon(params, node.child(i)))
+        .reduce(Counts::default, Counts::merge)
+        .merge(here)
+}

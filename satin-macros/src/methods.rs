@@ -22,6 +22,17 @@ pub(crate) fn is_marker(a: &Attribute) -> bool {
     a.path().segments.last().is_some_and(|s| s.ident == "divide_and_conquer")
 }
 
+/// Takes an item's `#[divide_and_conquer]` marker off; returns its own
+/// arguments, else the group's (`group`), or `None` if it has no marker.
+pub(crate) fn take_marker(attrs: &mut Vec<Attribute>, group: &TokenStream) -> Option<TokenStream> {
+    let at = attrs.iter().position(is_marker)?;
+    let own = match attrs.remove(at).meta {
+        syn::Meta::List(l) => l.tokens,
+        _ => TokenStream::new(),
+    };
+    Some(if own.is_empty() { group.clone() } else { own })
+}
+
 /// The expansion of `#[divide_and_conquer(args)] impl Type { .. }`.
 pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     if let Err(e) = check_impl(&block) {
@@ -39,14 +50,7 @@ pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream
     let mut group: Vec<Split> = Vec::new();
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
-        let Some(at) = method.attrs.iter().position(is_marker) else { continue };
-        let marker = method.attrs.remove(at);
-        // The method's own arguments, else the block's.
-        let own = match &marker.meta {
-            syn::Meta::List(l) => l.tokens.clone(),
-            _ => TokenStream::new(),
-        };
-        let args = if own.is_empty() { args.clone() } else { own };
+        let Some(args) = take_marker(&mut method.attrs, &args) else { continue };
         match split_method(&self_ty, method, args) {
             Ok(split) => group.push(split),
             Err(e) => outside.extend(e.to_compile_error()),

@@ -9,7 +9,7 @@ use quote::{quote, ToTokens};
 use syn::{Item, ItemMod};
 
 use crate::expand;
-use crate::methods::is_marker;
+use crate::methods::{is_marker, take_marker};
 
 /// The expansion of `#[divide_and_conquer(args)] mod m { .. }`.
 pub(crate) fn expand_mod(args: TokenStream, mut module: ItemMod) -> TokenStream {
@@ -38,13 +38,7 @@ pub(crate) fn expand_mod(args: TokenStream, mut module: ItemMod) -> TokenStream 
     }
     for item in items.iter_mut() {
         let Item::Fn(f) = item else { continue };
-        let Some(at) = f.attrs.iter().position(is_marker) else { continue };
-        let marker = f.attrs.remove(at);
-        let own = match &marker.meta {
-            syn::Meta::List(l) => l.tokens.clone(),
-            _ => TokenStream::new(),
-        };
-        let args = if own.is_empty() { args.clone() } else { own };
+        let Some(args) = take_marker(&mut f.attrs, &args) else { continue };
         let expanded = expand::divide_and_conquer_named(args, f.to_token_stream(), None, peers.clone());
         *item = Item::Verbatim(expanded);
     }

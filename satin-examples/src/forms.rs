@@ -1,6 +1,7 @@
 //! Recursion as people write it, annotated as it is: a function that
 //! `?`s its calls, methods on a tree, two functions that call each other,
-//! and a `&mut` slice split in two, sorted by both calls, then merged.
+//! a `&mut` slice split in two, sorted by both calls, then merged, and a
+//! generic merge sort.
 //! Beside each, the same code without the annotation (`_plain`);
 //! `benches/forms.rs` compares them.
 
@@ -179,6 +180,53 @@ fn merge(v: &mut [i64], mid: usize) -> u64 {
     merged.extend_from_slice(&v[j..]);
     v.copy_from_slice(&merged);
     inversions
+}
+
+/// Merge sort of any ordered type that can travel: a generic function.
+#[divide_and_conquer]
+pub fn merge_sort<T: Ord + Clone>(v: &[T]) -> Vec<T> {
+    if v.len() <= 32 {
+        let mut out = v.to_vec();
+        out.sort();
+        return out;
+    }
+    let (a, b) = v.split_at(v.len() / 2);
+    let left = merge_sort(a);
+    let right = merge_sort(b);
+    merged(left, right)
+}
+
+/// The two sorted vectors as one.
+fn merged<T: Ord>(a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        out.push(if x <= y { a.next() } else { b.next() }.expect("peeked"));
+    }
+    out.extend(a);
+    out.extend(b);
+    out
+}
+
+/// Where each number of `v` stands in sorted order (ties by position):
+/// a generic function that sorts `(value, position)` pairs with
+/// [`merge_sort`] — an instantiation, `merge_sort::<(T, u32)>`, that only
+/// this function uses.
+#[divide_and_conquer]
+pub fn ranks<T: Ord + Clone>(v: &[T]) -> Vec<u32> {
+    let pairs: Vec<(T, u32)> = v.iter().cloned().zip(0..).collect();
+    let sorted = merge_sort(&pairs);
+    let mut rank = vec![0; v.len()];
+    for (r, (_, at)) in sorted.iter().enumerate() {
+        rank[*at as usize] = r as u32;
+    }
+    rank
+}
+
+/// An order-sensitive digest of a sequence, to print instead of it.
+pub fn digest<T: std::hash::Hash>(v: &[T]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(v)
 }
 
 /// `n` pseudo-random numbers in `0..1000` (xorshift from `seed`).

@@ -62,3 +62,36 @@ fn mut_halves_merged_after_the_calls_run_across_nodes() {
     assert_eq!(answer, expected, "{log}");
     assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
 }
+
+#[test]
+fn a_generic_function_runs_across_nodes() {
+    let numbers = forms::numbers(2_000_000, 5);
+    let mut sorted = numbers.clone();
+    sorted.sort();
+    let expected = format!("{} {}", sorted.len(), forms::digest(&sorted));
+    let (answer, log) = on_three_nodes(&["sort", "2000000"]);
+    assert_eq!(answer, expected, "{log}");
+    // Every node runs the program to its call of `merge_sort::<i64>`, so
+    // every node knows that instantiation: others steal its calls.
+    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    assert_eq!(common::total(&log, "refused"), 0, "{log}");
+}
+
+#[test]
+fn an_instantiation_only_the_master_has_used_is_refused_and_runs_there() {
+    let numbers = forms::numbers(1_000_000, 7);
+    let mut order: Vec<(i64, u32)> = numbers.iter().copied().zip(0..).collect();
+    order.sort();
+    let mut ranks = vec![0u32; numbers.len()];
+    for (r, (_, at)) in order.iter().enumerate() {
+        ranks[*at as usize] = r as u32;
+    }
+    let expected = format!("{} {}", ranks.len(), forms::digest(&ranks));
+    let (answer, log) = on_three_nodes(&["ranks", "1000000"]);
+    assert_eq!(answer, expected, "{log}");
+    // `merge_sort::<(i64, u32)>` is called only by `ranks`, which only the
+    // master runs: the other nodes have never used it, refuse its calls,
+    // and the master runs them itself.
+    assert!(common::total(&log, "refused") > 0, "no node refused a call:\n{log}");
+    assert_eq!(stolen_by_others(&log), 0, "{log}");
+}

@@ -5,6 +5,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, Pat, ReturnType, Type};
 
+use crate::generics::{self, TypeParams};
 use crate::rewrite::{self, Names};
 use crate::{attr, signature};
 
@@ -49,6 +50,9 @@ pub(crate) fn divide_and_conquer_named(
     args.shown = shown;
     args.peers = peers;
     if let Err(e) = signature::check(&func) {
+        return with_error(item, e);
+    }
+    if let Err(e) = TypeParams::of(&func.sig, &args.krate).check(&func.sig) {
         return with_error(item, e);
     }
     expand(&args, func)
@@ -192,7 +196,17 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     };
     let output_assertion = quote_spanned!(output_span=> #krate::__private::assert_result::<#output>(););
 
-    let generics = &sig.generics;
+    let type_params = TypeParams::of(&sig, krate);
+    let fn_generics = type_params.decl();
+    let where_fn = type_params.where_clause();
+    // A generic function's checks name its type parameters: they go into
+    // its body, where those are in scope (and where a type argument that
+    // cannot travel has failed `TypeParam` at the call already).
+    let (const_assertions, body_assertions) = if type_params.is_generic() {
+        (quote!(), quote!(#(#assertions)* #output_assertion))
+    } else {
+        (quote!(const _: () = { #(#assertions)* #output_assertion };), quote!())
+    };
     let run_fns = quote! {
         #[inline]
         fn run_parallel(self, #ctx: &#krate::__private::Ctx<'_>) -> #output {
@@ -210,54 +224,72 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
             #lazy(#ctx, #(#fields),*)
         }
     };
+    let generic_entry = if type_params.is_generic() {
+        quote! {
+            #krate::__private::inventory::submit! {
+                #krate::__private::GenericFn::new(concat!(module_path!(), #fn_id), #code)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let job_type = if borrows {
-        let borrowed =
-            Borrowed { job: &job, krate, serde_crate: &serde_crate, vis: &vis, output: &output, fields: &fields };
+        let borrowed = Borrowed {
+            job: &job,
+            krate,
+            serde_crate: &serde_crate,
+            vis: &vis,
+            output: &output,
+            fields: &fields,
+            type_params: &type_params,
+        };
         borrowed.job_type(name, &types, &kinds, &fn_id, &run_fns, policy.as_ref())
     } else {
-        let serde_impls = owned_serde_impls(krate, &job, types.len());
+        let lt = generics::static_lifetime();
+        let (decl, args, where_) = (type_params.params(None), type_params.args(), type_params.where_with(Some(&lt)));
+        let serde_impls = owned_serde_impls(krate, &job, types.len(), &type_params);
+        let entry = quote!(#krate::__private::JobFn::of::<#job #args>()#policy);
+        let (instance, submit) = registration(krate, &type_params, &quote!(#job #args), &entry);
         quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #vis struct #job(#(pub #types),*);
+            #vis struct #job #decl (#(pub #types),*);
 
             #serde_impls
 
-            impl #krate::Job for #job {
+            impl #decl #krate::Job for #job #args #where_ {
                 type Output = #output;
                 const FN_ID: &'static str = concat!(module_path!(), #fn_id);
+                #instance
                 #run_fns
             }
 
-            #krate::__private::inventory::submit! {
-                #krate::__private::JobFn::of::<#job>()#policy
-            }
+            #submit
         }
     };
 
     quote! {
-        const _: () = {
-            #(#assertions)*
-            #output_assertion
-        };
+        #const_assertions
         #sequential_warning
 
         #(#docs)*
         #(#others)*
-        #vis fn #name #generics (#(#public_names: #types),*) #ret {
+        #vis fn #name #fn_generics (#(#public_names: #types),*) #ret #where_fn {
+            #body_assertions
             #krate::__private::enter(#job(#(#public_names),*))
         }
 
         #job_type
+        #generic_entry
 
         #[doc(hidden)]
         #(#others)*
-        fn #seq #generics (#inputs) #ret #seq_block
+        fn #seq #fn_generics (#inputs) #ret #where_fn #seq_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #par #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #par_block
+        fn #par #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #par_block
 
         /// A call run lazily: sequentially, unless some worker wants work
         /// (a poll of this worker's flag).
@@ -265,7 +297,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #(#others)*
         #[inline]
         #[allow(clippy::too_many_arguments)]
-        fn #lazy #generics (#ctx: &#krate::__private::Ctx<'_>, #(#fields: #types),*) #ret {
+        fn #lazy #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #(#fields: #types),*) #ret #where_fn {
             if #ctx.promote() {
                 return #par(#ctx, #(#fields),*);
             }
@@ -275,19 +307,41 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_body #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #lazy_block
+        fn #lazy_body #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #lazy_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_quiet #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet_block
+        fn #lazy_quiet #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #quiet_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_quiet2 #generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #quiet2_block
+        fn #lazy_quiet2 #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #quiet2_block
 
     }
+}
+
+/// How a node finds the function's jobs when they arrive as bytes: the
+/// `inventory` entry `entry`, or for a generic function a `Job::instance_id`
+/// that registers each instantiation on first use (`static_job`: its
+/// `'static` job type). Returns (items of the `Job` impl, items beside it).
+fn registration(
+    krate: &syn::Path,
+    type_params: &TypeParams,
+    static_job: &TokenStream,
+    entry: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    if !type_params.is_generic() {
+        return (quote!(), quote!(#krate::__private::inventory::submit! { #entry }));
+    }
+    let type_names = type_params.type_names();
+    let instance = quote! {
+        fn instance_id() -> &'static str {
+            #krate::__private::instance::<#static_job>(Self::FN_ID, #type_names, || #entry)
+        }
+    };
+    (instance, quote!())
 }
 
 /// What the rewriter needs to spawn calls of the function `sig` declares.
@@ -330,13 +384,15 @@ fn stays_sequential(marker: &str, msg: &str, span: Span, strict: bool) -> TokenS
 /// field at a time through `Param` (see `satin::job::fields`): a field type
 /// that cannot travel fails `Param`'s bound, with its message, and nothing
 /// else. The encoding is the derive's (a tuple of the fields).
-fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStream {
+fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize, type_params: &TypeParams) -> TokenStream {
     let serde = quote!(#krate::__private::serde);
     let private = quote!(#krate::__private);
     let index = (0..arity).map(syn::Index::from).collect::<Vec<_>>();
-    let deserialize = deserialize_impl(krate, job, arity);
+    let deserialize = deserialize_impl(krate, job, arity, type_params);
+    let lt = generics::static_lifetime();
+    let (decl, args, where_) = (type_params.params(None), type_params.args(), type_params.where_with(Some(&lt)));
     quote! {
-        impl #serde::Serialize for #job {
+        impl #decl #serde::Serialize for #job #args #where_ {
             fn serialize<__S: #serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
                 let mut __t = #serde::Serializer::serialize_tuple(__s, #arity)?;
                 #( #private::ser_field(&mut __t, &self.#index)?; )*
@@ -350,25 +406,29 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStrea
 
 /// `Deserialize` of a job type whose fields are all owned, one field at a
 /// time through `Param` (see `owned_serde_impls`).
-fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize) -> TokenStream {
+fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize, type_params: &TypeParams) -> TokenStream {
     let serde = quote!(#krate::__private::serde);
     let private = quote!(#krate::__private);
     let positions = 0..arity;
+    // The visitor, an item of its own, declares the type parameters again.
+    let lt = generics::static_lifetime();
+    let (args, where_) = (type_params.args(), type_params.where_with(Some(&lt)));
+    let names = &type_params.names;
     quote! {
-        impl<'de> #serde::Deserialize<'de> for #job {
+        impl<'de, #(#names),*> #serde::Deserialize<'de> for #job #args #where_ {
             fn deserialize<__D: #serde::Deserializer<'de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
-                struct __Visitor;
-                impl<'de> #serde::de::Visitor<'de> for __Visitor {
-                    type Value = #job;
+                struct __Visitor #args (::core::marker::PhantomData<fn() -> #job #args>);
+                impl<'de, #(#names),*> #serde::de::Visitor<'de> for __Visitor #args #where_ {
+                    type Value = #job #args;
                     fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                         f.write_str("the parameters of a call")
                     }
                     #[allow(unused_mut, unused_variables)]
-                    fn visit_seq<__A: #serde::de::SeqAccess<'de>>(self, mut __a: __A) -> ::core::result::Result<#job, __A::Error> {
+                    fn visit_seq<__A: #serde::de::SeqAccess<'de>>(self, mut __a: __A) -> ::core::result::Result<#job #args, __A::Error> {
                         ::core::result::Result::Ok(#job(#( #private::de_field(&mut __a, #positions)? ),*))
                     }
                 }
-                #serde::Deserializer::deserialize_tuple(__d, #arity, __Visitor)
+                #serde::Deserializer::deserialize_tuple(__d, #arity, __Visitor(::core::marker::PhantomData))
             }
         }
     }
@@ -431,6 +491,7 @@ struct Borrowed<'a> {
     vis: &'a syn::Visibility,
     output: &'a Type,
     fields: &'a [Ident],
+    type_params: &'a TypeParams,
 }
 
 impl Borrowed<'_> {
@@ -443,11 +504,18 @@ impl Borrowed<'_> {
         run_fns: &TokenStream,
         policy: Option<&TokenStream>,
     ) -> TokenStream {
-        let Borrowed { job, krate, serde_crate, vis, output, fields } = *self;
+        let Borrowed { job, krate, serde_crate, vis, output, fields, type_params } = *self;
         let owned = format_ident!("__SatinOwned_{}", name);
         let lt = syn::Lifetime::new("'__satin", Span::call_site());
+        // The job's generics (its lifetime, then the type parameters), the
+        // owned form's, and their bounds.
+        let job_params = type_params.params(Some(&lt));
+        let job_static = type_params.params(Some(&generics::static_lifetime()));
+        let owned_args = type_params.args();
+        let job_where = type_params.where_with(Some(&lt));
+        let owned_where = type_params.where_with(Some(&generics::static_lifetime()));
         // Every lifetime of the signature becomes the job's one lifetime.
-        let field_types: Vec<Type> = types.iter().map(|t| with_lifetime((*t).clone(), &lt)).collect();
+        let field_types: Vec<Type> = types.iter().map(|t| generics::with_lifetime((*t).clone(), &lt)).collect();
         // What another node decodes: named as written where the borrowed
         // type holds no reference (`&[T]` → `Vec<T>`, `&str` → `String`,
         // `&T` → `T`), so that a type that cannot travel fails `Param`'s
@@ -495,7 +563,7 @@ impl Borrowed<'_> {
         let arity = kinds.len();
         let serde = quote!(#krate::__private::serde);
         let serialize = quote! {
-            impl<#lt> #serde::Serialize for #job<#lt> {
+            impl #job_params #serde::Serialize for #job #job_params #job_where {
                 fn serialize<__S: #serde::Serializer>(&self, __s: __S) -> ::core::result::Result<__S::Ok, __S::Error> {
                     let mut __t = #serde::Serializer::serialize_tuple(__s, #arity)?;
                     #(#ser_fields)*
@@ -504,10 +572,10 @@ impl Borrowed<'_> {
             }
         };
         let owned_deserialize = if named_owned {
-            deserialize_impl(krate, &owned, arity)
+            deserialize_impl(krate, &owned, arity, type_params)
         } else {
             quote! {
-                impl<'de> #serde::Deserialize<'de> for #owned {
+                impl<'de> #serde::Deserialize<'de> for #owned #owned_args {
                     fn deserialize<__D: #serde::Deserializer<'de>>(__d: __D) -> ::core::result::Result<Self, __D::Error> {
                         #[derive(#serde::Deserialize)]
                         #[serde(crate = #serde_crate)]
@@ -557,28 +625,31 @@ impl Borrowed<'_> {
             };
             (accept, quote!(#postcard::to_allocvec(&(&__satin_out, #(&#mut_fields),*))))
         };
+        let entry = quote!(#krate::__private::JobFn::borrowing::<#owned #owned_args>()#policy);
+        let (instance, submit) = registration(krate, type_params, &quote!(#owned #owned_args), &entry);
         quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #vis struct #job<#lt>(#(pub #field_types),*);
+            #vis struct #job #job_params (#(pub #field_types),*);
 
             #serialize
 
-            impl<#lt> #krate::Job for #job<#lt> {
+            impl #job_params #krate::Job for #job #job_params #job_where {
                 type Output = #output;
                 const FN_ID: &'static str = concat!(module_path!(), #fn_id);
+                #instance
                 #mutates
                 #run_fns
             }
 
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #vis struct #owned(#(pub #owned_types),*);
+            #vis struct #owned #owned_args (#(pub #owned_types),*);
 
             #owned_deserialize
 
-            impl #krate::OwnedJob for #owned {
-                const FN_ID: &'static str = <#job<'static> as #krate::Job>::FN_ID;
+            impl #owned_args #krate::OwnedJob for #owned #owned_args #owned_where {
+                const FN_ID: &'static str = <#job #job_static as #krate::Job>::FN_ID;
                 fn run_encoded(self, ctx: &#krate::__private::Ctx<'_>) -> ::std::vec::Vec<u8> {
                     let #owned(#(#binding),*) = self;
                     let __satin_out = #krate::Job::run(#job(#(#borrow_args),*), ctx);
@@ -586,27 +657,9 @@ impl Borrowed<'_> {
                 }
             }
 
-            #krate::__private::inventory::submit! {
-                #krate::__private::JobFn::borrowing::<#owned>()#policy
-            }
+            #submit
         }
     }
-}
-
-/// `ty` with every lifetime, named or elided, replaced by `lt`.
-fn with_lifetime(mut ty: Type, lt: &syn::Lifetime) -> Type {
-    struct Replace<'a>(&'a syn::Lifetime);
-    impl syn::visit_mut::VisitMut for Replace<'_> {
-        fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
-            *l = self.0.clone();
-        }
-        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-            r.lifetime = Some(self.0.clone());
-            syn::visit_mut::visit_type_reference_mut(self, r);
-        }
-    }
-    syn::visit_mut::VisitMut::visit_type_mut(&mut Replace(lt), &mut ty);
-    ty
 }
 
 #[cfg(test)]

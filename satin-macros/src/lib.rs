@@ -8,6 +8,7 @@
 
 mod attr;
 mod expand;
+mod generics;
 mod mentions;
 mod methods;
 mod modules;

@@ -35,23 +35,16 @@ pub(crate) fn take_marker(attrs: &mut Vec<Attribute>, group: &TokenStream) -> Op
 
 /// The expansion of `#[divide_and_conquer(args)] impl Type { .. }`.
 pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream {
-    if let Err(e) = check_impl(&block) {
-        // One error: the methods' own markers go, with the block's.
-        for item in &mut block.items {
-            if let ImplItem::Fn(method) = item {
-                method.attrs.retain(|a| !is_marker(a));
-            }
-        }
-        let e = e.to_compile_error();
-        return quote!(#block #e);
-    }
-    let self_ty = (*block.self_ty).clone();
+    // `Self` spelled `Tree::<T>`: a path that is right in types,
+    // expressions and patterns alike.
+    let self_ty = with_turbofish((*block.self_ty).clone());
+    let block_generics = block.generics.clone();
     let mut outside = TokenStream::new();
     let mut group: Vec<Split> = Vec::new();
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
         let Some(args) = take_marker(&mut method.attrs, &args) else { continue };
-        match split_method(&self_ty, method, args) {
+        match split_method(&self_ty, &block_generics, method, args) {
             Ok(split) => group.push(split),
             Err(e) => outside.extend(e.to_compile_error()),
         }
@@ -95,14 +88,29 @@ pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream
     quote!(#block #outside)
 }
 
-fn check_impl(block: &ItemImpl) -> syn::Result<()> {
-    if !block.generics.params.is_empty() || block.generics.where_clause.is_some() {
-        return Err(syn::Error::new_spanned(
-            &block.generics,
-            "#[divide_and_conquer] does not support generic `impl` blocks yet: a job needs one concrete type; write the methods in an `impl` of the concrete type",
-        ));
+/// `ty` with every generic argument list written as in an expression
+/// (`Tree::<T>`).
+fn with_turbofish(mut ty: Type) -> Type {
+    struct Turbofish;
+    impl VisitMut for Turbofish {
+        fn visit_angle_bracketed_generic_arguments_mut(&mut self, a: &mut syn::AngleBracketedGenericArguments) {
+            a.colon2_token = Some(Default::default());
+            visit_mut::visit_angle_bracketed_generic_arguments_mut(self, a);
+        }
     }
-    Ok(())
+    Turbofish.visit_type_mut(&mut ty);
+    ty
+}
+
+/// The generics of a method's function: the block's, then the method's
+/// own; both `where` clauses.
+fn merged_generics(block: &syn::Generics, method: &syn::Generics) -> syn::Generics {
+    let mut g = block.clone();
+    g.params.extend(method.params.iter().cloned());
+    if let Some(w) = &method.where_clause {
+        g.make_where_clause().predicates.extend(w.predicates.iter().cloned());
+    }
+    g
 }
 
 /// A marked method made a function of its own.
@@ -117,7 +125,12 @@ struct Split {
 
 /// Makes `method` a call of a new function that takes the receiver as its
 /// first parameter, and returns that function.
-fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> syn::Result<Split> {
+fn split_method(
+    self_ty: &Type,
+    block_generics: &syn::Generics,
+    method: &mut ImplItemFn,
+    args: TokenStream,
+) -> syn::Result<Split> {
     let name = method.sig.ident.clone();
     let free = format_ident!("__satin_method_{}_{}", type_tag(self_ty), name);
     let receiver = receiver_kind(method)?;
@@ -139,10 +152,12 @@ fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> s
     }
     let (output, attrs) = (&method.sig.output, &method.attrs);
     let body = &method.block;
+    let generics = merged_generics(block_generics, &method.sig.generics);
+    let where_clause = &generics.where_clause;
     let tokens = quote! {
         #(#attrs)*
         #[allow(non_snake_case)]
-        fn #free(#(#inputs),*) #output #body
+        fn #free #generics (#(#inputs),*) #output #where_clause #body
     };
     let func: ItemFn = syn::parse2(spell_out(tokens, self_ty, &this))?;
 
@@ -159,6 +174,22 @@ fn split_method(self_ty: &Type, method: &mut ImplItemFn, args: TokenStream) -> s
         }
     }
     method.block = parse_quote!({ #free(#(#forwarded),*) });
+    // The function asks every type parameter to travel; so does the method.
+    let krate = attr::parse(args.clone())?.krate;
+    let type_params: Vec<Ident> = generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.clone()),
+            _ => None,
+        })
+        .collect();
+    if !type_params.is_empty() {
+        let clause = method.sig.generics.make_where_clause();
+        clause
+            .predicates
+            .extend(type_params.iter().map(|t| -> syn::WherePredicate { parse_quote!(#t: #krate::TypeParam) }));
+    }
     method.attrs.retain(|a| a.path().is_ident("doc") || a.path().is_ident("inline") || a.path().is_ident("must_use"));
     Ok(Split { name, receiver, func, args })
 }

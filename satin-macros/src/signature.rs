@@ -29,13 +29,6 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
     if let Some(v) = &sig.variadic {
         errors.push(err(v.span(), "#[divide_and_conquer] cannot be used on a variadic function"));
     }
-    let only_lifetimes = sig.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
-    if !only_lifetimes || sig.generics.where_clause.is_some() {
-        errors.push(err(
-            sig.generics.span(),
-            "#[divide_and_conquer] does not support generic functions: a job must have one concrete type to be sent to another machine; write a non-generic wrapper for each type you need",
-        ));
-    }
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(r) => errors.push(err(

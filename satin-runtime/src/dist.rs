@@ -252,6 +252,10 @@ impl Executor for LocalExecutor {
         })
     }
 
+    fn can_run(&self, job: &JobSpec) -> bool {
+        crate::knows_call(&job.payload)
+    }
+
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId) {
         if self.fail_rate > 0.0 && self.rng.unit() < self.fail_rate {
             // Counted as an entry job: the driver ends it when it handles the event.

@@ -50,8 +50,8 @@ pub mod shared;
 pub mod sim;
 
 pub use job::{
-    check_call, encode_job, function_digest, function_ids, policy_of, AcceptError, BuildKeyHasher, CallError, Job,
-    JobKey, KeyHasher, OwnedJob, Travel, TravelMut, WriteBackError,
+    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError, BuildKeyHasher,
+    CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
 };
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
@@ -62,6 +62,7 @@ pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT
 pub mod __private {
     pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
     pub use crate::job::fields::{de_field, ser_field, ser_lent};
+    pub use crate::job::generic::{instance, GenericFn};
     pub use crate::job::receiver::ReceiverMut;
     pub use crate::job::{assert_param, assert_result, enter, JobFn};
     pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, Race, Slot, SpawnList};

@@ -2,8 +2,11 @@
 //! nodes — `orbits` (a function that `?`s its calls: the longest Collatz
 //! orbit below SIZE, an error if one is longer than `--limit`), `queens`
 //! (a method taking `self`: N-queens on a SIZE × SIZE board), `minimax`
-//! (two functions that call each other, SIZE moves deep) and `inversions`
-//! (`&mut` halves merged after the calls, SIZE numbers).
+//! (two functions that call each other, SIZE moves deep), `inversions`
+//! (`&mut` halves merged after the calls, SIZE numbers), `sort` (a generic
+//! merge sort of SIZE numbers) and
+//! `ranks` (a generic function calling an instantiation of another that
+//! only it uses). `sort` and `ranks` print the length and a digest.
 
 use clap::{Parser, ValueEnum};
 use satin_examples::cli;
@@ -15,16 +18,20 @@ enum Kind {
     Queens,
     Minimax,
     Inversions,
+    Sort,
+    Ranks,
 }
 
 #[derive(Parser)]
-#[command(about = "Recursion as people write it: `?`, methods, mutual recursion, a merge after &mut calls")]
+#[command(
+    about = "Recursion as people write it: `?`, methods, mutual recursion, a merge after &mut calls, generic functions"
+)]
 struct Args {
     /// Which function.
     #[arg(value_enum)]
     kind: Kind,
-    /// Its size: numbers for `orbits` and `inversions`, the board for
-    /// `queens` (at most 31), moves deep for `minimax`.
+    /// Its size: numbers for `orbits`, `inversions`, `sort` and `ranks`,
+    /// the board for `queens` (at most 31), moves deep for `minimax`.
     size: u32,
     /// `orbits`: the longest orbit allowed, in steps (longer is an error).
     #[arg(long, default_value_t = u32::MAX)]
@@ -53,6 +60,16 @@ fn main() {
         Kind::Inversions => {
             let mut xs = forms::numbers(size as usize, 3);
             cli::run("forms", &args.run, move || forms::count_inversions(&mut xs)).to_string()
+        }
+        Kind::Sort => {
+            let xs = forms::numbers(size as usize, 5);
+            let sorted = cli::run("forms", &args.run, move || forms::merge_sort(&xs));
+            format!("{} {}", sorted.len(), forms::digest(&sorted))
+        }
+        Kind::Ranks => {
+            let xs = forms::numbers(size as usize, 7);
+            let ranks = cli::run("forms", &args.run, move || forms::ranks(&xs));
+            format!("{} {}", ranks.len(), forms::digest(&ranks))
         }
     };
     println!("{answer}");

@@ -298,3 +298,32 @@ snapshot!(
         top
     }
 );
+
+snapshot!(
+    generic_function_with_a_turbofish_call,
+    fn msort<T: Ord + Clone>(v: &[T]) -> Vec<T>
+    where
+        T: std::fmt::Debug,
+    {
+        if v.len() <= 1 {
+            return v.to_vec();
+        }
+        let (a, b) = v.split_at(v.len() / 2);
+        let (x, n) = (msort::<T>(a), 0);
+        let y = msort(b);
+        merge(x, y, n)
+    }
+);
+
+snapshot!(
+    destructuring_lets_spawn,
+    fn min_max(v: &[i64]) -> (i64, i64) {
+        if v.len() == 1 {
+            return (v[0], v[0]);
+        }
+        let (a, b) = v.split_at(v.len() / 2);
+        let (lo1, hi1) = min_max(a);
+        let (lo2, hi2) = min_max(b);
+        (lo1.min(lo2), hi1.max(hi2))
+    }
+);

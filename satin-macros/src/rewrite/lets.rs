@@ -5,8 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{parse_quote, Block, Expr, Ident, Local, LocalInit, Pat, Stmt, Type};
 
-use super::{ctx_ident, pat_ident, Args, Parallel};
-use crate::mentions::mentions;
+use super::{bound, ctx_ident, mentions_any, Args, Parallel};
 
 /// A `let x = f(..);` whose result is not read yet.
 pub(super) struct PendingLet {
@@ -19,12 +18,20 @@ pub(super) struct PendingLet {
     pub(super) callee: usize,
 }
 
-/// The parts of a `let x[: T] = f(args);`, or of a `let` whose `if` or
-/// `match` ends in such a call in some branch.
+impl PendingLet {
+    /// The variables its pattern binds.
+    pub(super) fn idents(&self) -> Vec<Ident> {
+        bound(&self.pat).unwrap_or_default().into_iter().map(|p| p.ident).collect()
+    }
+}
+
+/// The parts of a `let x[: T] = f(args);` (or `let (a, b) = f(args);`),
+/// or of a `let` whose `if` or `match` ends in such a call in some branch.
 pub(super) struct LetSpawn {
     pat: Pat,
     ty: Option<Type>,
-    ident: Ident,
+    /// The variables the pattern binds (at least one).
+    idents: Vec<Ident>,
     init: LetInit,
     /// `let x = f(..)?;`
     fallible: bool,
@@ -70,12 +77,13 @@ impl Parallel<'_> {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
             p => (p, None),
         };
-        match inner {
-            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                Some(LetSpawn { pat: inner.clone(), ty, ident: pi.ident.clone(), init, fallible })
-            }
-            _ => None,
+        // A plain name or a destructuring (`(n, best)`, `Pair { a, b }`):
+        // its variables are read where the result is.
+        let idents: Vec<Ident> = bound(inner)?.into_iter().map(|p| p.ident).collect();
+        if idents.is_empty() {
+            return None;
         }
+        Some(LetSpawn { pat: inner.clone(), ty, idents, init, fallible })
     }
 
     /// Whether `e` is an `if` with an `else`, or a `match`, some branch of
@@ -168,15 +176,15 @@ impl Parallel<'_> {
                 (LetInit::Call(a), LetInit::Call(b)) => self.names.conflict(a, b),
                 _ => false,
             };
-            if run.iter().any(|r| mentions(&l.reads(), &r.ident) || conflict(r))
-                || pending.iter().any(|p| mentions(&l.reads(), pat_ident(&p.pat)))
+            if run.iter().any(|r| mentions_any(&l.reads(), &r.idents) || conflict(r))
+                || pending.iter().any(|p| mentions_any(&l.reads(), &p.idents()))
             {
                 break;
             }
             run.push(l);
             end += 1;
         }
-        let first_read = |ident: &Ident| stmts[end..].iter().position(|s| mentions(s, ident));
+        let first_read = |idents: &[Ident]| stmts[end..].iter().position(|s| mentions_any(s, idents));
         // The result read first runs inline; ties go to the newest call.
         let mut inline: Option<(usize, usize)> = None;
         for (k, l) in run.iter().enumerate() {
@@ -184,7 +192,7 @@ impl Parallel<'_> {
             if matches!(l.init, LetInit::Cond(_)) {
                 continue;
             }
-            if let Some(at) = first_read(&l.ident) {
+            if let Some(at) = first_read(&l.idents) {
                 if inline.is_none_or(|(best, _)| at <= best) {
                     inline = Some((at, k));
                 }
@@ -202,8 +210,8 @@ impl Parallel<'_> {
             inline = Some((0, k));
         }
         // A lone conditional call read at once stays as written.
-        if let [LetSpawn { init: LetInit::Cond(_), ident, .. }] = run.as_slice() {
-            if first_read(ident) == Some(0) {
+        if let [LetSpawn { init: LetInit::Cond(_), idents, .. }] = run.as_slice() {
+            if first_read(idents) == Some(0) {
                 out.push(stmts[start].clone());
                 return end;
             }
@@ -268,16 +276,18 @@ impl Parallel<'_> {
         }
         // The run's other `?`s, in order (all its results if `eager`).
         for l in run.iter().filter(|l| l.fallible || eager) {
-            if let Some(at) = pending.iter().rposition(|p| pat_ident(&p.pat) == &l.ident) {
+            if let Some(at) = pending.iter().rposition(|p| p.pat == l.pat) {
                 let p = pending.remove(at);
                 out.push(self.sync_stmt(&p));
             }
         }
         if eager {
             let inner: Vec<Stmt> = out.drain(mark..).collect();
-            let pats = run.iter().map(|l| &l.pat);
-            let idents = run.iter().map(|l| &l.ident);
-            out.push(parse_quote!(let (#(#pats,)*) = { #(#inner)* (#(#idents,)*) };));
+            // Every variable the run binds, as bound (`mut` kept).
+            let bindings: Vec<syn::PatIdent> =
+                run.iter().flat_map(|l| bound(&l.pat).expect("checked by as_let_spawn")).collect();
+            let idents = bindings.iter().map(|b| &b.ident);
+            out.push(parse_quote!(let (#(#bindings,)*) = { #(#inner)* (#(#idents,)*) };));
         }
         end
     }

@@ -117,7 +117,10 @@ impl Parallel<'_> {
         let Some(args) = closure_call(self.names, &closure.body) else { return false };
         let ctx = ctx_ident();
         *closure.body = match args.callee {
-            0 => parse_quote!(#target(#ctx, #args)),
+            0 => {
+                let turbofish = args.turbofish();
+                parse_quote!(#target #turbofish (#ctx, #args))
+            }
             _ => self.run_deferred(args.callee, &self.names.job_value(&args)),
         };
         self.visit_expr_mut(&mut map.receiver);

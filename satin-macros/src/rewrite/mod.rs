@@ -44,6 +44,26 @@ use lets::PendingLet;
 pub(crate) struct Args {
     callee: usize,
     list: Punctuated<Expr, Token![,]>,
+    /// The call's `::<..>`, as written (`msort::<T>(v)`).
+    turbofish: Option<syn::AngleBracketedGenericArguments>,
+}
+
+impl Args {
+    /// `::<..>` for a call of a generated function of the callee's (its
+    /// sequential or lazy version), which has the callee's generics.
+    fn turbofish(&self) -> proc_macro2::TokenStream {
+        let Some(t) = &self.turbofish else { return Default::default() };
+        let args = &t.args;
+        quote!(::<#args>)
+    }
+
+    /// `::<..>` for the callee's job type: type arguments only (the job's
+    /// lifetime is its own; Rust infers it).
+    fn job_turbofish(&self) -> proc_macro2::TokenStream {
+        let Some(t) = &self.turbofish else { return Default::default() };
+        let types = t.args.iter().filter(|a| matches!(a, syn::GenericArgument::Type(_)));
+        quote!(::<#(#types),*>)
+    }
 }
 
 impl std::ops::Deref for Args {
@@ -90,10 +110,16 @@ impl Names {
     fn recursive_call(&self, expr: &Expr) -> Option<Args> {
         match expr {
             Expr::Call(c) => match &*c.func {
-                Expr::Path(p) if p.qself.is_none() => {
+                Expr::Path(p) if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.len() == 1 => {
+                    let segment = &p.path.segments[0];
+                    let turbofish = match &segment.arguments {
+                        syn::PathArguments::None => None,
+                        syn::PathArguments::AngleBracketed(t) => Some(t.clone()),
+                        syn::PathArguments::Parenthesized(_) => return None,
+                    };
                     let callee =
-                        self.callees.iter().position(|f| f.arity == c.args.len() && p.path.is_ident(&f.func))?;
-                    Some(Args { callee, list: c.args.clone() })
+                        self.callees.iter().position(|f| f.arity == c.args.len() && segment.ident == f.func)?;
+                    Some(Args { callee, list: c.args.clone(), turbofish })
                 }
                 _ => None,
             },
@@ -119,7 +145,8 @@ impl Names {
 
     fn job_value(&self, args: &Args) -> Expr {
         let job = &self.callees[args.callee].job;
-        parse_quote!(#job(#args))
+        let turbofish = args.job_turbofish();
+        parse_quote!(#job #turbofish (#args))
     }
 }
 
@@ -165,7 +192,8 @@ pub(crate) fn rewrite_sequential(names: &Names, block: &mut Block) {
             visit_mut::visit_expr_mut(self, e);
             if let Some(args) = self.names.recursive_call(e) {
                 let seq = &self.names.callees[args.callee].seq;
-                *e = parse_quote!(#seq(#args));
+                let turbofish = args.turbofish();
+                *e = parse_quote!(#seq #turbofish (#args));
             }
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
@@ -288,8 +316,7 @@ impl Parallel<'_> {
         let mut k = pending.len();
         while k > 0 {
             k -= 1;
-            let ident = pat_ident(&pending[k].pat);
-            if mentions(stmt, ident) {
+            if mentions_any(stmt, &pending[k].idents()) {
                 let p = pending.remove(k);
                 out.push(self.sync_stmt(&p));
             }
@@ -336,8 +363,8 @@ impl VisitMut for Parallel<'_> {
         visit_mut::visit_expr_mut(self, expr);
         if let Some(args) = self.names.recursive_call(expr) {
             if let (Some(target), 0) = (&self.lazy, args.callee) {
-                let ctx = ctx_ident();
-                *expr = parse_quote!(#target(#ctx, #args));
+                let (ctx, turbofish) = (ctx_ident(), args.turbofish());
+                *expr = parse_quote!(#target #turbofish (#ctx, #args));
                 return;
             }
             let job = self.names.job_value(&args);
@@ -363,9 +390,29 @@ impl VisitMut for Substitute<'_> {
     }
 }
 
-fn pat_ident(p: &Pat) -> &Ident {
+/// The variables an irrefutable `let` pattern binds by value; `None` for
+/// a pattern the rewriter leaves alone (`ref` bindings, `x @ ..`,
+/// literals, ranges, alternatives).
+fn bound(p: &Pat) -> Option<Vec<syn::PatIdent>> {
+    let mut out = Vec::new();
+    collect_bound(p, &mut out)?;
+    Some(out)
+}
+
+fn collect_bound(p: &Pat, out: &mut Vec<syn::PatIdent>) -> Option<()> {
     match p {
-        Pat::Ident(pi) => &pi.ident,
-        _ => unreachable!("pending lets bind a plain identifier"),
+        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => out.push(pi.clone()),
+        Pat::Tuple(t) => t.elems.iter().try_for_each(|e| collect_bound(e, out))?,
+        Pat::TupleStruct(t) => t.elems.iter().try_for_each(|e| collect_bound(e, out))?,
+        Pat::Struct(s) => s.fields.iter().try_for_each(|f| collect_bound(&f.pat, out))?,
+        Pat::Paren(p) => collect_bound(&p.pat, out)?,
+        Pat::Wild(_) | Pat::Rest(_) => {}
+        _ => return None,
     }
+    Some(())
+}
+
+/// Whether `code` mentions any of `names`.
+fn mentions_any(code: &impl quote::ToTokens, names: &[Ident]) -> bool {
+    names.iter().any(|n| mentions(code, n))
 }

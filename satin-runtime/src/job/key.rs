@@ -4,7 +4,8 @@ use std::fmt;
 
 use super::Job;
 
-/// blake3(function id ‖ 0 ‖ postcard(params)): equal for equal calls of the
+/// blake3(function id ‖ 0 ‖ postcard(params)) (the id of a generic
+/// function's instantiation: see `Job::instance_id`): equal for equal calls of the
 /// same function, whichever machine computes it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct JobKey(pub [u8; 32]);
@@ -19,7 +20,7 @@ impl JobKey {
     /// The key of a call of `J` whose parameters encode (postcard) as `params`.
     pub fn of_params<J: Job>(params: &[u8]) -> JobKey {
         let mut hasher = blake3::Hasher::new();
-        hasher.update(J::FN_ID.as_bytes());
+        hasher.update(J::instance_id().as_bytes());
         hasher.update(&[0]);
         hasher.update(params);
         JobKey(*hasher.finalize().as_bytes())

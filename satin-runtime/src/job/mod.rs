@@ -3,13 +3,17 @@
 
 pub(crate) mod borrow;
 pub(crate) mod fields;
+pub(crate) mod generic;
 mod key;
 pub(crate) mod receiver;
 pub(crate) mod registry;
 
 pub use borrow::{Travel, TravelMut, WriteBackError};
+pub use generic::TypeParam;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use registry::{check_call, encode_job, function_digest, function_ids, policy_of, CallError, JobFn, OwnedJob};
+pub use registry::{
+    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, CallError, JobFn, OwnedJob,
+};
 
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -28,6 +32,14 @@ pub trait Job: Serialize + Send + Sized {
     /// Stable function id: module path, name and signature as written in the
     /// source. The same source built on another machine has the same id.
     const FN_ID: &'static str;
+
+    /// The id calls travel under: the function id, and for a generic
+    /// function its type arguments too (see `generic.rs`). Keys include it,
+    /// so `f::<u32>(x)` and `f::<u64>(x)` are different calls.
+    #[inline]
+    fn instance_id() -> &'static str {
+        Self::FN_ID
+    }
 
     /// Whether the call changes data it borrows (`&mut` parameters). Such a
     /// call's outcome is its result and that data; it is neither published
@@ -91,7 +103,13 @@ pub fn enter<J: Job>(job: J) -> J::Output {
         Some(ctx) => job.run(unsafe { &*ctx }),
         None => match crate::dist::take_root_runner() {
             Some(runner) => run_distributed(job, runner),
-            None => job.run_sequential(),
+            None => {
+                // A generic function's instantiation used here, outside a
+                // run, is one this process can run for others (see
+                // `generic.rs`); free for any other function.
+                J::instance_id();
+                job.run_sequential()
+            }
         },
     }
 }
@@ -99,7 +117,8 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 #[inline(never)]
 fn run_distributed<J: Job>(job: J, runner: crate::dist::RootRunner) -> J::Output {
     let bytes = runner(job.key(), registry::encode_call(&job));
-    job.accept(&bytes).unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::FN_ID))
+    job.accept(&bytes)
+        .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
 }
 
 /// Why an outcome from another node cannot be taken.

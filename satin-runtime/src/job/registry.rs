@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 
-use super::Job;
+use super::{generic, Job};
 use crate::sched::Ctx;
 
 /// How to run one annotated function's jobs from their encoded parameters.
@@ -70,6 +70,13 @@ impl JobFn {
         self.code = code;
         self
     }
+
+    /// Under the wire id `fn_id`: an instantiation of a generic function
+    /// (see `generic.rs`).
+    pub(super) fn named(mut self, fn_id: &'static str) -> JobFn {
+        self.fn_id = fn_id;
+        self
+    }
 }
 
 /// The estimate and retries the annotated function of an encoded call
@@ -99,30 +106,38 @@ fn by_id() -> &'static HashMap<&'static str, &'static JobFn> {
     MAP.get_or_init(|| inventory::iter::<JobFn>.into_iter().map(|f| (f.fn_id, f)).collect())
 }
 
+/// Every annotated function linked into this program, generic ones
+/// included: id and source hash, sorted by id.
+fn all_functions() -> Vec<(&'static str, u64)> {
+    let mut all: Vec<(&'static str, u64)> = by_id().values().map(|f| (f.fn_id, f.code)).collect();
+    all.extend(generic::generic_fns().map(|g| (g.fn_id, g.code)));
+    all.sort_unstable();
+    all
+}
+
 /// blake3 over every annotated function's id and source hash, in id
 /// order: two processes with the same digest run the same annotated code
 /// (see `codec::Hello`).
 pub fn function_digest() -> [u8; 32] {
     let mut h = blake3::Hasher::new();
-    for id in function_ids() {
+    for (id, code) in all_functions() {
         h.update(id.as_bytes());
         h.update(&[0]);
-        h.update(&by_id()[id].code.to_le_bytes());
+        h.update(&code.to_le_bytes());
     }
     *h.finalize().as_bytes()
 }
 
-/// The ids of every annotated function linked into this program, sorted.
-/// Two nodes can work together only if these agree (see `codec::Hello`).
+/// The ids of every annotated function linked into this program, sorted
+/// (a generic function once, without type arguments). Two nodes can work
+/// together only if these agree (see `codec::Hello`).
 pub fn function_ids() -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = by_id().keys().copied().collect();
-    ids.sort_unstable();
-    ids
+    all_functions().into_iter().map(|(id, _)| id).collect()
 }
 
 /// Encodes a call for another node: its function id, then its parameters.
 pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
-    postcard::to_allocvec(&(J::FN_ID, job)).expect("postcard encodes any serde value into a Vec")
+    postcard::to_allocvec(&(J::instance_id(), job)).expect("postcard encodes any serde value into a Vec")
 }
 
 /// Why an encoded call cannot run here.
@@ -131,7 +146,8 @@ pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
 pub enum CallError {
     /// The bytes do not start with a function id.
     Malformed(String),
-    /// No annotated function with this id is linked into this program.
+    /// No annotated function with this id is linked into this program, or
+    /// (a generic function's instantiation) none has registered here yet.
     UnknownFunction(String),
     /// The parameters do not decode as the function's parameter types.
     BadParams { fn_id: String, error: String },
@@ -152,7 +168,11 @@ impl std::error::Error for CallError {}
 fn split_call(payload: &[u8]) -> Result<(&'static JobFn, &[u8]), CallError> {
     let (fn_id, params) =
         postcard::take_from_bytes::<&str>(payload).map_err(|e| CallError::Malformed(e.to_string()))?;
-    let f = by_id().get(fn_id).ok_or_else(|| CallError::UnknownFunction(fn_id.to_string()))?;
+    let f = by_id()
+        .get(fn_id)
+        .copied()
+        .or_else(|| generic::registered(fn_id))
+        .ok_or_else(|| CallError::UnknownFunction(fn_id.to_string()))?;
     Ok((f, params))
 }
 
@@ -172,6 +192,14 @@ pub fn check_call(payload: &[u8]) -> Result<&'static str, CallError> {
     let (f, params) = split_call(payload)?;
     (f.check)(params).map_err(|e| bad_params(f, e))?;
     Ok(f.fn_id)
+}
+
+/// Whether this process can run the encoded call: `false` only for a
+/// function it does not know (a generic function's instantiation that has
+/// not registered here; see `generic.rs`). Undecodable parameters are
+/// for the run itself to report.
+pub fn knows_call(payload: &[u8]) -> bool {
+    !matches!(split_call(payload), Err(CallError::UnknownFunction(_)))
 }
 
 /// Encodes a call the way a remote steal sends it (see [`check_call`]).

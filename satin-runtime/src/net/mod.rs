@@ -480,14 +480,14 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 }
             } else {
                 eprintln!(
-                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, drops {}, dropped {}, frames sent {}, bytes sent {}, packets dropped {}, elections {}, removals {}",
+                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, packets dropped {}, elections {}, removals {}",
                     r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
                     r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted,
                     r.table_replicas, r.stats.homes_asked, r.stats.home_questions, r.stats.orphans_saved,
                     r.records_written, r.checkpoint_bytes, r.stats.records_loaded,
                     r.stats.duplicates_started, r.stats.duplicates_won, r.stats.duplicates_aborted,
                     r.stats.loser_time as f64 / 1e9, r.stats.status_checks, r.stats.jobs_lost, r.stats.hard_timeouts,
-                    r.stats.retried, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent, r.packets_dropped,
+                    r.stats.retried, r.stats.refused, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent, r.packets_dropped,
                     r.stats.elections, r.stats.removals
                 );
             }

@@ -84,6 +84,7 @@ mod tests {
             proptest::collection::vec(any::<u8>(), 0..200)
                 .prop_map(|value| Frame::Proto(Msg::Terminate { value: Some(value) })),
             (any::<u64>(), ".{0,40}").prop_map(|(stamp, reason)| Frame::Proto(Msg::JobFailed { stamp, reason })),
+            any::<u64>().prop_map(|stamp| Frame::Proto(Msg::JobRefused { stamp })),
         ]
     }
 

@@ -76,6 +76,12 @@ pub trait Executor {
     /// Removes the oldest stealable job (thieves take the largest work) and
     /// marks it with `stamp`, by which it is delivered or re-queued later.
     fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec>;
+    /// Whether this node can run `job` at all. A job it cannot run (a
+    /// generic function's instantiation this process has never used, see
+    /// `job/generic.rs`) goes back to its owner, which runs it itself.
+    fn can_run(&self, _job: &JobSpec) -> bool {
+        true
+    }
     /// Runs a job stolen from `victim`; when it finishes the driver calls
     /// [`Node::handle_job_finished`] with the victim and `job.stamp`.
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId);

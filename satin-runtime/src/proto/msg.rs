@@ -153,6 +153,12 @@ pub enum Msg {
         stamp: u64,
         reason: String,
     },
+    /// The receiver's job stolen by steal `stamp` cannot run on the sender
+    /// (it does not know the job's function: a generic function's
+    /// instantiation it has never used): the receiver runs it itself.
+    JobRefused {
+        stamp: u64,
+    },
     /// The root job failed: the run is over without an answer (sent by
     /// the master).
     RunFailed {

@@ -142,6 +142,10 @@ impl<J: Job> Job for Entrant<'_, J> {
     const FN_ID: &'static str = J::FN_ID;
     const MUTATES: bool = J::MUTATES;
 
+    fn instance_id() -> &'static str {
+        J::instance_id()
+    }
+
     fn accept(self, outcome: &[u8]) -> Result<J::Output, AcceptError> {
         let Entrant { job, race, decides } = self;
         let v = job.accept(outcome)?;

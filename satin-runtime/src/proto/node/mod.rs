@@ -316,6 +316,9 @@ pub struct NodeStats {
     pub jobs_lost: u64,
     pub hard_timeouts: u64,
     pub retried: u64,
+    /// Stolen jobs this node could not run (see [`Executor::can_run`]) and
+    /// gave back to their owner.
+    pub refused: u64,
     /// Nodes this node dropped, and how often this node was dropped.
     pub drops: u64,
     pub dropped: u64,
@@ -672,6 +675,7 @@ impl Node {
                 self.stop();
             }
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
+            Msg::JobRefused { stamp } => self.job_refused(from, stamp, exec),
             Msg::RunFailed { reason } => {
                 self.actions.push_back(Action::Failed { reason });
                 self.stop();

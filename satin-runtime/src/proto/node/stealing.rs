@@ -110,6 +110,13 @@ impl Node {
             self.late_steals.retain(|late| *late != (from, id));
         }
         match job {
+            Some(spec) if !exec.can_run(&spec) => {
+                // Given back at once; the owner runs it, and this node,
+                // still idle, asks elsewhere.
+                self.stats.refused += 1;
+                self.actions.push_back(Action::Send { to: from, msg: Msg::JobRefused { stamp: spec.stamp } });
+                self.handle_idle(now, exec);
+            }
             Some(spec) => {
                 self.stats.jobs_stolen += 1;
                 self.failed_steals = 0;

@@ -340,6 +340,16 @@ impl Node {
         exec.fail(copy.orig, &reason);
     }
 
+    /// Thief `from` cannot run copy `stamp` (see [`Executor::can_run`]):
+    /// no fault of the thief's, so no strike and no attempt counted; the
+    /// job runs here unless another copy runs elsewhere.
+    pub(super) fn job_refused(&mut self, from: NodeId, stamp: u64, exec: &mut impl Executor) {
+        let Some(copy) = self.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
+        if self.copies_of(copy.orig).next().is_none() {
+            exec.requeue(JobSpec { stamp: copy.orig, ..copy.spec });
+        }
+    }
+
     /// The thief's answer to a status question.
     pub(super) fn status_reply(
         &mut self,

@@ -1,8 +1,8 @@
 use satin::divide_and_conquer;
 
 #[divide_and_conquer]
-fn largest<T: Ord + Copy>(a: T, b: T) -> T {
-    a.max(b)
+fn sum<const N: usize>(v: [u64; N]) -> u64 {
+    v.iter().sum()
 }
 
 fn main() {}

@@ -1,7 +1,7 @@
 //! Recursion as people write it (see `satin_examples::forms`): `?` on the
 //! calls (no error, an error found late, one found early), methods on a
 //! tree, two functions that call each other, `&mut` halves merged after
-//! the calls, and Unbalanced Tree Search on its five published sample
+//! the calls, a generic merge sort, and Unbalanced Tree Search on its five published sample
 //! trees — each against the same code without the annotation,
 //! on all cores and on one worker (the overhead), in pairs.
 //!
@@ -88,6 +88,18 @@ fn main() {
         "count_inversions(&mut [i64]), merge after the calls, 4M",
         &|| assert!(forms::count_inversions_plain(&mut input.clone()) > 0),
         &|| assert!(forms::count_inversions(&mut input.clone()) > 0),
+    );
+
+    measure(
+        "merge_sort::<i64>(&[T]), a generic function, 4M",
+        &|| assert_eq!(forms::merge_sort_plain(&input).len(), input.len()),
+        &|| assert_eq!(forms::merge_sort(&input).len(), input.len()),
+    );
+    let words: Vec<String> = input[..1_000_000].iter().map(|x| format!("w{x:04}")).collect();
+    measure(
+        "merge_sort::<String>, the same function, 1M words",
+        &|| assert_eq!(forms::merge_sort_plain(&words).len(), words.len()),
+        &|| assert_eq!(forms::merge_sort(&words).len(), words.len()),
     );
 
     // Unbalanced Tree Search, the published sample trees.

@@ -196,6 +196,19 @@ pub fn merge_sort<T: Ord + Clone>(v: &[T]) -> Vec<T> {
     merged(left, right)
 }
 
+/// [`merge_sort`] without the annotation.
+pub fn merge_sort_plain<T: Ord + Clone>(v: &[T]) -> Vec<T> {
+    if v.len() <= 32 {
+        let mut out = v.to_vec();
+        out.sort();
+        return out;
+    }
+    let (a, b) = v.split_at(v.len() / 2);
+    let left = merge_sort_plain(a);
+    let right = merge_sort_plain(b);
+    merged(left, right)
+}
+
 /// The two sorted vectors as one.
 fn merged<T: Ord>(a: Vec<T>, b: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());

@@ -177,3 +177,44 @@ fn methods_of_a_generic_type_spawn() {
     assert!(rt.stats().spawns > spawns, "total_as::<u64> spawned nothing: {:?}", rt.stats());
     assert_eq!(t.total_as(0u64), n * (n + 1) / 2);
 }
+
+/// In place, through `&mut [T]`: the calls' changes come back into the
+/// caller's slice (on another node, with the result).
+#[divide_and_conquer]
+fn quicksort<T: Ord>(v: &mut [T]) {
+    if v.len() <= 1 {
+        return;
+    }
+    let last = v.len() - 1;
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < v[last] {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    let (lo, hi) = v.split_at_mut(store);
+    quicksort(lo);
+    quicksort(&mut hi[1..]);
+}
+
+#[test]
+fn a_generic_in_place_sort_changes_the_callers_slice() {
+    let rt = Runtime::builder().workers(2).build().unwrap();
+    let mut xs: Vec<i32> = (0..50_000).map(|i| (i * 7919) % 50_021).collect();
+    let mut expected = xs.clone();
+    expected.sort();
+    rt.run(|| quicksort(&mut xs));
+    assert_eq!(xs, expected);
+    let mut ws = words(2_000);
+    let mut expected = ws.clone();
+    expected.sort();
+    rt.run(|| quicksort(&mut ws));
+    assert_eq!(ws, expected);
+    // The outcome of a call run elsewhere: the value, then the slice.
+    let mut part = vec![3i32, 1, 2];
+    let outcome = postcard::to_allocvec(&((), vec![1i32, 2, 3])).unwrap();
+    Job::accept(__SatinJob_quicksort(&mut part), &outcome).unwrap();
+    assert_eq!(part, vec![1, 2, 3]);
+}

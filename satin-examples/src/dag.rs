@@ -114,19 +114,17 @@ fn sweep(fault_free: f64, procs: usize, makespan_after: impl Fn(Crash) -> Option
 /// fault-free stretch) and of `run` as it went (process 2), one thread per
 /// processor; one time unit of the graph is drawn as a millisecond.
 pub fn trace(graph: &TaskGraph, schedule: &FtSchedule, run: &satin::dag::Run) -> String {
-    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    use serde_json::json;
     let us = |t: f64| (t * 1000.0).round() as i64;
     let mut events = vec![
-        r#"{"name":"process_name","ph":"M","pid":1,"args":{"name":"planned"}}"#.to_string(),
-        r#"{"name":"process_name","ph":"M","pid":2,"args":{"name":"actual"}}"#.to_string(),
+        json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "planned"}}),
+        json!({"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "actual"}}),
     ];
     let mut span = |pid: u32, name: String, proc: usize, start: f64, end: f64, what: &str| {
-        events.push(format!(
-            r#"{{"name":"{}","ph":"X","pid":{pid},"tid":{proc},"ts":{},"dur":{},"args":{{"kind":"{what}"}}}}"#,
-            esc(&name),
-            us(start),
-            us(end) - us(start)
-        ));
+        let (ts, dur) = (us(start), us(end) - us(start));
+        events.push(
+            json!({"name": name, "ph": "X", "pid": pid, "tid": proc, "ts": ts, "dur": dur, "args": {"kind": what}}),
+        );
     };
     for p in schedule.originals.placements() {
         span(1, graph.name(p.task).to_string(), p.proc, p.start, p.finish, "original");
@@ -145,7 +143,8 @@ pub fn trace(graph: &TaskGraph, schedule: &FtSchedule, run: &satin::dag::Run) ->
         };
         span(2, name, s.proc, s.start, s.end, kind);
     }
-    format!("[\n{}\n]\n", events.join(",\n"))
+    let lines: Vec<String> = events.iter().map(|e| e.to_string()).collect();
+    format!("[\n{}\n]\n", lines.join(",\n"))
 }
 
 /// What [`random_stg`] makes.

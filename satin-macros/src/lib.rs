@@ -2,9 +2,10 @@
 //!
 //! The entry point is thin; the work happens in ordinary modules that take
 //! and return `proc_macro2` tokens, so it can be unit-tested:
-//! [`attr`] parses the arguments, [`signature`] checks the function,
-//! [`rewrite`] finds recursive calls and turns them into spawns and syncs,
-//! [`expand`] generates the job type and the three function bodies.
+//! `attr` parses the arguments, `signature` checks the function,
+//! `rewrite` finds recursive calls and turns them into spawns and syncs,
+//! `expand` generates the job type and the function bodies (`generics`
+//! what a generic function adds, `methods` and `modules` the groups).
 
 mod attr;
 mod expand;

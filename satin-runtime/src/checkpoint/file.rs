@@ -238,7 +238,7 @@ impl Store {
     }
 
     /// Rewrites the file with only the records it still needs (see
-    /// [`compact`]); returns how many remain.
+    /// [`super::compact`]); returns how many remain.
     pub fn compact(&mut self) -> Result<u64, CheckpointError> {
         let bytes = std::fs::read(&self.path).map_err(io(&self.path, "read"))?;
         let scan = format::scan(&bytes).map_err(|_| CheckpointError::NotACheckpoint { path: self.path.clone() })?;

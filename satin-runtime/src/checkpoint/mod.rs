@@ -4,8 +4,8 @@
 //!
 //! - [`record`]: what is saved (content key, value, where in the tree) and
 //!   which computation a file belongs to; compaction.
-//! - [`format`]: the bytes, and reading them without trusting them.
-//! - [`file`]: the file on disk — atomic creation and rewrites, synced
+//! - [`format`](mod@format): the bytes, and reading them without trusting them.
+//! - [`file`](mod@file): the file on disk — atomic creation and rewrites, synced
 //!   appends, inspection and repair on open.
 //!
 //! Who writes what and when (the coordinator) is part of the protocol core,

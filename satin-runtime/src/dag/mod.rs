@@ -6,16 +6,16 @@
 //!   negative cost, no dangling edge);
 //! - [`stg`], [`matrix`]: readers for the Standard Task Graph format and
 //!   for run-time and connectivity matrices;
-//! - [`heft`]: the HEFT list scheduler;
+//! - [`heft`](mod@heft): the HEFT list scheduler;
 //! - [`ft`]: the fault-tolerant scheduler, HEFT plus a duplicate of every
 //!   task in an idle gap of another processor, aborted when the original
 //!   ends;
 //! - [`processor`]: one processor of a fault-tolerant schedule as a
 //!   state machine without I/O, which [`exec`] drives in virtual time with
 //!   crashes;
-//! - [`replicate`], [`reschedule`]: the alternatives it is measured
+//! - [`replicate`](mod@replicate), [`reschedule`]: the alternatives it is measured
 //!   against, active replication and rescheduling after the crash;
-//! - [`replan`]: rescheduling the rest of a real run from what a node
+//! - [`replan`](mod@replan): rescheduling the rest of a real run from what a node
 //!   knows when it learns of a crash, when that beats the duplicates;
 //! - [`schedule`]: a schedule and its checker;
 //! - [`workflow`]: a graph whose tasks are Rust functions, run in order or

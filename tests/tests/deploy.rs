@@ -2,7 +2,7 @@
 //! the names and ports that must agree do, and the pods' command line is
 //! one the launcher accepts with `--k8s`.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -12,7 +12,7 @@ fn root() -> std::path::PathBuf {
 fn manifest() -> (Value, Value) {
     let text = std::fs::read_to_string(root().join("deploy/k8s/satin.yaml")).unwrap();
     let docs: Vec<Value> =
-        serde_yaml::Deserializer::from_str(&text).map(|d| Value::deserialize(d).expect("valid YAML")).collect();
+        serde_norway::Deserializer::from_str(&text).map(|d| Value::deserialize(d).expect("valid YAML")).collect();
     let of = |kind: &str| docs.iter().find(|d| d["kind"] == kind).unwrap_or_else(|| panic!("no {kind}")).clone();
     (of("Service"), of("StatefulSet"))
 }

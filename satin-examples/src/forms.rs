@@ -236,6 +236,12 @@ pub fn ranks<T: Ord + Clone>(v: &[T]) -> Vec<u32> {
     rank
 }
 
+/// The position a program with several steps starts its next step from,
+/// given the last step's score.
+pub fn next_position(score: i64) -> u64 {
+    score.unsigned_abs() % 97 + 1
+}
+
 /// An order-sensitive digest of a sequence, to print instead of it.
 pub fn digest<T: std::hash::Hash>(v: &[T]) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};

@@ -95,3 +95,29 @@ fn an_instantiation_only_the_master_has_used_is_refused_and_runs_there() {
     assert!(common::total(&log, "refused") > 0, "no node refused a call:\n{log}");
     assert_eq!(stolen_by_others(&log), 0, "{log}");
 }
+
+#[test]
+fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_in_the_second() {
+    let first = forms::max_value_plain(0, 14, 4);
+    let expected = format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4));
+    let (answer, log) = on_three_nodes(&["steps", "14"]);
+    assert_eq!(answer, expected, "{log}");
+    // One statistics line per node and run: both runs were shared.
+    let runs_with_steals = log
+        .lines()
+        .filter(|l| !l.starts_with("[node 0]") && l.contains("jobs stolen"))
+        .filter(|l| common::total(l, "jobs stolen") > 0)
+        .count();
+    assert!(runs_with_steals >= 2, "the other nodes did not steal in both runs:\n{log}");
+    // A node killed during the second call (three quarters of the way),
+    // then the master: the answer is the same.
+    for victim in ["2", "0"] {
+        let chaos = format!("kill:node={victim},at=75%");
+        let (answer, log) = on_three_nodes(&["steps", "14", "--chaos", &chaos]);
+        assert_eq!(answer, expected, "{chaos}:\n{log}");
+        // (After the calibration run without faults that places the 75 %.)
+        let faulty = log.split("chaos: the run takes").nth(1).expect("a calibration run first");
+        let masters = faulty.lines().filter(|l| l.ends_with("the run is over; this node is its master")).count();
+        assert_eq!(masters, 2, "{chaos}: one master per run:\n{log}");
+    }
+}

@@ -16,16 +16,19 @@ use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedTable};
 use crate::sched::{EntryOutcome, EntrySpec, Place, Ran, RemoteEvent, Runtime};
 use crate::JobKey;
 
-/// Runs the distributed root job (key, encoded call) to its encoded result.
-pub type RootRunner = Box<dyn FnOnce(JobKey, Vec<u8>) -> Vec<u8>>;
+/// Runs a distributed root job (key, encoded call) to its encoded result:
+/// each annotated call the program makes outside a run (see
+/// [`with_root_runner`]).
+pub type RootRunner = Box<dyn FnMut(JobKey, Vec<u8>) -> Vec<u8>>;
 
 thread_local! {
     static ROOT_RUNNER: RefCell<Option<RootRunner>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` on this thread with `runner` in place: the first annotated call
+/// Runs `f` on this thread with `runner` in place: every annotated call
 /// `f` makes outside a runtime becomes the root job of a distributed run,
-/// handed to `runner` (every node of the run calls the same `f`).
+/// handed to `runner` (every node of the run calls the same `f`, so the
+/// k-th call is the same run everywhere).
 pub fn with_root_runner<R>(runner: RootRunner, f: impl FnOnce() -> R) -> R {
     ROOT_RUNNER.with(|r| *r.borrow_mut() = Some(runner));
     struct Reset;
@@ -40,6 +43,12 @@ pub fn with_root_runner<R>(runner: RootRunner, f: impl FnOnce() -> R) -> R {
 
 pub(crate) fn take_root_runner() -> Option<RootRunner> {
     ROOT_RUNNER.with(|r| r.borrow_mut().take())
+}
+
+/// Puts the runner back after a call (see [`take_root_runner`]): the next
+/// call outside a runtime is the next run.
+pub(crate) fn put_back_root_runner(runner: RootRunner) {
+    ROOT_RUNNER.with(|r| *r.borrow_mut() = Some(runner));
 }
 
 /// What the executor tells its driver. Each of the events that end an entry

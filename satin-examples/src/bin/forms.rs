@@ -7,6 +7,9 @@
 //! merge sort of SIZE numbers) and
 //! `ranks` (a generic function calling an instantiation of another that
 //! only it uses). `sort` and `ranks` print the length and a digest.
+//! `steps` makes two annotated calls, the second from the first's answer
+//! (minimax SIZE moves deep, then again from the position the first
+//! answer names): each call is a run of the same nodes.
 
 use clap::{Parser, ValueEnum};
 use satin_examples::cli;
@@ -20,6 +23,7 @@ enum Kind {
     Inversions,
     Sort,
     Ranks,
+    Steps,
 }
 
 #[derive(Parser)]
@@ -65,6 +69,14 @@ fn main() {
             let xs = forms::numbers(size as usize, 5);
             let sorted = cli::run("forms", &args.run, move || forms::merge_sort(&xs));
             format!("{} {}", sorted.len(), forms::digest(&sorted))
+        }
+        Kind::Steps => {
+            let (first, second) = cli::run("forms", &args.run, move || {
+                let first = minimax::max_value(0, size, 4);
+                let second = minimax::max_value(forms::next_position(first), size, 4);
+                (first, second)
+            });
+            format!("{first} {second}")
         }
         Kind::Ranks => {
             let xs = forms::numbers(size as usize, 7);

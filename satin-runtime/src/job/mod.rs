@@ -115,8 +115,9 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 }
 
 #[inline(never)]
-fn run_distributed<J: Job>(job: J, runner: crate::dist::RootRunner) -> J::Output {
+fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Output {
     let bytes = runner(job.key(), registry::encode_call(&job));
+    crate::dist::put_back_root_runner(runner);
     job.accept(&bytes)
         .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
 }

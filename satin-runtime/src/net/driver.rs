@@ -168,6 +168,13 @@ pub(super) enum Input {
     FailRate {
         rate: f64,
     },
+    /// The program's next annotated call: the next run (see [`Session`]).
+    NextRoot {
+        key: JobKey,
+        payload: Vec<u8>,
+    },
+    /// The program is over: end the node.
+    Close,
 }
 
 impl From<Link<Msg>> for Input {
@@ -207,18 +214,61 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
     });
 }
 
-/// Runs one node to the end of the run. Blocks the calling thread.
-pub(crate) fn run_node(
-    spec: NodeSpec,
-    pool: &Pool,
-    runtime: Arc<Runtime>,
-    root: (JobKey, Vec<u8>),
-) -> (RunEnd, Option<Report>) {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return (RunEnd::Failed(format!("cannot start the network runtime: {e}")), None),
-    };
-    rt.block_on(drive(spec, pool, runtime, root))
+/// How one run of a node ended, and its figures.
+pub(crate) type Ended = (RunEnd, Option<Report>);
+
+/// One node, driven on a thread of its own for as long as the program
+/// makes annotated calls: each call is a run of the same cluster (see
+/// `proto/node/sequence.rs`). The program's thread waits for each run's
+/// end.
+pub(crate) struct Session {
+    input: tokio::sync::mpsc::UnboundedSender<Input>,
+    ends: std::sync::mpsc::Receiver<Ended>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Session {
+    /// Starts the node with the program's first call, `root`; its end
+    /// comes with [`Session::wait`].
+    pub(crate) fn start(spec: NodeSpec, pool: Pool, runtime: Arc<Runtime>, root: (JobKey, Vec<u8>)) -> Session {
+        let (input_tx, input) = unbounded_channel::<Input>();
+        let (ends_tx, ends) = std::sync::mpsc::channel::<Ended>();
+        let to_driver = input_tx.clone();
+        let thread = std::thread::Builder::new().name("satin-node".into()).spawn(move || {
+            let last = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt.block_on(drive(spec, &pool, runtime, root, (to_driver, input), ends_tx.clone())),
+                Err(e) => (RunEnd::Failed(format!("cannot start the network runtime: {e}")), None),
+            };
+            let _ = ends_tx.send(last);
+        });
+        match thread {
+            Ok(t) => Session { input: input_tx, ends, thread: Some(t) },
+            Err(e) => {
+                let (tx, ends) = std::sync::mpsc::channel();
+                let _ = tx.send((RunEnd::Failed(format!("cannot start the node's thread: {e}")), None));
+                Session { input: input_tx, ends, thread: None }
+            }
+        }
+    }
+
+    /// Waits for the end of the current run.
+    pub(crate) fn wait(&self) -> Ended {
+        self.ends.recv().unwrap_or((RunEnd::Left, None))
+    }
+
+    /// The program's next annotated call: the next run; waits for its end.
+    pub(crate) fn next(&self, root: (JobKey, Vec<u8>)) -> Ended {
+        let _ = self.input.send(Input::NextRoot { key: root.0, payload: root.1 });
+        self.wait()
+    }
+
+    /// The program is over: the node ends its last frames and stops.
+    pub(crate) fn close(mut self) {
+        let _ = self.input.send(Input::Close);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Everything one node's event loop owns.
@@ -253,7 +303,9 @@ async fn drive(
     pool: &Pool,
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
-) -> (RunEnd, Option<Report>) {
+    (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
+    ends: std::sync::mpsc::Sender<Ended>,
+) -> Ended {
     let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, spec.faults.clone()) {
         Ok(e) => e,
         Err(e) => return (RunEnd::Failed(e), None),
@@ -264,7 +316,6 @@ async fn drive(
         eprintln!("satin: node {} listening on {addr}", spec.id);
     }
 
-    let (input_tx, mut input) = unbounded_channel::<Input>();
     let mut node = match spec.contact {
         None => {
             let root = JobSpec { depth: 0, ..JobSpec::new(root.0, 0, root.1) };
@@ -352,8 +403,14 @@ async fn drive(
     }
     loop {
         d.carry_out_actions();
-        if d.end.is_some() {
-            break;
+        match &d.end {
+            // A run of a sequence ended: the node stays for the next one.
+            Some(RunEnd::Answer { .. }) if d.spec.config.sequence => {
+                let end = d.end.take().expect("matched");
+                let _ = ends.send((end, Some(d.report())));
+            }
+            Some(_) => break,
+            None => {}
         }
         d.connect_to_members();
         let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
@@ -399,6 +456,23 @@ async fn drive(
 impl Driver {
     fn now(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
+    }
+
+    /// This node's figures so far.
+    fn report(&self) -> Report {
+        Report {
+            id: self.spec.id,
+            stats: self.node.stats().clone(),
+            table_hits: self.exec.table_hits(),
+            table_lookups: self.exec.table_lookups(),
+            table_len: self.node.table_len(),
+            table_replicas: self.node.table_replicas(),
+            bytes_sent: self.net.bytes_sent,
+            frames_sent: self.net.frames_sent,
+            packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
+            records_written: 0,
+            checkpoint_bytes: 0,
+        }
     }
 
     fn marker(&mut self, text: &str) {
@@ -570,6 +644,13 @@ impl Driver {
                     self.on_certain_death(id, "its process ended (seen by the supervisor)");
                 }
             }
+            Input::NextRoot { key, payload } => {
+                let root = JobSpec { depth: 0, ..JobSpec::new(key, 0, payload) };
+                self.node.next_root(now, root, &mut self.exec);
+            }
+            Input::Close => {
+                self.end.get_or_insert(RunEnd::Left);
+            }
         }
     }
 
@@ -736,19 +817,7 @@ impl Driver {
                 warn!("cannot write the trace: {e}");
             }
         }
-        let mut report = Report {
-            id: self.spec.id,
-            stats: self.node.stats().clone(),
-            table_hits: self.exec.table_hits(),
-            table_lookups: self.exec.table_lookups(),
-            table_len: self.node.table_len(),
-            table_replicas: self.node.table_replicas(),
-            bytes_sent: self.net.bytes_sent,
-            frames_sent: self.net.frames_sent,
-            packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
-            records_written: 0,
-            checkpoint_bytes: 0,
-        };
+        let mut report = self.report();
         // Whatever still runs here is not needed any more: abort it, so the
         // pool winds down at once.
         let _ = crate::proto::Executor::abandon_all(&mut self.exec);

@@ -30,8 +30,10 @@ pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
 pub use workflow::{run_workflow, run_workflow_with, WorkflowOptions, WorkflowRun};
 
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -464,8 +466,35 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     let app_name = app.to_string();
     let checkpoint_file = args.checkpoint.clone();
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
+    // The node lives as long as the program makes annotated calls: each
+    // is a run of the same cluster (`proto/node/sequence.rs`).
+    let session: Rc<RefCell<Option<driver::Session>>> = Rc::default();
+    let master_of_last_run = Rc::new(Cell::new(false));
+    let (in_runner, last_master) = (Rc::clone(&session), Rc::clone(&master_of_last_run));
+    let mut first = Some((spec, pool, runtime));
     let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
-        let (end, report) = driver::run_node(spec, &pool, runtime, (key, payload));
+        let (end, report) = match first.take() {
+            Some((spec, pool, runtime)) => {
+                let started = driver::Session::start(spec, pool, runtime, (key, payload));
+                let ended = started.wait();
+                *in_runner.borrow_mut() = Some(started);
+                ended
+            }
+            None => {
+                if let Some(file) = &checkpoint_file {
+                    fail(
+                        &app_name,
+                        format!(
+                            "--checkpoint {} keeps the program's first annotated call; this program makes another \
+                             (run it without --checkpoint)",
+                            file.display()
+                        ),
+                    );
+                }
+                let session = in_runner.borrow();
+                session.as_ref().expect("started by the first call").next((key, payload))
+            }
+        };
         if let Some(r) = report {
             if lone {
                 if let Some(file) = &checkpoint_file {
@@ -493,18 +522,16 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             }
         }
         match end {
-            RunEnd::Answer { value: Some(value), master: true } => {
-                if !lone {
+            RunEnd::Answer { value: Some(value), master } => {
+                if master && !lone {
                     eprintln!("{app_name}: {MASTER_LINE}");
                 }
+                // Every node's program goes on to its next call; what it
+                // does after its last is the master's to show (see below).
+                last_master.set(master);
                 value
             }
-            // Under a supervisor every node that saw the end prints the
-            // answer (when it came along): the master may be killed between
-            // its answer and its output, and the supervisor prefers the
-            // master's anyway.
-            RunEnd::Answer { value: Some(value), master: false } if supervised => value,
-            RunEnd::Answer { .. } | RunEnd::Left => std::process::exit(0),
+            RunEnd::Answer { value: None, .. } | RunEnd::Left => std::process::exit(0),
             RunEnd::Failed(reason) => fail(&app_name, reason),
             RunEnd::Suspended => {
                 eprintln!("{app_name}: {SUSPENDED_LINE}");
@@ -541,7 +568,19 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
             }
         }
     });
-    crate::dist::with_root_runner(runner, f)
+    let r = crate::dist::with_root_runner(runner, f);
+    // The node's last frames go out before the process ends.
+    if let Some(session) = session.borrow_mut().take() {
+        session.close();
+    }
+    // The master returns the program's result; the others exit, unless a
+    // supervisor wants every node's output (the master may be killed
+    // between its answer and its output, and the supervisor prefers the
+    // master's anyway).
+    if !master_of_last_run.get() && !supervised {
+        std::process::exit(0);
+    }
+    r
 }
 
 /// What the node that ends the run as master says on stderr.
@@ -668,6 +707,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         publish_after: Some(10_000_000),
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
         quorum: quorum_config(args),
+        sequence: true,
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
         ..Config::default()

@@ -82,7 +82,7 @@ mod tests {
             (any::<u64>(), addr).prop_map(|(id, addr)| Frame::Peer { id, addr }),
             any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
             proptest::collection::vec(any::<u8>(), 0..200)
-                .prop_map(|value| Frame::Proto(Msg::Terminate { value: Some(value) })),
+                .prop_map(|value| Frame::Proto(Msg::Terminate { run: 1, value: Some(value) })),
             (any::<u64>(), ".{0,40}").prop_map(|(stamp, reason)| Frame::Proto(Msg::JobFailed { stamp, reason })),
             any::<u64>().prop_map(|stamp| Frame::Proto(Msg::JobRefused { stamp })),
         ]

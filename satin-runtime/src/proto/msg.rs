@@ -143,6 +143,8 @@ pub enum Msg {
     /// The run is over (sent by the master), with the root job's result
     /// if it is small (at most `Config::pointer_threshold` bytes).
     Terminate {
+        /// Which run of the program (see `node/sequence.rs`).
+        run: u32,
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },

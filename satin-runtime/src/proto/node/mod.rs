@@ -11,6 +11,7 @@
 //! | `checkpoint.rs` | the checkpoint coordinator: batches, writes, resume, suspend |
 //! | `stragglers.rs` | late stolen jobs: estimates, soft and hard timeouts, duplicates, first result wins, retries |
 //! | `health.rs` | strikes against nodes whose jobs time out, get lost or fail; drops and re-admission |
+//! | `sequence.rs` | a program's successive annotated calls as successive runs of one cluster |
 
 mod checkpoint;
 mod health;
@@ -19,6 +20,7 @@ mod membership;
 mod quorum;
 mod recovery;
 mod results;
+mod sequence;
 mod stealing;
 mod stragglers;
 
@@ -107,6 +109,10 @@ pub struct Config {
     pub table: TablePlacement,
     /// Failure detection and the majority rule (see `proto/quorum`).
     pub quorum: QuorumConfig,
+    /// The program may make more annotated calls after the first: a run's
+    /// end leaves the node in the cluster, every node gets the answer, and
+    /// [`Node::next_root`] starts the next run (see `sequence.rs`).
+    pub sequence: bool,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -199,6 +205,7 @@ impl Default for Config {
             stragglers: Stragglers::default(),
             table: TablePlacement::Auto,
             quorum: QuorumConfig::default(),
+            sequence: false,
         }
     }
 }
@@ -455,6 +462,10 @@ pub struct Node {
     /// The answer is committed, but this master lacks its value (another
     /// master committed it, too large to travel): its root gives it.
     answer_due: bool,
+    /// Runs of the program whose answers this node has (see `sequence.rs`).
+    runs_done: u32,
+    /// The root epoch of the last run that ended.
+    last_epoch: u32,
     /// When the quorum's next tick is due.
     quorum_tick: Option<Time>,
     /// Changes to the membership this node applied (the simulator watches).
@@ -512,6 +523,8 @@ impl Node {
             deposed: BTreeSet::new(),
             answer: None,
             answer_due: false,
+            runs_done: 0,
+            last_epoch: 0,
             decision: None,
             carried: Vec::new(),
             quorum_tick: None,
@@ -670,10 +683,7 @@ impl Node {
             Msg::TableGot { key, entry, running } => self.table_got(from, key, entry, running, exec),
             Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
             // Sent by the master once a majority holds the answer.
-            Msg::Terminate { value } => {
-                self.actions.push_back(Action::Finished { value });
-                self.stop();
-            }
+            Msg::Terminate { run, value } => self.terminated(run, value),
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
             Msg::JobRefused { stamp } => self.job_refused(from, stamp, exec),
             Msg::RunFailed { reason } => {

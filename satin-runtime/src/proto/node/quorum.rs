@@ -115,7 +115,7 @@ impl Node {
                     self.recover_from(now, id, exec);
                 }
             }
-            Change::Answer { value } => self.answer_committed(value),
+            Change::Answer { run, value } => self.answer_committed(run, value),
         }
     }
 
@@ -127,8 +127,8 @@ impl Node {
             // Master again after losing the majority for a while: an
             // answer found meanwhile goes into the log now.
             if let (true, Some(value)) = (leader == self.id, self.answer.clone()) {
-                let small = (value.len() <= self.config.pointer_threshold).then_some(value);
-                self.quorum.propose_answer(now, small);
+                let travelling = self.answer_that_travels(value);
+                self.quorum.propose_answer(now, self.runs_done + 1, travelling);
             }
             return;
         }
@@ -164,19 +164,24 @@ impl Node {
             self.finish_as_master(value);
             return;
         }
-        let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
+        let travelling = self.answer_that_travels(value.clone());
         self.answer = Some(value);
-        if self.quorum.propose_answer(now, small) {
+        if self.quorum.propose_answer(now, self.runs_done + 1, travelling) {
             self.pump_quorum(now, exec);
         }
     }
 
     /// A majority holds the answer: the run is over. The leader prints it
     /// (and tells everyone); every other node ends.
-    fn answer_committed(&mut self, value: Option<Vec<u8>>) {
+    fn answer_committed(&mut self, run: u32, value: Option<Vec<u8>>) {
+        if run != self.runs_done + 1 {
+            // Proposed twice (a master that lost and regained the
+            // majority), or heard of through `Terminate` first.
+            return;
+        }
         if !self.quorum.is_leader() {
             self.actions.push_back(Action::Finished { value });
-            self.stop();
+            self.run_over();
             return;
         }
         match self.answer.take().or(value) {
@@ -188,10 +193,11 @@ impl Node {
     }
 
     fn finish_as_master(&mut self, value: Vec<u8>) {
-        let small = (value.len() <= self.config.pointer_threshold).then(|| value.clone());
-        self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { value: small } });
+        let travelling = self.answer_that_travels(value.clone());
+        let run = self.runs_done + 1;
+        self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
         self.actions.push_back(Action::Done { value });
-        self.stop();
+        self.run_over();
     }
 
     /// The majority removed this node: it is out of the run. What it

@@ -23,9 +23,11 @@ pub enum Change {
     Promote { id: NodeId },
     /// A member is out: dead, cut off, deposed, or gone.
     Remove { id: NodeId },
-    /// The run's answer (`None` if too large to travel: the leader that
-    /// committed it holds it). Once committed, the run is over.
+    /// The answer of run `run` (1 for a program's first annotated call;
+    /// see `node/sequence.rs`), `None` if too large to travel: the leader
+    /// that committed it holds it. Once committed, that run is over.
     Answer {
+        run: u32,
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },

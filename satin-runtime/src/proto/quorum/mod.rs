@@ -444,13 +444,13 @@ impl Quorum {
         }
     }
 
-    /// The leader decided the answer: it goes into the log; it is out
-    /// once a majority holds it. False if this node does not lead.
-    pub fn propose_answer(&mut self, now: Time, value: Option<Vec<u8>>) -> bool {
+    /// The leader decided the answer of run `run`: it goes into the log;
+    /// it is out once a majority holds it. False if this node does not lead.
+    pub fn propose_answer(&mut self, now: Time, run: u32, value: Option<Vec<u8>>) -> bool {
         if self.role != Role::Leader {
             return false;
         }
-        self.append(now, Change::Answer { value });
+        self.append(now, Change::Answer { run, value });
         true
     }
 

@@ -262,12 +262,15 @@ impl Session {
         self.wait()
     }
 
-    /// The program is over: the node ends its last frames and stops.
-    pub(crate) fn close(mut self) {
+    /// The program is over: the node sends its last frames and stops;
+    /// its figures in all (checkpoint writes included, all on disk now).
+    pub(crate) fn close(mut self) -> Option<Report> {
         let _ = self.input.send(Input::Close);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        // The last end the thread sent is its final one.
+        self.ends.try_iter().last().and_then(|(_, report)| report)
     }
 }
 
@@ -291,6 +294,8 @@ struct Driver {
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
     checkpointer: Option<Checkpointer>,
+    /// Records and bytes the checkpoint file's thread confirmed so far.
+    checkpoint_written: (u64, u64),
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -386,6 +391,7 @@ async fn drive(
         progress,
         seen_leader: (None, false),
         checkpointer: None,
+        checkpoint_written: (0, 0),
         throttle: None,
         input: driver_input,
         shared: SharedSync::start(),
@@ -470,8 +476,8 @@ impl Driver {
             bytes_sent: self.net.bytes_sent,
             frames_sent: self.net.frames_sent,
             packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
-            records_written: 0,
-            checkpoint_bytes: 0,
+            records_written: self.checkpoint_written.0,
+            checkpoint_bytes: self.checkpoint_written.1,
         }
     }
 
@@ -691,7 +697,11 @@ impl Driver {
                 warn!("checkpoint: {e}");
                 self.node.handle_checkpoint_opened(now, Err(e.to_string()), &mut self.exec);
             }
-            Done::Written { seq, records, bytes } => self.node.handle_checkpoint_written(now, seq, records, bytes),
+            Done::Written { seq, records, bytes } => {
+                self.checkpoint_written.0 += records;
+                self.checkpoint_written.1 += bytes;
+                self.node.handle_checkpoint_written(now, seq, records, bytes)
+            }
             Done::WriteFailed { seq, error } => {
                 warn!("checkpoint write failed (the run goes on; results since the last write may be recomputed after a total loss): {error}");
                 self.node.handle_checkpoint_written(now, seq, 0, 0);

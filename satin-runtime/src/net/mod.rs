@@ -394,10 +394,12 @@ fn fail(app: &str, what: impl std::fmt::Display) -> ! {
 /// - Neither `--listen`, `--join` nor `--local-nodes`: `f` runs on a pool
 ///   built by `builder` (`--workers` overrides its worker count).
 /// - `--listen`/`--join`: this process is one node of a distributed run.
-///   The first annotated call `f` makes is the run's root job; every node
-///   runs the same `f` with the same arguments. The node that finishes the
-///   run as master returns `f`'s result; every other node exits with status
-///   0 when the run ends (it never returns), with status 1 if the run fails.
+///   Each annotated call `f` makes is a run's root job, on the same nodes
+///   (every node runs the same `f` with the same arguments, so the k-th
+///   call is the same run everywhere, and every node gets each answer).
+///   The node that finishes the last run as master returns `f`'s result;
+///   every other node exits with status 0 when `f` returns (it never
+///   returns), with status 1 if a run fails.
 /// - `--local-nodes N`: starts N such processes and prints the master's
 ///   standard output; exits with the run's status (never returns).
 /// - `--init-pool FILE`: writes a new pool credential and exits.
@@ -495,20 +497,9 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 session.as_ref().expect("started by the first call").next((key, payload))
             }
         };
-        if let Some(r) = report {
-            if lone {
-                if let Some(file) = &checkpoint_file {
-                    eprintln!(
-                        "{app_name}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",
-                        file.display(),
-                        r.stats.records_loaded,
-                        r.table_hits,
-                        r.records_written,
-                        r.checkpoint_bytes
-                    );
-                }
-            } else {
-                eprintln!(
+        // (A node alone says what its checkpoint holds once it is closed.)
+        if let Some(r) = report.filter(|_| !lone) {
+            eprintln!(
                     "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, packets dropped {}, elections {}, removals {}",
                     r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
                     r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted,
@@ -519,7 +510,6 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                     r.stats.retried, r.stats.refused, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent, r.packets_dropped,
                     r.stats.elections, r.stats.removals
                 );
-            }
         }
         match end {
             RunEnd::Answer { value: Some(value), master } => {
@@ -570,8 +560,16 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     });
     let r = crate::dist::with_root_runner(runner, f);
     // The node's last frames go out before the process ends.
-    if let Some(session) = session.borrow_mut().take() {
-        session.close();
+    let last = session.borrow_mut().take().and_then(driver::Session::close);
+    if let (true, Some(r), Some(file)) = (lone, last, &args.checkpoint) {
+        eprintln!(
+            "{app}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",
+            file.display(),
+            r.stats.records_loaded,
+            r.table_hits,
+            r.records_written,
+            r.checkpoint_bytes
+        );
     }
     // The master returns the program's result; the others exit, unless a
     // supervisor wants every node's output (the master may be killed

@@ -32,8 +32,8 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         }),
         (key, any::<u32>()).prop_map(|(key, epoch)| Msg::NotRunning { key, epoch }),
         Just(Msg::Leave),
-        Just(Msg::Terminate { value: Some(vec![7; 3]) }),
-        Just(Msg::Terminate { value: None }),
+        Just(Msg::Terminate { run: 1, value: Some(vec![7; 3]) }),
+        Just(Msg::Terminate { run: 2, value: None }),
     ]
 }
 

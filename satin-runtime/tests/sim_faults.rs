@@ -65,6 +65,7 @@ fn random_config(seed: u64) -> SimConfig {
                 k => TablePlacement::Home { replicas: k as usize },
             },
         },
+        sequence: false,
     };
     // One original node survives; the others may crash or leave.
     let survivor = r.below(n);

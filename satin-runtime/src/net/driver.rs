@@ -296,6 +296,10 @@ struct Driver {
     checkpointer: Option<Checkpointer>,
     /// Records and bytes the checkpoint file's thread confirmed so far.
     checkpoint_written: (u64, u64),
+    /// Whether this node was the master of the last run that ended.
+    answered_as_master: Option<bool>,
+    /// The program is over (`Input::Close`).
+    closing: bool,
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -392,6 +396,8 @@ async fn drive(
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),
+        answered_as_master: None,
+        closing: false,
         throttle: None,
         input: driver_input,
         shared: SharedSync::start(),
@@ -411,7 +417,8 @@ async fn drive(
         d.carry_out_actions();
         match &d.end {
             // A run of a sequence ended: the node stays for the next one.
-            Some(RunEnd::Answer { .. }) if d.spec.config.sequence => {
+            Some(RunEnd::Answer { master, .. }) if d.spec.config.sequence => {
+                d.answered_as_master = Some(*master);
                 let end = d.end.take().expect("matched");
                 let _ = ends.send((end, Some(d.report())));
             }
@@ -655,6 +662,7 @@ impl Driver {
                 self.node.next_root(now, root, &mut self.exec);
             }
             Input::Close => {
+                self.closing = true;
                 self.end.get_or_insert(RunEnd::Left);
             }
         }
@@ -838,6 +846,10 @@ impl Driver {
             // A node that only heard of the end has nothing left worth
             // waiting for.
             (Some(RunEnd::Answer { master: false, .. }), _) => self.net.stop_sending_except(&[]),
+            // Nor does one whose program ended after such an end.
+            (Some(RunEnd::Left), _) if self.closing && self.answered_as_master == Some(false) => {
+                self.net.stop_sending_except(&[])
+            }
             (_, Some(reachable)) => self.net.stop_sending_except(&reachable),
             _ => {}
         }

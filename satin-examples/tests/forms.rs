@@ -120,4 +120,9 @@ fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_i
         let masters = faulty.lines().filter(|l| l.ends_with("the run is over; this node is its master")).count();
         assert_eq!(masters, 2, "{chaos}: one master per run:\n{log}");
     }
+    // A node that joins during the second call starts its program from the
+    // beginning: it catches up with the first answer and ends with the rest.
+    let (answer, log) = on_three_nodes(&["steps", "14", "--chaos", "join:at=60%"]);
+    assert_eq!(answer, expected, "{log}");
+    assert!(log.contains("node 3 joins") && log.contains("node 3 0"), "the joiner did not end well:\n{log}");
 }

@@ -193,3 +193,31 @@ fn a_job_its_thief_cannot_run_goes_back_to_its_owner() {
     assert_eq!(c.execs[0].requeued.iter().map(|j| j.key).collect::<Vec<_>>(), vec![JobKey([5; 32])]);
     assert_eq!(c.nodes[0].stats().retried, 0, "a refusal is not a failure");
 }
+
+#[test]
+fn a_node_that_joins_later_catches_up_with_the_answers_so_far() {
+    let mut c = Cluster::new(3, true);
+    c.nodes[0].handle_root_finished(c.now, vec![1], &mut c.execs[0]);
+    c.settle();
+    for i in 0..3 {
+        c.nodes[i].next_root(c.now, root(2), &mut c.execs[i]);
+    }
+    // Node 3 starts its program from the beginning while run 2 goes on.
+    let config = Config { sequence: true, ..Config::default() };
+    c.nodes.push(Node::joining(3, 0, 0, config, 3));
+    c.execs.push(Recorder::default());
+    c.ends.push(Vec::new());
+    c.nodes[3].start(c.now, &mut c.execs[3]);
+    c.settle();
+    assert_eq!(c.answers(3), vec![vec![1]], "the joiner's program got the first answer");
+    assert_eq!(c.nodes[3].runs_done(), 1);
+    // Its program's second call is the run in progress: it does not run
+    // it (not the master), and gets its answer with everyone.
+    c.nodes[3].next_root(c.now, root(2), &mut c.execs[3]);
+    assert!(c.execs[3].roots.is_empty());
+    c.nodes[0].handle_root_finished(c.now, vec![2], &mut c.execs[0]);
+    c.settle();
+    for i in 0..4 {
+        assert_eq!(c.answers(i), vec![vec![1], vec![2]], "node {i}");
+    }
+}

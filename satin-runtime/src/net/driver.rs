@@ -300,6 +300,8 @@ struct Driver {
     answered_as_master: Option<bool>,
     /// The program is over (`Input::Close`).
     closing: bool,
+    /// Where the end of each run goes (the program's thread waits).
+    ends: std::sync::mpsc::Sender<Ended>,
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -398,6 +400,7 @@ async fn drive(
         checkpoint_written: (0, 0),
         answered_as_master: None,
         closing: false,
+        ends,
         throttle: None,
         input: driver_input,
         shared: SharedSync::start(),
@@ -415,15 +418,8 @@ async fn drive(
     }
     loop {
         d.carry_out_actions();
-        match &d.end {
-            // A run of a sequence ended: the node stays for the next one.
-            Some(RunEnd::Answer { master, .. }) if d.spec.config.sequence => {
-                d.answered_as_master = Some(*master);
-                let end = d.end.take().expect("matched");
-                let _ = ends.send((end, Some(d.report())));
-            }
-            Some(_) => break,
-            None => {}
+        if d.end.is_some() {
+            break;
         }
         d.connect_to_members();
         let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
@@ -471,6 +467,20 @@ impl Driver {
         self.start.elapsed().as_nanos() as u64
     }
 
+    /// A run's answer (`RunEnd::Answer`): in a sequence it goes to the
+    /// program at once and the node stays for the next run (a joiner
+    /// catching up gets several in a row); else the node ends with it.
+    fn answered(&mut self, end: RunEnd) {
+        if !self.spec.config.sequence {
+            self.end = Some(end);
+            return;
+        }
+        if let RunEnd::Answer { master, .. } = end {
+            self.answered_as_master = Some(master);
+        }
+        let _ = self.ends.send((end, Some(self.report())));
+    }
+
     /// This node's figures so far.
     fn report(&self) -> Report {
         Report {
@@ -512,8 +522,8 @@ impl Driver {
                 Action::SetTimer { at } => {
                     self.timers.insert(at);
                 }
-                Action::Done { value } => self.end = Some(RunEnd::Answer { value: Some(value), master: true }),
-                Action::Finished { value } => self.end = Some(RunEnd::Answer { value, master: false }),
+                Action::Done { value } => self.answered(RunEnd::Answer { value: Some(value), master: true }),
+                Action::Finished { value } => self.answered(RunEnd::Answer { value, master: false }),
                 Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
                 Action::Stop => {
                     self.end.get_or_insert(RunEnd::Left);

@@ -76,6 +76,10 @@ pub enum Msg {
         root: JobSpec,
         table_replicas: u32,
         quorum: Snapshot,
+        /// The answers of the program's runs so far (see
+        /// `node/sequence.rs`): a joiner's program goes through them to
+        /// the call the run is at.
+        answers: Vec<serde_bytes::ByteBuf>,
     },
     /// Leadership and membership (see `proto/quorum`).
     Quorum(QMsg),

@@ -82,11 +82,13 @@ impl Node {
         root: JobSpec,
         table_replicas: u32,
         quorum: Snapshot,
+        answers: Vec<Vec<u8>>,
         exec: &mut impl Executor,
     ) {
         if self.joined {
             return;
         }
+        self.catch_up(answers);
         let mut roster = Roster::new(self.id, self.cluster, Members::new(&members));
         // Deaths this node heard of before its welcome stay deaths.
         for dead in self.roster.dead() {
@@ -116,7 +118,8 @@ impl Node {
         let members = self.roster.live_with_clusters().collect();
         let table_replicas = self.table_replicas as u32;
         let quorum = self.quorum.snapshot();
-        let welcome = Msg::Welcome { members, master: self.master, root, table_replicas, quorum };
+        let answers = self.answers.iter().map(|a| serde_bytes::ByteBuf::from(a.clone())).collect();
+        let welcome = Msg::Welcome { members, master: self.master, root, table_replicas, quorum, answers };
         self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
         // The newcomer may become master and restart the root: it needs
         // what the others have saved so far (a home table sends it what it

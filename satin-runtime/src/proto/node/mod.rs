@@ -466,6 +466,10 @@ pub struct Node {
     runs_done: u32,
     /// The root epoch of the last run that ended.
     last_epoch: u32,
+    /// The answers of the runs so far, for joiners (with a sequence).
+    answers: Vec<Vec<u8>>,
+    /// Roots this node's program gave it (the first at construction).
+    roots_given: u32,
     /// When the quorum's next tick is due.
     quorum_tick: Option<Time>,
     /// Changes to the membership this node applied (the simulator watches).
@@ -525,6 +529,8 @@ impl Node {
             answer_due: false,
             runs_done: 0,
             last_epoch: 0,
+            answers: Vec::new(),
+            roots_given: 1,
             decision: None,
             carried: Vec::new(),
             quorum_tick: None,
@@ -654,8 +660,9 @@ impl Node {
                 self.quorum.join(now, from, cluster);
                 self.pump_quorum(now, exec);
             }
-            Msg::Welcome { members, master, root, table_replicas, quorum } => {
-                self.welcomed(now, members, master, root, table_replicas, quorum, exec)
+            Msg::Welcome { members, master, root, table_replicas, quorum, answers } => {
+                let answers = answers.into_iter().map(serde_bytes::ByteBuf::into_vec).collect();
+                self.welcomed(now, members, master, root, table_replicas, quorum, answers, exec)
             }
             Msg::Quorum(q) => {
                 self.quorum.handle(now, from, q);

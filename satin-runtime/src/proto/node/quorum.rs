@@ -180,8 +180,9 @@ impl Node {
             return;
         }
         if !self.quorum.is_leader() {
+            let kept = self.config.sequence.then(|| value.clone()).flatten();
             self.actions.push_back(Action::Finished { value });
-            self.run_over();
+            self.run_over(kept);
             return;
         }
         match self.answer.take().or(value) {
@@ -196,8 +197,9 @@ impl Node {
         let travelling = self.answer_that_travels(value.clone());
         let run = self.runs_done + 1;
         self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
+        let kept = self.config.sequence.then(|| value.clone());
         self.actions.push_back(Action::Done { value });
-        self.run_over();
+        self.run_over(kept);
     }
 
     /// The majority removed this node: it is out of the run. What it

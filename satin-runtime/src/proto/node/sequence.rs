@@ -15,7 +15,9 @@
 //! keep the first root, to restart it if the master dies. A node whose
 //! program is slower still helps (stealing needs no root), and one whose
 //! program lags behind the log finds its answers already there (the
-//! driver keeps them until asked).
+//! driver keeps them until asked). A joiner's welcome carries every
+//! answer so far: its program, started from the beginning, goes through
+//! them at once to the call the cluster is at.
 
 use super::{Action, Node, Time};
 use crate::proto::msg::JobSpec;
@@ -29,6 +31,11 @@ impl Node {
         if self.stopped || !self.config.sequence {
             return;
         }
+        self.roots_given += 1;
+        if self.roots_given <= self.runs_done {
+            // A joiner's program catching up: this run's answer is here.
+            return;
+        }
         // Jobs of the new tree are never older than those of the last.
         let epoch = self.last_epoch.max(self.quorum.term());
         let root = JobSpec { epoch, ..root };
@@ -38,13 +45,15 @@ impl Node {
         }
     }
 
-    /// The answer of the current run is out: with a sequence, the node
-    /// stays for the next run; else it is done.
-    pub(super) fn run_over(&mut self) {
+    /// The answer of the current run, `value`, is out: with a sequence,
+    /// the node keeps it for joiners and stays for the next run; else it
+    /// is done.
+    pub(super) fn run_over(&mut self, value: Option<Vec<u8>>) {
         if !self.config.sequence {
             self.stop();
             return;
         }
+        self.answers.push(value.unwrap_or_default());
         self.runs_done += 1;
         self.last_epoch = self.root_epoch();
         self.root = None;
@@ -58,8 +67,23 @@ impl Node {
         if self.config.sequence && run != self.runs_done + 1 {
             return;
         }
+        let kept = self.config.sequence.then(|| value.clone()).flatten();
         self.actions.push_back(Action::Finished { value });
-        self.run_over();
+        self.run_over(kept);
+    }
+
+    /// A joiner welcomed into a cluster whose program is past its first
+    /// calls: its own program gets their answers, in order, at once, and
+    /// joins the run in progress at its call.
+    pub(super) fn catch_up(&mut self, answers: Vec<Vec<u8>>) {
+        if !self.config.sequence {
+            return;
+        }
+        for value in answers {
+            self.actions.push_back(Action::Finished { value: Some(value.clone()) });
+            self.answers.push(value);
+            self.runs_done += 1;
+        }
     }
 
     /// What of an answer goes into the log and to every node: all of it

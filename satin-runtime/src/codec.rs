@@ -23,7 +23,12 @@ const LEN_BYTES: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
     /// The length prefix exceeds the cap: the peer is broken or hostile.
-    TooLarge { len: usize, max: usize },
+    TooLarge {
+        /// The length the prefix claims.
+        len: usize,
+        /// The cap.
+        max: usize,
+    },
     /// The frame's bytes are not a valid message.
     Malformed(String),
 }
@@ -73,6 +78,7 @@ pub fn decode<T: DeserializeOwned>(buf: &[u8], max: usize) -> Result<Option<(T, 
 /// protocol and the same application.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
+    /// [`PROTOCOL_VERSION`] of the sender's build.
     pub protocol_version: u32,
     /// Name and version of the application binary.
     pub application: String,
@@ -89,10 +95,29 @@ pub struct Hello {
 /// Why two peers cannot work together.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HandshakeError {
-    Protocol { ours: u32, theirs: u32 },
-    Application { ours: String, theirs: String },
+    /// Different protocol versions (this build's, the peer's).
+    Protocol {
+        /// This build's.
+        ours: u32,
+        /// The peer's.
+        theirs: u32,
+    },
+    /// Different programs, or versions of one.
+    Application {
+        /// This process's.
+        ours: String,
+        /// The peer's.
+        theirs: String,
+    },
+    /// The same program name with other annotated functions (or bodies).
     Functions,
-    Root { ours: [u8; 32], theirs: [u8; 32] },
+    /// The same program started on another problem (another root call).
+    Root {
+        /// This node's root key.
+        ours: [u8; 32],
+        /// The peer's.
+        theirs: [u8; 32],
+    },
 }
 
 /// The first bytes of a key, in hex, for messages.

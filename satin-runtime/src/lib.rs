@@ -33,9 +33,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-#[allow(missing_docs)] // file types; the module docs say what they are
 pub mod checkpoint;
-#[allow(missing_docs)] // wire types; the module docs say what they are
 pub mod codec;
 pub mod dag;
 pub mod dist;

@@ -16,21 +16,30 @@ use super::record::{compact_for, Identity, Record};
 pub enum CheckpointError {
     /// The file exists and is something else; it is left untouched.
     NotACheckpoint {
+        /// The file.
         path: PathBuf,
     },
     /// The file belongs to another computation; it is left untouched.
     OtherComputation {
+        /// The file.
         path: PathBuf,
+        /// What differs (program, root call).
         what: String,
     },
     /// Written by another version of the format.
     Version {
+        /// The file.
         path: PathBuf,
+        /// The format version it was written in.
         found: u32,
     },
+    /// Reading, writing or syncing the file failed.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What was being done ("read", "append", …).
         doing: &'static str,
+        /// What the system said.
         error: std::io::Error,
     },
 }
@@ -66,9 +75,11 @@ impl std::error::Error for CheckpointError {}
 pub struct OpenReport {
     /// The file was there (a resumed run).
     pub existed: bool,
-    /// Valid records found, and kept after compaction.
+    /// Valid records found.
     pub found: usize,
+    /// Records kept after compaction.
     pub kept: usize,
+    /// What was wrong with the file, if anything.
     pub damage: Damage,
     /// The file was rewritten from its valid records.
     pub repaired: bool,
@@ -247,14 +258,17 @@ impl Store {
         Ok(self.records)
     }
 
+    /// Records in the file.
     pub fn records(&self) -> u64 {
         self.records
     }
 
+    /// Bytes of the file.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
 
+    /// Where the file is.
     pub fn path(&self) -> &Path {
         &self.path
     }

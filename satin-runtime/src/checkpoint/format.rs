@@ -36,7 +36,9 @@ pub const FRAME_OVERHEAD: usize = PREFIX + SUM;
 /// What the header frame says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
+    /// The format the file is written in.
     pub format_version: u32,
+    /// The computation it belongs to.
     pub identity: Identity,
 }
 
@@ -47,14 +49,16 @@ pub struct Damage {
     pub magic: bool,
     /// Header copies missing or damaged (of the two written).
     pub header_copies: u32,
-    /// Damaged stretches between valid frames, and their bytes.
+    /// Damaged stretches between valid frames.
     pub regions: u32,
+    /// The bytes of those stretches.
     pub skipped_bytes: u64,
     /// Bytes after the last valid frame that form no frame (a write cut off).
     pub torn_tail: u64,
 }
 
 impl Damage {
+    /// Nothing was wrong.
     pub fn is_clean(&self) -> bool {
         *self == Damage::default()
     }
@@ -87,7 +91,9 @@ impl std::fmt::Display for Damage {
 pub struct Scan {
     /// The first valid header, if any survived.
     pub header: Option<Header>,
+    /// The valid records, in file order.
     pub records: Vec<Record>,
+    /// What was wrong with the file.
     pub damage: Damage,
 }
 

@@ -19,7 +19,9 @@ pub const DEPTH_UNKNOWN: u32 = u32::MAX;
 pub struct ResultMeta {
     /// Calls between the root (depth 0) and this one, or [`DEPTH_UNKNOWN`].
     pub depth: u32,
+    /// The call that produced the result (see above; 0: unknown).
     pub id: u64,
+    /// The nearest enclosing call that could be recorded (0: none known).
     pub parent: u64,
 }
 
@@ -31,7 +33,9 @@ impl ResultMeta {
 /// One checkpointed result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
+    /// The call's content key.
     pub key: JobKey,
+    /// Where it stands in the tree.
     pub meta: ResultMeta,
     /// The encoded result (postcard), as the result table holds it.
     #[serde(with = "serde_bytes")]

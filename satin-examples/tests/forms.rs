@@ -126,3 +126,29 @@ fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_i
     assert_eq!(answer, expected, "{log}");
     assert!(log.contains("node 3 joins") && log.contains("node 3 0"), "the joiner did not end well:\n{log}");
 }
+
+#[test]
+fn a_program_of_several_calls_resumes_from_its_checkpoint_after_losing_every_node() {
+    let first = forms::max_value_plain(0, 14, 4);
+    let expected = format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4));
+    let dir = std::env::temp_dir().join(format!("satin-forms-steps-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("steps.ckpt");
+    let f = file.to_str().expect("utf-8");
+    let args = ["steps", "14", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "500", "--checkpoint", f];
+    // Every node killed during the second call.
+    let lost = run_bin(FORMS, &[&args[..], &["--chaos", "kill:node=all,at=75%"]].concat(), &[]);
+    let log = stderr(&lost);
+    assert!(!lost.status.success() && stdout(&lost).is_empty(), "{log}");
+    assert!(log.contains("can be resumed from its checkpoint"), "{log}");
+    // The same command: the first call's answer comes from the file, the
+    // second call runs again, and the program prints both.
+    let out = run_bin(FORMS, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), expected, "{log}");
+    assert!(log.contains("resuming from"), "{log}");
+    assert!(common::total(&log, "table hits") > 0, "the first call's answer was not reused:\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -302,6 +302,9 @@ struct Driver {
     closing: bool,
     /// Where the end of each run goes (the program's thread waits).
     ends: std::sync::mpsc::Sender<Ended>,
+    /// The program's first call (function id, key): what its checkpoint
+    /// file belongs to.
+    first_root: (String, JobKey),
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -327,6 +330,7 @@ async fn drive(
         eprintln!("satin: node {} listening on {addr}", spec.id);
     }
 
+    let first_root = (crate::check_call(&root.1).unwrap_or("?").to_string(), root.0);
     let mut node = match spec.contact {
         None => {
             let root = JobSpec { depth: 0, ..JobSpec::new(root.0, 0, root.1) };
@@ -401,6 +405,7 @@ async fn drive(
         answered_as_master: None,
         closing: false,
         ends,
+        first_root,
         throttle: None,
         input: driver_input,
         shared: SharedSync::start(),
@@ -686,12 +691,14 @@ impl Driver {
             self.node.handle_checkpoint_opened(now, Err("no checkpoint file was named".into()), &mut self.exec);
             return;
         };
-        let Some(root) = self.node.root_job() else { return };
+        // The file is the whole program's: named by its first call, whichever
+        // run a new master takes it over in.
+        let (root_fn, root_key) = self.first_root.clone();
         let identity = crate::checkpoint::Identity {
             program: self.spec.hello.application.clone(),
             functions: self.spec.hello.functions,
-            root_fn: crate::check_call(&root.payload).unwrap_or("?").to_string(),
-            root_key: root.key,
+            root_fn,
+            root_key,
         };
         let c = self.checkpointer.get_or_insert_with(|| Checkpointer::start(spec, self.input.clone()));
         c.open(identity);

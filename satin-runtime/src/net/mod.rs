@@ -466,7 +466,6 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
-    let checkpoint_file = args.checkpoint.clone();
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
@@ -483,16 +482,6 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
                 ended
             }
             None => {
-                if let Some(file) = &checkpoint_file {
-                    fail(
-                        &app_name,
-                        format!(
-                            "--checkpoint {} keeps the program's first annotated call; this program makes another \
-                             (run it without --checkpoint)",
-                            file.display()
-                        ),
-                    );
-                }
                 let session = in_runner.borrow();
                 session.as_ref().expect("started by the first call").next((key, payload))
             }

@@ -18,6 +18,11 @@
 //! driver keeps them until asked). A joiner's welcome carries every
 //! answer so far: its program, started from the beginning, goes through
 //! them at once to the call the cluster is at.
+//!
+//! A checkpoint file holds the whole program: it is named by the first
+//! call (its identity), and every run's results and answer go into it. A
+//! program started again after losing every node finds each finished run's
+//! answer there (its root's key) and resumes the run it was in.
 
 use super::{Action, Node, Time};
 use crate::proto::msg::JobSpec;
@@ -38,7 +43,10 @@ impl Node {
         }
         // Jobs of the new tree are never older than those of the last.
         let epoch = self.last_epoch.max(self.quorum.term());
-        let root = JobSpec { epoch, ..root };
+        // A program resumed from its checkpoint file (one file for all its
+        // runs): this run's calls may be there too.
+        let redone = root.redone || self.stats.records_loaded > 0;
+        let root = JobSpec { epoch, redone, ..root };
         self.root = Some(root.clone());
         if self.is_master() {
             exec.run_root(root);

@@ -95,7 +95,9 @@ impl Node {
     /// At start: the master opens the file (and the root waits for it);
     /// every node ticks at the interval.
     pub(super) fn start_checkpoints(&mut self, now: Time) {
-        let master = self.is_master();
+        // A joiner is nobody's master yet (it opens the file if it ever
+        // becomes one: `checkpoint_new_master`).
+        let master = self.is_master() && self.joined;
         let first = self.config.checkpoint_first;
         let Some(c) = &mut self.checkpoint else { return };
         let at = now + first.unwrap_or(c.interval);

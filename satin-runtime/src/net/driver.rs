@@ -14,7 +14,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::unbounded_channel;
 use tracing::{info, warn};
 
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
@@ -168,7 +167,7 @@ pub(super) enum Input {
     FailRate {
         rate: f64,
     },
-    /// The program's next annotated call: the next run (see [`Session`]).
+    /// The program's next annotated call: the next run (see `session.rs`).
     NextRoot {
         key: JobKey,
         payload: Vec<u8>,
@@ -217,63 +216,6 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
 /// How one run of a node ended, and its figures.
 pub(crate) type Ended = (RunEnd, Option<Report>);
 
-/// One node, driven on a thread of its own for as long as the program
-/// makes annotated calls: each call is a run of the same cluster (see
-/// `proto/node/sequence.rs`). The program's thread waits for each run's
-/// end.
-pub(crate) struct Session {
-    input: tokio::sync::mpsc::UnboundedSender<Input>,
-    ends: std::sync::mpsc::Receiver<Ended>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Session {
-    /// Starts the node with the program's first call, `root`; its end
-    /// comes with [`Session::wait`].
-    pub(crate) fn start(spec: NodeSpec, pool: Pool, runtime: Arc<Runtime>, root: (JobKey, Vec<u8>)) -> Session {
-        let (input_tx, input) = unbounded_channel::<Input>();
-        let (ends_tx, ends) = std::sync::mpsc::channel::<Ended>();
-        let to_driver = input_tx.clone();
-        let thread = std::thread::Builder::new().name("satin-node".into()).spawn(move || {
-            let last = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt.block_on(drive(spec, &pool, runtime, root, (to_driver, input), ends_tx.clone())),
-                Err(e) => (RunEnd::Failed(format!("cannot start the network runtime: {e}")), None),
-            };
-            let _ = ends_tx.send(last);
-        });
-        match thread {
-            Ok(t) => Session { input: input_tx, ends, thread: Some(t) },
-            Err(e) => {
-                let (tx, ends) = std::sync::mpsc::channel();
-                let _ = tx.send((RunEnd::Failed(format!("cannot start the node's thread: {e}")), None));
-                Session { input: input_tx, ends, thread: None }
-            }
-        }
-    }
-
-    /// Waits for the end of the current run.
-    pub(crate) fn wait(&self) -> Ended {
-        self.ends.recv().unwrap_or((RunEnd::Left, None))
-    }
-
-    /// The program's next annotated call: the next run; waits for its end.
-    pub(crate) fn next(&self, root: (JobKey, Vec<u8>)) -> Ended {
-        let _ = self.input.send(Input::NextRoot { key: root.0, payload: root.1 });
-        self.wait()
-    }
-
-    /// The program is over: the node sends its last frames and stops;
-    /// its figures in all (checkpoint writes included, all on disk now).
-    pub(crate) fn close(mut self) -> Option<Report> {
-        let _ = self.input.send(Input::Close);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        // The last end the thread sent is its final one.
-        self.ends.try_iter().last().and_then(|(_, report)| report)
-    }
-}
-
 /// Everything one node's event loop owns.
 struct Driver {
     spec: NodeSpec,
@@ -312,7 +254,7 @@ struct Driver {
     shared: SharedSync,
 }
 
-async fn drive(
+pub(super) async fn drive(
     mut spec: NodeSpec,
     pool: &Pool,
     runtime: Arc<Runtime>,

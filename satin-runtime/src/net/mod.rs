@@ -17,6 +17,7 @@ mod netfault;
 mod progress;
 mod rejoin;
 mod retry;
+mod session;
 mod shared_sync;
 mod slurm;
 mod supervise;
@@ -469,14 +470,14 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
-    let session: Rc<RefCell<Option<driver::Session>>> = Rc::default();
+    let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
     let master_of_last_run = Rc::new(Cell::new(false));
     let (in_runner, last_master) = (Rc::clone(&session), Rc::clone(&master_of_last_run));
     let mut first = Some((spec, pool, runtime));
     let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
         let (end, report) = match first.take() {
             Some((spec, pool, runtime)) => {
-                let started = driver::Session::start(spec, pool, runtime, (key, payload));
+                let started = session::Session::start(spec, pool, runtime, (key, payload));
                 let ended = started.wait();
                 *in_runner.borrow_mut() = Some(started);
                 ended
@@ -549,7 +550,7 @@ pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce()
     });
     let r = crate::dist::with_root_runner(runner, f);
     // The node's last frames go out before the process ends.
-    let last = session.borrow_mut().take().and_then(driver::Session::close);
+    let last = session.borrow_mut().take().and_then(session::Session::close);
     if let (true, Some(r), Some(file)) = (lone, last, &args.checkpoint) {
         eprintln!(
             "{app}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",

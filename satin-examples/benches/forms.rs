@@ -41,7 +41,13 @@ fn main() {
     let mut rows = Vec::new();
     // Both ratios of one function: `plain` against `annotated` on all
     // workers, then on one.
-    let mut measure = |name, plain: &dyn Fn(), annotated: &(dyn Fn() + Sync)| {
+    // `cargo bench --bench forms -- UTS`: only the rows whose name holds
+    // one of the words given.
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let mut measure = |name: &'static str, plain: &dyn Fn(), annotated: &(dyn Fn() + Sync)| {
+        if !only.is_empty() && !only.iter().any(|w| name.contains(w.as_str())) {
+            return;
+        }
         let speedup = 1.0 / paired(rounds, || (), |_| rt.run(annotated), |_| plain());
         let overhead = paired(rounds, || (), |_| one.run(annotated), |_| plain());
         rows.push(Row { name, speedup, overhead });

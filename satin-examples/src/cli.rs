@@ -63,12 +63,13 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     let r = rt.run(app);
     let s = rt.stats();
     eprintln!(
-        "{name}: {} workers, {:.3} s, {} spawns, {} steals, {} promotions, fault tolerance {}",
+        "{name}: {} workers, {:.3} s, {} spawns, {} steals, {} promotions, {} released, fault tolerance {}",
         rt.workers(),
         start.elapsed().as_secs_f64(),
         s.spawns,
         s.steals,
         s.promotions,
+        s.released,
         if args.no_ft { "off" } else { "on" }
     );
     r

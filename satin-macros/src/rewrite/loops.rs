@@ -90,7 +90,7 @@ impl Parallel<'_> {
         let (method, turbofish, reduce_args) = (&reduce.method, &reduce.turbofish, &reduce.args);
         *expr = parse_quote!({
             let mut #list = #krate::__private::SpawnList::new();
-            #source.for_each(|#inputs| #list.spawn_kept(#ctx, #job));
+            #list.spawn_each(#ctx, #source.map(|#inputs| #job));
             #list.join_all(#ctx).#method #turbofish(#reduce_args)
         });
     }
@@ -98,13 +98,16 @@ impl Parallel<'_> {
 
 impl Parallel<'_> {
     /// In a lazy version, `iter.map(|p| f(..)).sum()` and the like (the
-    /// forms the parallel version spawns): the call goes straight to the
-    /// next lazy copy, as a statement's call does, instead of through the
-    /// public function (which looks the context up again and checks the
-    /// queue on every call: a fifth of a small call's cost). The closure
-    /// is consumed in this frame, as the parallel version's is.
+    /// forms the parallel version spawns): the closure makes each call's
+    /// job, and `LazyIter` runs it straight in the next lazy copy, as a
+    /// statement's call does (not through the public function, which
+    /// looks the context up again and checks the queue on every call).
+    /// Meanwhile the iterations not started yet are a latent loop, which a
+    /// request for work can take (see `sched/latent.rs`).
     pub(super) fn rewrite_lazy_iterator(&mut self, expr: &mut Expr) -> bool {
-        let Some(target) = self.lazy.clone() else { return false };
+        if self.lazy.is_none() {
+            return false;
+        }
         let Expr::MethodCall(reduce) = expr else { return false };
         if !READS_EVERY_ELEMENT.contains(&reduce.method.to_string().as_str()) {
             return false;
@@ -115,18 +118,16 @@ impl Parallel<'_> {
         }
         let Expr::Closure(closure) = &mut map.args[0] else { return false };
         let Some(args) = closure_call(self.names, &closure.body) else { return false };
-        let ctx = ctx_ident();
-        *closure.body = match args.callee {
-            0 => {
-                let turbofish = args.turbofish();
-                parse_quote!(#target #turbofish (#ctx, #args))
-            }
-            _ => self.run_deferred(args.callee, &self.names.job_value(&args)),
-        };
+        let (krate, ctx) = (self.names.krate.clone(), ctx_ident());
+        *closure.body = self.names.job_value(&args);
         self.visit_expr_mut(&mut map.receiver);
         for arg in &mut reduce.args {
             self.visit_expr_mut(arg);
         }
+        let job: Expr = parse_quote!(__satin_job);
+        let run = self.run_deferred(args.callee, &job);
+        let the_map = &*reduce.receiver;
+        *reduce.receiver = parse_quote!(#krate::__private::LazyIter::new(#ctx, #the_map, |__satin_job| #run));
         true
     }
 

@@ -6,6 +6,7 @@ mod ctx;
 mod entry;
 mod ft;
 mod job_ref;
+mod latent;
 mod race;
 mod registry;
 mod remote;
@@ -19,6 +20,7 @@ pub use ctx::Ctx;
 pub(crate) use ctx::Place;
 pub(crate) use entry::EntrySpec;
 pub use entry::{EntryOutcome, Ran};
+pub use latent::LazyIter;
 pub use race::{decides_false, decides_some, decides_true, Entrant, Race};
 pub use remote::RemoteEvent;
 pub use slot::{Slot, SpawnList};
@@ -174,6 +176,10 @@ pub struct RunStats {
     /// Lazily run calls that ran in parallel instead because a worker (or
     /// another node) wanted work.
     pub promotions: u64,
+    /// Iterations of loops that ran a call inline, spawned because a
+    /// worker (or another node) wanted work: the oldest such loops' next
+    /// iterations answer a request before any call is promoted.
+    pub released: u64,
     /// Steals recorded in the fault-tolerance lists since the start (0 with
     /// fault tolerance off).
     pub recorded_steals: u64,
@@ -229,6 +235,7 @@ impl Runtime {
             s.spawns += c.spawns.load(Ordering::Relaxed);
             s.steals += c.steals.load(Ordering::Relaxed);
             s.promotions += c.promotions.load(Ordering::Relaxed);
+            s.released += c.released.load(Ordering::Relaxed);
         }
         if let Some(ft) = &self.registry.ft {
             s.stolen_records = (0..self.workers()).map(|w| ft.stolen_from(w).len() as u64).sum();

@@ -9,6 +9,7 @@ use crossbeam_utils::{Backoff, CachePadded};
 
 use super::ft::FtLog;
 use super::job_ref::{JobRef, Taken};
+use super::latent::LatentLoops;
 use super::remote::Remote;
 use super::sleep::Sleep;
 
@@ -19,12 +20,18 @@ pub(crate) struct WorkerCounters {
     pub(crate) spawns: AtomicU64,
     pub(crate) steals: AtomicU64,
     pub(crate) promotions: AtomicU64,
+    pub(crate) released: AtomicU64,
 }
 
 impl WorkerCounters {
     #[inline]
     pub(crate) fn bump(counter: &AtomicU64) {
-        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        Self::add(counter, 1);
+    }
+
+    #[inline]
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 }
 
@@ -162,6 +169,9 @@ pub(crate) struct WorkerThread {
     /// Newest root epoch this worker may run nested now: the epoch of the
     /// innermost frame it waits in (no limit in the main loop).
     epoch_limit: Cell<u32>,
+    /// Loops suspended in an inline call, whose later iterations a request
+    /// for work can release (see `sched::latent`).
+    latent: LatentLoops,
 }
 
 impl WorkerThread {
@@ -174,12 +184,18 @@ impl WorkerThread {
             registry,
             rng: Cell::new(seed),
             epoch_limit: Cell::new(u32::MAX),
+            latent: LatentLoops::default(),
         }
     }
 
     #[inline]
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    #[inline]
+    pub(crate) fn latent(&self) -> &LatentLoops {
+        &self.latent
     }
 
     #[inline]
@@ -195,9 +211,24 @@ impl WorkerThread {
     /// Pushes a job onto this worker's deque, where thieves can take it.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
+        if self.registry.wanted.load(Ordering::Relaxed) {
+            // Somebody asks for work: the oldest loops' next iterations go
+            // first, beneath this (likely smaller) call.
+            self.release_latent();
+        }
         self.deque.push(job);
         self.registry.work_offered();
         self.registry.sleep.new_work();
+    }
+
+    /// Spawns later iterations of this worker's oldest latent loops (see
+    /// `sched::latent`); returns how many.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn release_latent(&self) -> usize {
+        let released = self.latent.release();
+        WorkerCounters::add(&self.counters().released, released as u64);
+        released
     }
 
     /// Whether this worker already offers enough work to thieves that a new

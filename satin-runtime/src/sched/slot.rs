@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use super::ctx::{Aborted, Ctx, Place};
 use super::job_ref::{Exec, JobRef, Taken};
+use super::latent::SpawnEach;
 use super::registry::{Registry, WorkerCounters, WorkerThread};
 use super::remote::{Completion, RemotePanic, RemoteTake};
 use super::tls::CurrentGuard;
@@ -107,6 +108,13 @@ impl<J: Job> Slot<J> {
             this.state.store(DEFERRED, Ordering::Relaxed);
             return;
         }
+        self.push(ctx);
+    }
+
+    /// Pushes the call onto the worker's deque, however many jobs it holds.
+    #[inline]
+    fn push(self: Pin<&Self>, ctx: &Ctx<'_>) {
+        let this = self.get_ref();
         this.owner.set(ctx.worker);
         this.spawner.set(ctx as *const Ctx<'_> as *const ());
         if ctx.slow.get() {
@@ -426,11 +434,46 @@ impl<J: Job> SpawnList<J> {
         None
     }
 
+    /// Spawns every call `jobs` makes, keeping the results for
+    /// [`join_all`](Self::join_all). A call the worker has no room for
+    /// runs inline, and meanwhile the calls not made yet are a latent loop
+    /// (see `sched::latent`): released to thieves if one asks.
+    #[inline]
+    pub fn spawn_each(&mut self, ctx: &Ctx<'_>, jobs: impl Iterator<Item = J>) {
+        SpawnEach::new(self, ctx, jobs).run();
+    }
+
+    /// Keeps a place for the result of a call run inline now, before the
+    /// calls a release may spawn meanwhile; returns where it is.
+    pub(super) fn keep_place(&mut self) -> usize {
+        self.entries.push(Entry::Joined);
+        self.entries.len() - 1
+    }
+
+    /// Puts the result of the call run inline at `at` (see `keep_place`).
+    pub(super) fn put(&mut self, at: usize, value: J::Output) {
+        self.entries[at] = Entry::Ready(value);
+    }
+
     #[inline(never)]
-    fn push_spawned(&mut self, ctx: &Ctx<'_>, job: J) {
+    pub(super) fn push_spawned(&mut self, ctx: &Ctx<'_>, job: J) {
+        ctx.check_abort();
+        self.push_released(ctx, job);
+    }
+
+    /// Spawns one call, however many jobs the worker has queued, without
+    /// looking for an abort (a release runs on behalf of a loop that may
+    /// sit below another job on this thread's stack: see `sched::latent`).
+    pub(crate) fn push_released(&mut self, ctx: &Ctx<'_>, job: J) {
         let slot = Box::pin(Slot::new(job));
-        slot.as_ref().spawn(ctx);
+        slot.as_ref().push(ctx);
         self.entries.push(Entry::Spawned(slot));
+    }
+
+    /// Whether no call is waiting to be handed back.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Waits for every call not handed back yet; yields their results in

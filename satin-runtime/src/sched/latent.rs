@@ -5,10 +5,12 @@
 //! already offers enough work runs each call inline. While it does, the
 //! rest of its iterations are *latent*: the loop is registered on its
 //! worker's [`LatentLoops`], and when some worker (or node) asks for work,
-//! the next poll (`Ctx::promote`) spawns remaining iterations of the
-//! *oldest* registered loops, up to [`RELEASE_BUDGET`] calls, instead of
-//! the children of the call it happens to be in — heartbeat scheduling's
-//! rule, applied to loops.
+//! the worker's next poll (`Ctx::promote` in lazy code,
+//! `Ctx::poll_parallel` at the entry of a call run in parallel) or push
+//! onto its deque spawns remaining iterations of the *oldest* registered
+//! loops, up to [`RELEASE_BUDGET`] calls, instead of the children of the
+//! call it happens to be in — heartbeat scheduling's rule, applied to
+//! loops.
 //!
 //! Why it matters on irregular trees: the innermost call's children are,
 //! in a binomial tree, leaves with probability 7/8, so a thief fed from

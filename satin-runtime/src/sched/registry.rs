@@ -212,10 +212,19 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         if self.registry.wanted.load(Ordering::Relaxed) {
-            // Somebody asks for work: the oldest loops' next iterations go
-            // first, beneath this (likely smaller) call.
-            self.release_latent();
+            return self.push_answering(job);
         }
+        self.deque.push(job);
+        self.registry.sleep.new_work();
+    }
+
+    /// A push while somebody asks for work: the oldest loops' next
+    /// iterations go first, beneath this (likely smaller) call, and the
+    /// request is answered.
+    #[cold]
+    #[inline(never)]
+    fn push_answering(&self, job: JobRef) {
+        self.release_latent();
         self.deque.push(job);
         self.registry.work_offered();
         self.registry.sleep.new_work();

@@ -35,14 +35,14 @@ fn pool() -> Runtime {
     Runtime::builder().workers(2).spawn_limit(1).build().expect("runtime starts")
 }
 
-/// A chain of three calls: the lazy copies poll on every third level, so
-/// each round of a waiting loop polls at least once.
+/// A small binary tree: in lazy code its calls poll (every third level),
+/// in parallel code they spawn; either way a request for work is seen.
 #[divide_and_conquer]
-fn chain(n: u32) -> u64 {
+fn pair(n: u32) -> u64 {
     if n == 0 {
         return 1;
     }
-    chain(n - 1)
+    pair(n - 1) + pair(n - 1)
 }
 
 struct Wait {
@@ -69,7 +69,7 @@ impl Wait {
             self.late_elsewhere.store(true, Ordering::SeqCst);
         }
         while here && i < WIDTH / 2 && !self.late_elsewhere.load(Ordering::SeqCst) {
-            self.spins.fetch_add(chain(3), Ordering::Relaxed);
+            self.spins.fetch_add(pair(3), Ordering::Relaxed);
         }
     }
 }
@@ -149,7 +149,7 @@ fn a_panic_while_releasing_reaches_the_caller_from_the_loop() {
         let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.run(|| failing(0, true)))).unwrap_err();
         let message = err.downcast_ref::<String>().cloned().unwrap_or_default();
         // The pool still works.
-        assert_eq!(rt.run(|| chain(10)), 1);
+        assert_eq!(rt.run(|| pair(10)), 1024);
         message
     });
     assert_eq!(message, format!("no iteration {}", WIDTH / 2 + 5));

@@ -70,7 +70,6 @@ pub trait Job: Serialize + Send + Sized {
         if ctx.worker.has_enough_queued() {
             return self.run_lazy(ctx);
         }
-        ctx.poll_parallel();
         self.run_parallel(ctx)
     }
 

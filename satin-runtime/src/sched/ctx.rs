@@ -157,28 +157,6 @@ impl<'w> Ctx<'w> {
         self.noticed()
     }
 
-    /// Polled on entry to every call run in parallel (see `Job::run`): a
-    /// request for work that no spawn answered yet (a stretch of calls
-    /// that spawn nothing) is answered with the oldest latent loops'
-    /// iterations. Stops an aborted job.
-    #[inline]
-    pub fn poll_parallel(&self) {
-        if self.poll_flag.load(Ordering::Relaxed) {
-            self.noticed_in_parallel();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn noticed_in_parallel(&self) {
-        self.poll_flag.store(false, Ordering::SeqCst);
-        self.check_abort();
-        if self.worker.registry().work_wanted() && self.worker.release_latent() == 0 {
-            // Still open: the next spawn or poll answers it.
-            self.poll_flag.store(true, Ordering::Relaxed);
-        }
-    }
-
     #[cold]
     #[inline(never)]
     fn noticed(&self) -> bool {

@@ -5,9 +5,8 @@
 //! already offers enough work runs each call inline. While it does, the
 //! rest of its iterations are *latent*: the loop is registered on its
 //! worker's [`LatentLoops`], and when some worker (or node) asks for work,
-//! the worker's next poll (`Ctx::promote` in lazy code,
-//! `Ctx::poll_parallel` at the entry of a call run in parallel) or push
-//! onto its deque spawns remaining iterations of the *oldest* registered
+//! the worker's next poll (`Ctx::promote`, in lazy code) or push onto its
+//! deque (in parallel code) spawns remaining iterations of the *oldest* registered
 //! loops, up to [`RELEASE_BUDGET`] calls, instead of the children of the
 //! call it happens to be in — heartbeat scheduling's rule, applied to
 //! loops.

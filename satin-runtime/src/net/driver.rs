@@ -26,9 +26,7 @@ use super::trace::Trace;
 use super::wire::Frame;
 use crate::codec::{self, Hello};
 use crate::dist::{ExecEvent, LocalExecutor};
-use crate::proto::{
-    Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, NodeStats, PUBLISH_FRACTION,
-};
+use crate::proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, PUBLISH_FRACTION};
 use crate::{JobKey, Runtime};
 
 /// Stands for the contact node until its real id is known.
@@ -100,23 +98,7 @@ pub(crate) enum RunEnd {
     },
 }
 
-/// Per-node figures for the final statistics block.
-pub(crate) struct Report {
-    pub(crate) id: NodeId,
-    pub(crate) stats: NodeStats,
-    pub(crate) table_hits: u64,
-    pub(crate) table_lookups: u64,
-    pub(crate) table_len: usize,
-    /// Homes per table key (0: the broadcast table).
-    pub(crate) table_replicas: usize,
-    pub(crate) bytes_sent: u64,
-    pub(crate) frames_sent: u64,
-    /// Packets this node's network faults dropped (`--chaos`).
-    pub(crate) packets_dropped: u64,
-    /// Checkpoint records and bytes this node wrote.
-    pub(crate) records_written: u64,
-    pub(crate) checkpoint_bytes: u64,
-}
+pub(crate) use super::report::Report;
 
 pub(super) enum Input {
     /// A peer opened a connection and passed the handshake.

@@ -12,10 +12,14 @@ mod chaos_net;
 mod checkpointer;
 mod conn;
 mod driver;
+mod ending;
+mod exit;
 mod k8s;
 mod netfault;
+mod program;
 mod progress;
 mod rejoin;
+mod report;
 mod retry;
 mod session;
 mod shared_sync;
@@ -28,13 +32,16 @@ mod wire;
 mod workflow;
 
 pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
+pub use ending::{
+    Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,
+};
+pub use exit::{run, run_workflow_with};
+pub use program::try_run;
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
-pub use workflow::{run_workflow, run_workflow_with, WorkflowOptions, WorkflowRun};
+pub use workflow::{run_workflow, try_run_workflow, WorkflowOptions, WorkflowRun};
 
-use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,22 +49,11 @@ use clap::{Args, ValueEnum};
 
 use crate::codec::{Hello, DEFAULT_MAX_FRAME};
 use crate::proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
-use crate::Builder;
 use checkpointer::CheckpointSpec;
-use driver::{NodeSpec, RunEnd};
+use driver::NodeSpec;
 
-/// Exit status of a node (and of a supervisor) whose run was suspended:
-/// the same command resumes it (EX_TEMPFAIL).
-pub const SUSPENDED_STATUS: i32 = 75;
 /// How long a joiner keeps knocking by default (milliseconds).
 const DEFAULT_JOIN_WAIT_MS: u64 = 10_000;
-
-/// Exit status of a node that had no majority of the run for the wait of
-/// `--heal-wait-ms`: it printed no answer (a partition's minority side).
-pub const LOST_MAJORITY_STATUS: i32 = 4;
-/// Exit status of a node the majority removed from the run while it was
-/// cut off (it learned so when the network healed).
-pub const EXPELLED_STATUS: i32 = 5;
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = match s.trim().parse::<f64>() {
@@ -293,18 +289,7 @@ impl Launch {
     /// println!("{answer}");
     /// ```
     pub fn from_env(app: &str) -> (Launch, Vec<String>) {
-        match Launch::from_args(app, std::env::args()) {
-            Ok(Split::Run(launch, own)) => (*launch, own),
-            Ok(Split::Help(text)) => {
-                // A closed pipe (`| head`) is not an error worth a panic.
-                let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{text}\n").as_bytes());
-                std::process::exit(0)
-            }
-            Err(e) => {
-                eprintln!("{app}: error: {e}");
-                std::process::exit(2)
-            }
-        }
+        exit::launch_from_env(app)
     }
 
     /// [`Launch::from_env`] on a given command line (program name first),
@@ -383,198 +368,6 @@ impl Launch {
             || self.checkpoint.is_some()
     }
 }
-
-fn fail(app: &str, what: impl std::fmt::Display) -> ! {
-    eprintln!("{app}: error: {what}");
-    std::process::exit(1)
-}
-
-/// Runs `f` as `args` say and returns its result on the node that prints
-/// the answer.
-///
-/// - Neither `--listen`, `--join` nor `--local-nodes`: `f` runs on a pool
-///   built by `builder` (`--workers` overrides its worker count).
-/// - `--listen`/`--join`: this process is one node of a distributed run.
-///   Each annotated call `f` makes is a run's root job, on the same nodes
-///   (every node runs the same `f` with the same arguments, so the k-th
-///   call is the same run everywhere, and every node gets each answer).
-///   The node that finishes the last run as master returns `f`'s result;
-///   every other node exits with status 0 when `f` returns (it never
-///   returns), with status 1 if a run fails.
-/// - `--local-nodes N`: starts N such processes and prints the master's
-///   standard output; exits with the run's status (never returns).
-/// - `--init-pool FILE`: writes a new pool credential and exits.
-pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce() -> R + Send) -> R {
-    if let Some(path) = &args.init_pool {
-        match init_pool(path) {
-            Ok(file) => {
-                eprintln!(
-                    "{app}: wrote a new pool credential to {}; copy it to every machine of the pool",
-                    file.display()
-                );
-                std::process::exit(0)
-            }
-            Err(e) => fail(app, e),
-        }
-    }
-    if let Err(e) = args.check() {
-        eprintln!("{app}: error: {e}");
-        std::process::exit(2)
-    }
-    if let Some(n) = args.local_nodes {
-        supervise::run(app, args, n)
-    }
-    let from_environment;
-    let (args, label) = if args.slurm || args.k8s {
-        let launched = if args.slurm { slurm_launch(args) } else { k8s::launch(args) };
-        let (launch, rank) = launched.unwrap_or_else(|e| fail(app, e));
-        from_environment = launch;
-        (&from_environment, Some(rank.to_string()))
-    } else {
-        (args, None)
-    };
-    let mut builder = builder;
-    if let Some(w) = args.workers {
-        builder = builder.workers(w as usize);
-    }
-    let runtime = builder.build().unwrap_or_else(|e| fail(app, e));
-    if args.checkpoint.is_some() && args.ft != FtArg::Table {
-        fail(app, "--checkpoint saves what the result table gets: it needs --ft table (the default)");
-    }
-    // A local run that keeps a checkpoint is a run of one node.
-    let lone = !args.is_distributed() && args.checkpoint.is_some();
-    if !args.is_distributed() && !lone {
-        return runtime.run(f);
-    }
-    init_logging();
-    let pool = if lone {
-        Pool::ephemeral().unwrap_or_else(|e| fail(app, e))
-    } else {
-        let pool_path = args.pool.clone().unwrap_or_else(|| {
-            fail(
-                app,
-                "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every machine \
-                 and pass it with --pool FILE or SATIN_POOL=FILE",
-            )
-        });
-        Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e))
-    };
-    let mut spec = node_spec(app, args, label);
-    if lone {
-        spec.listen = SocketAddr::from(([127, 0, 0, 1], 0));
-        spec.lone = true;
-        spec.progress = false;
-    }
-    let runtime = Arc::new(runtime);
-    let app_name = app.to_string();
-    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
-    // The node lives as long as the program makes annotated calls: each
-    // is a run of the same cluster (`proto/node/sequence.rs`).
-    let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
-    let master_of_last_run = Rc::new(Cell::new(false));
-    let (in_runner, last_master) = (Rc::clone(&session), Rc::clone(&master_of_last_run));
-    let mut first = Some((spec, pool, runtime));
-    let runner: crate::dist::RootRunner = Box::new(move |key, payload| {
-        let (end, report) = match first.take() {
-            Some((spec, pool, runtime)) => {
-                let started = session::Session::start(spec, pool, runtime, (key, payload));
-                let ended = started.wait();
-                *in_runner.borrow_mut() = Some(started);
-                ended
-            }
-            None => {
-                let session = in_runner.borrow();
-                session.as_ref().expect("started by the first call").next((key, payload))
-            }
-        };
-        // (A node alone says what its checkpoint holds once it is closed.)
-        if let Some(r) = report.filter(|_| !lone) {
-            eprintln!(
-                    "{app_name}: node {}: jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, hard timeouts {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, packets dropped {}, elections {}, removals {}",
-                    r.id, r.stats.jobs_stolen, r.stats.jobs_given, r.stats.redone, r.stats.recoveries,
-                    r.table_len, r.stats.published, r.table_lookups, r.table_hits, r.stats.adopted,
-                    r.table_replicas, r.stats.homes_asked, r.stats.home_questions, r.stats.orphans_saved,
-                    r.records_written, r.checkpoint_bytes, r.stats.records_loaded,
-                    r.stats.duplicates_started, r.stats.duplicates_won, r.stats.duplicates_aborted,
-                    r.stats.loser_time as f64 / 1e9, r.stats.status_checks, r.stats.jobs_lost, r.stats.hard_timeouts,
-                    r.stats.retried, r.stats.refused, r.stats.drops, r.stats.dropped, r.frames_sent, r.bytes_sent, r.packets_dropped,
-                    r.stats.elections, r.stats.removals
-                );
-        }
-        match end {
-            RunEnd::Answer { value: Some(value), master } => {
-                if master && !lone {
-                    eprintln!("{app_name}: {MASTER_LINE}");
-                }
-                // Every node's program goes on to its next call; what it
-                // does after its last is the master's to show (see below).
-                last_master.set(master);
-                value
-            }
-            RunEnd::Answer { value: None, .. } | RunEnd::Left => std::process::exit(0),
-            RunEnd::Failed(reason) => fail(&app_name, reason),
-            RunEnd::Suspended => {
-                eprintln!("{app_name}: {SUSPENDED_LINE}");
-                std::process::exit(SUSPENDED_STATUS)
-            }
-            RunEnd::LostMajority { waited } => {
-                eprintln!(
-                    "{app_name}: error: this node lost the majority of the run and waited {:.1} s for it in vain; \
-                     the run goes on without it if a majority is left (no answer is printed here)",
-                    waited.as_secs_f64()
-                );
-                std::process::exit(LOST_MAJORITY_STATUS)
-            }
-            RunEnd::Expelled { by, at, carry } => {
-                // Join again as a new node through the member that said so:
-                // the run goes on, and what this node finished is reused.
-                let why = match at {
-                    Some(contact) => {
-                        eprintln!(
-                            "{app_name}: the majority removed this node from the run while it was cut off (told \
-                             by node {by}); joining again through {contact} as a new node, with {} finished results",
-                            carry.len()
-                        );
-                        rejoin::rejoin(contact, &carry)
-                    }
-                    None => "the majority cannot reach it".to_string(),
-                };
-                let by = if by == driver::CONTACT { "its contact".to_string() } else { format!("node {by}") };
-                eprintln!(
-                    "{app_name}: error: the majority removed this node from the run while it was cut off \
-                     (told by {by}); it left ({why}; no answer is printed here)"
-                );
-                std::process::exit(EXPELLED_STATUS)
-            }
-        }
-    });
-    let r = crate::dist::with_root_runner(runner, f);
-    // The node's last frames go out before the process ends.
-    let last = session.borrow_mut().take().and_then(session::Session::close);
-    if let (true, Some(r), Some(file)) = (lone, last, &args.checkpoint) {
-        eprintln!(
-            "{app}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",
-            file.display(),
-            r.stats.records_loaded,
-            r.table_hits,
-            r.records_written,
-            r.checkpoint_bytes
-        );
-    }
-    // The master returns the program's result; the others exit, unless a
-    // supervisor wants every node's output (the master may be killed
-    // between its answer and its output, and the supervisor prefers the
-    // master's anyway).
-    if !master_of_last_run.get() && !supervised {
-        std::process::exit(0);
-    }
-    r
-}
-
-/// What the node that ends the run as master says on stderr.
-const MASTER_LINE: &str = "the run is over; this node is its master";
-/// What a suspended node says on stderr.
-const SUSPENDED_LINE: &str = "the run is suspended; run the same command again to resume it from its checkpoint";
 
 /// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
 /// elsewhere; and the task's number.
@@ -661,7 +454,7 @@ fn table_replicas(s: &str) -> Result<usize, String> {
     }
 }
 
-fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
+fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec, RunError> {
     // A process the majority removed starts over as a joiner (`rejoin.rs`).
     let contact = rejoin::contact().or(args.join);
     let master = contact.is_none();
@@ -702,7 +495,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
     };
     let cluster =
         u32::from_le_bytes(blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"));
-    NodeSpec {
+    Ok(NodeSpec {
         id,
         cluster,
         listen,
@@ -719,23 +512,21 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> NodeSpec {
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
         supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
-        faults: network_faults(app, id),
+        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
         carry: rejoin::take_carry(),
-    }
+    })
 }
 
 /// The faults of this node's network: under a supervisor (whose `--chaos`
 /// may cut it off later), or when [`netfault::FAULTS_ENV`] names some.
-fn network_faults(app: &str, id: u64) -> Option<Arc<netfault::Faults>> {
+fn network_faults(id: u64) -> Result<Option<Arc<netfault::Faults>>, String> {
     let from_start = std::env::var(netfault::FAULTS_ENV).ok();
     if from_start.is_none() && std::env::var_os(supervise::SUPERVISED_ENV).is_none() {
-        return None;
+        return Ok(None);
     }
     let faults = netfault::Faults::new(id ^ u64::from(std::process::id()));
-    if let Err(e) = faults.apply_all(from_start.as_deref().unwrap_or_default()) {
-        fail(app, format!("{}: {e}", netfault::FAULTS_ENV));
-    }
-    Some(faults)
+    faults.apply_all(from_start.as_deref().unwrap_or_default())?;
+    Ok(Some(faults))
 }
 
 /// A node id for a joining process: unique with overwhelming probability,

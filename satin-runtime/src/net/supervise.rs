@@ -18,11 +18,9 @@ use std::time::{Duration, Instant};
 
 use super::chaos::{At, ChaosEvent, ChaosKind};
 use super::chaos_net::NetChaos;
-use super::{fail, init_pool, Launch, MASTER_LINE, SUSPENDED_STATUS};
-
-/// Exit status of a supervisor whose nodes were all killed (`--chaos
-/// 'kill:node=all,…'`): the run is lost, or resumable from its checkpoint.
-pub const ALL_KILLED_STATUS: i32 = 3;
+use super::ending::{RunError, SUSPENDED_STATUS};
+use super::program::MASTER_LINE;
+use super::{init_pool, Launch};
 
 /// How a supervised run ended.
 enum Outcome {
@@ -149,7 +147,7 @@ fn part_path(trace: &std::path::Path, node: usize) -> std::path::PathBuf {
 }
 
 impl Cluster {
-    fn spawn(&mut self, app: &str, join: Option<SocketAddr>) -> usize {
+    fn spawn(&mut self, join: Option<SocketAddr>) -> Result<usize, RunError> {
         let node = self.pids.len();
         let mut cmd = Command::new(&self.exe);
         cmd.args(&self.base)
@@ -166,7 +164,7 @@ impl Cluster {
             Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
         };
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::piped());
-        let mut child: Child = cmd.spawn().unwrap_or_else(|e| fail(app, format!("cannot start node {node}: {e}")));
+        let mut child: Child = cmd.spawn().map_err(|e| RunError::Failed(format!("cannot start node {node}: {e}")))?;
         self.pids.push(Some(child.id()));
         self.addrs.push(None);
         self.stdins.push(child.stdin.take());
@@ -198,7 +196,7 @@ impl Cluster {
             let _ = log.join();
             let _ = tx.send(Event::Exited { node, status, cpu });
         });
-        node
+        Ok(node)
     }
 
     fn signal(&mut self, node: usize, sig: libc::c_int) {
@@ -295,6 +293,15 @@ fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
     out
 }
 
+/// A run that ends early (a node that cannot start) leaves no node behind.
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in 0..self.pids.len() {
+            self.signal(node, libc::SIGKILL);
+        }
+    }
+}
+
 /// One run of the cluster; returns the master's output and how long it took.
 fn run_cluster(
     app: &str,
@@ -303,10 +310,10 @@ fn run_cluster(
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
     calibration: bool,
-) -> (Outcome, Duration, Duration) {
+) -> Result<(Outcome, Duration, Duration), RunError> {
     let (tx, rx) = channel();
     let mut cluster = Cluster {
-        exe: std::env::current_exe().unwrap_or_else(|e| fail(app, format!("cannot find this program: {e}"))),
+        exe: std::env::current_exe().map_err(|e| RunError::Failed(format!("cannot find this program: {e}")))?,
         base: node_args(n, args, calibration),
         pool: pool.to_path_buf(),
         pids: Vec::new(),
@@ -332,10 +339,10 @@ fn run_cluster(
         cluster.network(kind);
     }
     let start = Instant::now();
-    cluster.spawn(app, None);
-    let master_addr = wait_listening(app, &rx, &mut cluster, 0);
+    cluster.spawn(None)?;
+    let master_addr = wait_listening(&rx, &mut cluster, 0)?;
     for _ in 1..n {
-        cluster.spawn(app, Some(master_addr));
+        cluster.spawn(Some(master_addr))?;
     }
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
@@ -396,7 +403,7 @@ fn run_cluster(
             Err(_) => {
                 if let Some((_, kind)) = pending.pop() {
                     all_killed |= kind == ChaosKind::KillAll;
-                    apply(app, &mut cluster, kind);
+                    apply(app, &mut cluster, kind)?;
                 }
             }
         }
@@ -419,9 +426,9 @@ fn run_cluster(
         Some(a) => Outcome::Answer(a),
         None if out.all_suspended() => Outcome::Suspended,
         None if all_killed => Outcome::AllKilled,
-        None => fail(app, "no node finished the run (see the node logs above)"),
+        None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
     };
-    (outcome, elapsed, out.cpu)
+    Ok((outcome, elapsed, out.cpu))
 }
 
 /// What the nodes printed and how they ended.
@@ -515,26 +522,28 @@ fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
     v[i] = Some(x);
 }
 
-fn wait_listening(app: &str, rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> SocketAddr {
+fn wait_listening(rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> Result<SocketAddr, RunError> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Event::Listening { node: n, addr }) => {
                 cluster.addrs[n] = Some(addr);
                 if n == node {
-                    return addr;
+                    return Ok(addr);
                 }
             }
             Ok(Event::Exited { node: n, status, .. }) if n == node => {
-                fail(app, format!("node {node} exited before it listened ({status})"))
+                return Err(RunError::Failed(format!("node {node} exited before it listened ({status})")))
             }
             Ok(_) => {}
-            Err(_) => fail(app, format!("node {node} did not start listening within {START_TIMEOUT:?}")),
+            Err(_) => {
+                return Err(RunError::Failed(format!("node {node} did not start listening within {START_TIMEOUT:?}")))
+            }
         }
     }
 }
 
-fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
+fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result<(), RunError> {
     match kind {
         ChaosKind::Kill { node } => {
             eprintln!("{app}: chaos: SIGKILL node {node}");
@@ -612,29 +621,28 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) {
         }
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
-                let node = cluster.spawn(app, Some(addr));
+                let node = cluster.spawn(Some(addr))?;
                 eprintln!("{app}: chaos: node {node} joins through {addr}");
             }
             None => eprintln!("{app}: chaos: no live node to join through; join skipped"),
         },
     }
+    Ok(())
 }
 
-/// Runs the supervised cluster and exits with its outcome.
-pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
+/// Runs the supervised cluster; prints the master's standard output, or
+/// says why there is none.
+pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
     let events: Vec<ChaosEvent> = match &args.chaos {
-        Some(spec) => super::chaos::parse(spec).unwrap_or_else(|e| {
-            eprintln!("{app}: error: --chaos: {e}");
-            std::process::exit(2)
-        }),
+        Some(spec) => super::chaos::parse(spec).map_err(|e| RunError::Usage(format!("--chaos: {e}")))?,
         None => Vec::new(),
     };
     let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
-    for node in events.iter().flat_map(|e| e.kind.nodes()) {
-        if node >= n + joins {
-            eprintln!("{app}: error: --chaos names node {node}, but the cluster has only {} nodes", n + joins);
-            std::process::exit(2);
-        }
+    if let Some(node) = events.iter().flat_map(|e| e.kind.nodes()).find(|&node| node >= n + joins) {
+        return Err(RunError::Usage(format!(
+            "--chaos names node {node}, but the cluster has only {} nodes",
+            n + joins
+        )));
     }
     let temp_pool;
     let pool = match &args.pool {
@@ -642,17 +650,17 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
         None => {
             let dir = std::env::temp_dir().join(format!("satin-pool-{}", std::process::id()));
             let _ = std::fs::create_dir_all(&dir);
-            let file = dir.join(super::POOL_FILE);
-            let _ = std::fs::remove_file(&file);
-            init_pool(&file).unwrap_or_else(|e| fail(app, e));
             temp_pool = TempPool(dir);
-            temp_pool.0.join(super::POOL_FILE)
+            let file = temp_pool.0.join(super::POOL_FILE);
+            let _ = std::fs::remove_file(&file);
+            init_pool(&file).map_err(|e| RunError::Failed(e.to_string()))?;
+            file
         }
     };
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[], true);
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[], true)?;
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -668,7 +676,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
             (at, e.kind)
         })
         .collect();
-    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, false);
+    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, false)?;
     eprintln!("{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s", took.as_secs_f64(), cpu.as_secs_f64());
     drop(pool);
     let resume = |what: &str| match &args.checkpoint {
@@ -683,16 +691,10 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> ! {
             print!("{answer}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
-            std::process::exit(0)
+            Ok(())
         }
-        Outcome::Suspended => {
-            eprintln!("{app}: {}", resume("the run is suspended"));
-            std::process::exit(SUSPENDED_STATUS)
-        }
-        Outcome::AllKilled => {
-            eprintln!("{app}: {}", resume("every node was killed"));
-            std::process::exit(ALL_KILLED_STATUS)
-        }
+        Outcome::Suspended => Err(RunError::Suspended(resume("the run is suspended"))),
+        Outcome::AllKilled => Err(RunError::AllKilled(resume("every node was killed"))),
     }
 }
 

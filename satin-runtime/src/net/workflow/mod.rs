@@ -17,7 +17,9 @@ mod worker;
 
 use std::time::Duration;
 
-use super::{fail, fresh_id, init_logging, init_pool, supervise, Launch, Pool, MASTER_LINE};
+use super::ending::{Ended, RunError};
+use super::program::MASTER_LINE;
+use super::{fresh_id, init_logging, init_pool, supervise, Launch, Pool};
 use crate::codec::Hello;
 use crate::dag::{ft_schedule, FtParams, Workflow};
 
@@ -47,7 +49,7 @@ pub struct WorkflowRun {
     pub replanned: bool,
 }
 
-/// How [`run_workflow_with`] runs a workflow.
+/// How [`super::run_workflow_with`] runs a workflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WorkflowOptions {
     /// The fault-tolerant schedule's timing (slack, abort delay).
@@ -76,46 +78,53 @@ impl WorkflowOptions {
 pub(super) const CLUSTER_SIZE_ENV: &str = "SATIN_CLUSTER_SIZE";
 
 /// Runs `workflow` as `args` say, its fault-tolerant schedule made with
-/// `params`; a unit of planned cost takes `unit`.
+/// `params`; a unit of planned cost takes `unit`. A helper for binaries:
+/// see [`try_run_workflow`] for what it does, and [`super::run`] for how
+/// it ends the process when this node's part ends without the answer.
+pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+    super::run_workflow_with(app, args, workflow, &WorkflowOptions { params, ..WorkflowOptions::new(unit) })
+}
+
+/// Runs `workflow` as `args` say and returns how this process's part
+/// ended; never exits the process.
 ///
 /// - Neither `--listen`, `--join` nor `--local-nodes`: on threads of this
 ///   process, one per processor (`--workers`, default all cores, at least
 ///   two).
 /// - `--listen ADDR --nodes N`: this process is the master; it waits for
 ///   N nodes in all (itself included), then starts. `--join ADDR`: one of
-///   those nodes. The node that ends the run as master (the live one with
-///   the lowest processor number) returns; every other node exits with
-///   status 0 (with status 1 if the run fails).
+///   those nodes. Every node that saw the end returns the run;
+///   [`Ended::Returned`]'s `master` says which one ended it as master
+///   (the live one with the lowest processor number).
 /// - `--local-nodes N`: starts N such processes on loopback, injects
-///   `--chaos`, prints the master's standard output and exits with the
-///   run's status (never returns).
-pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
-    run_workflow_with(app, args, workflow, &WorkflowOptions { params, ..WorkflowOptions::new(unit) })
-}
-
-/// [`run_workflow`] with every option.
-pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options: &WorkflowOptions) -> WorkflowRun {
+///   `--chaos` and prints the master's standard output
+///   ([`Ended::Supervised`]).
+pub fn try_run_workflow(
+    app: &str,
+    args: &Launch,
+    workflow: &Workflow,
+    options: &WorkflowOptions,
+) -> Result<Ended<WorkflowRun>, RunError> {
     let WorkflowOptions { params, unit, replan, emulate_comm } = *options;
+    let failed = |why: &str| Err(RunError::Failed(why.to_string()));
     if let Some(path) = &args.init_pool {
-        match init_pool(path) {
-            Ok(file) => {
-                eprintln!("{app}: wrote a new pool credential to {}", file.display());
-                std::process::exit(0)
-            }
-            Err(e) => fail(app, e),
-        }
+        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
+        eprintln!("{app}: wrote a new pool credential to {}", file.display());
+        return Ok(Ended::PoolWritten(file));
     }
     if let Some(n) = args.local_nodes {
         if n < 2 {
-            fail(app, "a task-graph run needs at least 2 nodes: a task's duplicate runs on another node")
+            return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node");
         }
-        supervise::run(app, args, n)
+        supervise::run(app, args, n)?;
+        return Ok(Ended::Supervised);
     }
     if args.slurm || args.checkpoint.is_some() {
-        fail(app, "task-graph runs take neither --slurm nor --checkpoint yet")
+        return failed("task-graph runs take neither --slurm nor --checkpoint yet");
     }
     if !args.is_distributed() {
-        return on_threads(app, args, workflow, params, unit);
+        let run = on_threads(args, workflow, params, unit).map_err(RunError::Failed)?;
+        return Ok(Ended::Returned { value: run, master: true });
     }
     init_logging();
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
@@ -124,14 +133,16 @@ pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options:
     let master = args.join.is_none();
     let nodes = match nodes {
         Some(n) if n >= 2 => n,
-        Some(_) => fail(app, "a task-graph run needs at least 2 nodes: a task's duplicate runs on another node"),
-        None if master => fail(app, "the master of a task-graph run needs --nodes N: how many nodes to wait for"),
+        Some(_) => return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node"),
+        None if master => return failed("the master of a task-graph run needs --nodes N: how many nodes to wait for"),
         None => 0,
     };
-    let pool_path = args.pool.clone().unwrap_or_else(|| {
-        fail(app, "a distributed run needs the pool credential: make one with --init-pool FILE and pass --pool FILE")
-    });
-    let pool = Pool::load(&pool_path).unwrap_or_else(|e| fail(app, e));
+    let Some(pool_path) = args.pool.clone() else {
+        return failed(
+            "a distributed run needs the pool credential: make one with --init-pool FILE and pass --pool FILE",
+        );
+    };
+    let pool = Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?;
     let id = if master { node::MASTER } else { fresh_id() };
     let listen = args.listen.unwrap_or_else(|| {
         let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
@@ -157,27 +168,20 @@ pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options:
         node::End::Done { run, master } => {
             if master {
                 eprintln!("{app}: {MASTER_LINE}");
-                run
-            } else if supervised {
-                // Every node that saw the end reports under a supervisor,
-                // which prefers the master's report: the master may be
-                // killed between its end and its output.
-                run
-            } else {
-                std::process::exit(0)
             }
+            Ok(Ended::Returned { value: run, master })
         }
-        node::End::Failed(why) => fail(app, why),
+        node::End::Failed(why) => Err(RunError::Failed(why)),
     }
 }
 
 /// The workflow on threads of this process, one per processor.
-fn on_threads(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+fn on_threads(args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> Result<WorkflowRun, String> {
     let cores = std::thread::available_parallelism().map_or(2, |c| c.get());
     let procs = args.workers.map_or(cores, |w| w as usize).max(2);
     let schedule = ft_schedule(workflow.graph(), procs, params);
     match workflow.run_threads(&schedule, unit, None) {
-        Ok(r) => WorkflowRun {
+        Ok(r) => Ok(WorkflowRun {
             outputs: r.outputs.into_iter().map(Some).collect(),
             tasks_completed: workflow.graph().len(),
             tasks_total: workflow.graph().len(),
@@ -187,7 +191,7 @@ fn on_threads(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, u
             duplicates_completed: r.duplicates_completed,
             crashed: Vec::new(),
             replanned: false,
-        },
-        Err(e) => fail(app, e),
+        }),
+        Err(e) => Err(e.to_string()),
     }
 }

@@ -58,10 +58,11 @@ fn setups_that_make_no_sense_are_errors_with_their_status() {
     let e = try_run("prog", &launch(&["--checkpoint", "x.ckpt", "--ft", "naive"]), Runtime::builder(), || count(3))
         .unwrap_err();
     assert!(matches!(&e, RunError::Failed(m) if m.contains("--ft table")), "{e}");
-    let e = try_run("prog", &launch(&["--local-nodes", "2", "--chaos", "kill:node=5,at=10ms"]), Runtime::builder(), || {
-        count(3)
-    })
-    .unwrap_err();
+    let e =
+        try_run("prog", &launch(&["--local-nodes", "2", "--chaos", "kill:node=5,at=10ms"]), Runtime::builder(), || {
+            count(3)
+        })
+        .unwrap_err();
     assert!(matches!(&e, RunError::Usage(m) if m.contains("node 5")), "{e}");
     assert_eq!(e.exit_status(), USAGE_STATUS);
 }

@@ -61,6 +61,12 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         std::process::exit(1)
     });
     let r = rt.run(app);
+    if let Some(path) = &args.launch.stats_json {
+        if let Err(e) = satin::net::write_local_stats(path, &rt) {
+            eprintln!("{name}: error: cannot write the statistics to {}: {e}", path.display());
+            std::process::exit(1)
+        }
+    }
     let s = rt.stats();
     eprintln!(
         "{name}: {} workers, {:.3} s, {} spawns, {} steals, {} promotions, {} released, fault tolerance {}",

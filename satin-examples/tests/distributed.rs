@@ -19,14 +19,6 @@ fn stats_of(log: &str, prefix: &str) -> Option<Vec<(String, u64)>> {
     stats_in(log.lines().find(|l| l.starts_with(prefix) && l.contains("jobs stolen"))?)
 }
 
-/// The statistics of the last run in `log` (after a calibration run).
-fn last_stat(log: &str, node: usize, field: &str) -> u64 {
-    let prefix = format!("[node {node}] nqueens: node ");
-    let line = log.lines().rfind(|l| l.starts_with(&prefix) && l.contains("jobs stolen"));
-    let stats = line.and_then(stats_in).unwrap_or_else(|| panic!("no statistics of node {node}:\n{log}"));
-    stats.iter().find(|(k, _)| k == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("no {field} in {stats:?}"))
-}
-
 fn stats_in(line: &str) -> Option<Vec<(String, u64)>> {
     let fields = line.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")).map(|(_, f)| f)?;
     Some(
@@ -40,9 +32,32 @@ fn stats_in(line: &str) -> Option<Vec<(String, u64)>> {
     )
 }
 
-/// One statistic of supervised node `node`, from the supervisor's log.
-fn stat(log: &str, node: usize, field: &str) -> u64 {
-    stat_after(log, &format!("[node {node}] nqueens: node "), field)
+/// A supervised run of nqueens with `args` that writes the nodes' figures
+/// (`--stats-json`); returns its output and the figures.
+fn run_with_stats(args: &[&str]) -> (std::process::Output, Stats) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = dir.path().join("stats.json");
+    let mut all = args.to_vec();
+    all.extend(["--stats-json", file.to_str().expect("utf-8")]);
+    let out = run(&all);
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("no statistics file ({e}):\n{}", stderr(&out)));
+    (out, Stats(serde_json::from_str(&text).expect("the statistics are JSON")))
+}
+
+/// What `--stats-json` wrote: `{"nodes": [{"node": "0", "stats": {..}, ..}, ..]}`.
+struct Stats(serde_json::Value);
+
+impl Stats {
+    /// Figure `field` of supervised node `node` (a protocol counter under
+    /// `stats`, or one of the node's own).
+    fn of(&self, node: usize, field: &str) -> u64 {
+        let nodes = self.0["nodes"].as_array().expect("a list of nodes");
+        let one = nodes
+            .iter()
+            .find(|n| n["node"].as_str() == Some(node.to_string().as_str()))
+            .unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        one["stats"][field].as_u64().or_else(|| one[field].as_u64()).unwrap_or_else(|| panic!("no {field} in {one:#}"))
+    }
 }
 
 fn stat_after(log: &str, prefix: &str, field: &str) -> u64 {
@@ -88,7 +103,7 @@ fn the_answer_survives_the_master_killed_half_way() {
 /// root asks them for what its own replica lacks.
 #[test]
 fn with_a_home_table_the_restarted_root_asks_the_homes_and_gets_the_answer() {
-    let out = run(&[
+    let (out, stats) = run_with_stats(&[
         "14",
         "--local-nodes",
         "4",
@@ -104,10 +119,11 @@ fn with_a_home_table_the_restarted_root_asks_the_homes_and_gets_the_answer() {
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "365596");
-    let asked: u64 = (1..4).map(|n| last_stat(&log, n, "homes asked")).sum();
-    let answered: u64 = (1..4).map(|n| last_stat(&log, n, "questions answered")).sum();
+    // (The file holds the run's figures, not the calibration run's.)
+    let asked: u64 = (1..4).map(|n| stats.of(n, "homes_asked")).sum();
+    let answered: u64 = (1..4).map(|n| stats.of(n, "home_questions")).sum();
     for n in 1..4 {
-        assert_eq!(last_stat(&log, n, "table homes"), 2, "node {n}\n{log}");
+        assert_eq!(stats.of(n, "table_homes"), 2, "node {n}\n{log}");
     }
     assert!(asked > 0 && answered > 0, "homes asked {asked}, questions answered {answered}\n{log}");
 }
@@ -136,23 +152,23 @@ fn without_death_notices_the_idle_timeout_finds_a_dead_master() {
 
 #[test]
 fn a_node_that_joins_mid_run_steals_work() {
-    let out = run(&["16", "--local-nodes", "2", "--workers", "1", "--chaos", "join:at=300ms"]);
+    let (out, stats) = run_with_stats(&["16", "--local-nodes", "2", "--workers", "1", "--chaos", "join:at=300ms"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "14772512");
-    assert!(stat(&log, 2, "jobs stolen") > 0, "the joiner stole nothing:\n{log}");
+    assert!(stats.of(2, "jobs_stolen") > 0, "the joiner stole nothing:\n{log}");
 }
 
 #[test]
 fn a_graceful_leave_recomputes_no_finished_job() {
-    let out = run(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "leave:node=2,at=1s"]);
+    let (out, stats) = run_with_stats(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "leave:node=2,at=1s"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "14772512");
     assert!(log.contains("[node 2]") && log.contains("SIGTERM: leaving"), "node 2 did not leave:\n{log}");
-    assert!(stat(&log, 2, "jobs stolen") > 0, "the leaver had no work to hand back:\n{log}");
+    assert!(stats.of(2, "jobs_stolen") > 0, "the leaver had no work to hand back:\n{log}");
     for node in 0..4 {
-        assert_eq!(stat(&log, node, "redone"), 0, "node {node} re-executed work:\n{log}");
+        assert_eq!(stats.of(node, "redone"), 0, "node {node} re-executed work:\n{log}");
     }
 }
 

@@ -92,3 +92,19 @@ fn a_node_that_cannot_join_returns_the_reason_from_inside_the_call() {
     assert_eq!(Runtime::builder().workers(2).build().expect("a pool").run(|| count(5)), 32);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_local_run_writes_the_pools_figures_as_json() {
+    let dir = scratch("stats");
+    let file = dir.join("stats.json");
+    let args = launch(&["--workers", "2", "--stats-json", file.to_str().expect("utf-8")]);
+    let ended = try_run("prog", &args, Runtime::builder(), || count(14));
+    assert!(matches!(ended, Ok(Ended::Returned { value: 16384, master: true })), "{ended:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("JSON");
+    let node = &json["nodes"][0];
+    assert_eq!(node["node"], "local");
+    assert_eq!(node["workers"], 2);
+    assert!(node["pool"]["spawns"].as_u64().is_some_and(|s| s > 0), "{json:#}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -37,6 +37,7 @@ pub use ending::{
 };
 pub use exit::{run, run_workflow_with};
 pub use program::try_run;
+pub use report::write_local_stats;
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
 pub use workflow::{run_workflow, try_run_workflow, WorkflowOptions, WorkflowRun};
 
@@ -228,6 +229,11 @@ pub struct Launch {
     /// crashes and recoveries to FILE; with --local-nodes, of every node.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Write this node's figures (jobs stolen, table hits, checkpoint
+    /// records, …) as JSON to FILE when each run ends; with
+    /// --local-nodes, every node's, in one file: `{"nodes": [..]}`.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
     /// No progress bar on the master.
     #[arg(long)]
     pub no_progress: bool,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::driver::{self, RunEnd};
 use super::ending::{Ended, NodeEnded, RunError};
 use super::tls::{init_pool, Pool};
-use super::{init_logging, k8s, node_spec, rejoin, session, slurm_launch, supervise, FtArg, Launch};
+use super::{init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, supervise, FtArg, Launch};
 use crate::Builder;
 
 /// What the node that ends the run as master says on stderr.
@@ -76,7 +76,12 @@ pub fn try_run<R: Send>(
     // A local run that keeps a checkpoint is a run of one node.
     let lone = !args.is_distributed() && args.checkpoint.is_some();
     if !args.is_distributed() && !lone {
-        return Ok(Ended::Returned { value: runtime.run(f), master: true });
+        let value = runtime.run(f);
+        if let Some(path) = &args.stats_json {
+            report::write_local_stats(path, &runtime)
+                .map_err(|e| RunError::Failed(format!("cannot write the statistics to {}: {e}", path.display())))?;
+        }
+        return Ok(Ended::Returned { value, master: true });
     }
     init_logging();
     let pool = if lone {
@@ -99,6 +104,8 @@ pub fn try_run<R: Send>(
     }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
+    let (label, stats_json) = (spec.label.clone(), args.stats_json.clone());
+    let mut runs = 0;
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
     let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
@@ -118,6 +125,12 @@ pub fn try_run<R: Send>(
                 session.as_ref().expect("started by the first call").next((key, payload))
             }
         };
+        runs += 1;
+        if let (Some(r), Some(path)) = (&report, &stats_json) {
+            if let Err(e) = report::write_nodes(path, vec![r.to_json(&label, runs)]) {
+                eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
+            }
+        }
         // (A node alone says what its checkpoint holds once it is closed.)
         if let Some(r) = report.filter(|_| !lone) {
             eprintln!("{app_name}: node {}: {}", r.id, r.stats_line());

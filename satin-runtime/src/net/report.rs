@@ -1,4 +1,10 @@
-//! A node's figures at its end, and the line that says them.
+//! A node's figures at its end: the line that says them, and the JSON
+//! file `--stats-json` writes (`{"nodes": [..]}`, one object per node).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
 
 use crate::proto::{NodeId, NodeStats};
 
@@ -65,5 +71,100 @@ impl Report {
             s.elections,
             s.removals
         )
+    }
+}
+
+impl Report {
+    /// The figures as one JSON object, for the node named `label` (its
+    /// number under a supervisor). The id is a string: it does not fit a
+    /// JSON reader's doubles.
+    pub(crate) fn to_json(&self, label: &str, runs: u64) -> Value {
+        json!({
+            "node": label,
+            "id": self.id.to_string(),
+            "runs": runs,
+            "table_entries": self.table_len,
+            "table_lookups": self.table_lookups,
+            "table_hits": self.table_hits,
+            "table_homes": self.table_replicas,
+            "frames_sent": self.frames_sent,
+            "bytes_sent": self.bytes_sent,
+            "packets_dropped": self.packets_dropped,
+            "records_written": self.records_written,
+            "checkpoint_bytes": self.checkpoint_bytes,
+            "stats": self.stats,
+        })
+    }
+}
+
+/// Writes the counters of a run on this machine's cores to `path`, as
+/// `--stats-json` does: `{"nodes": [{"node": "local", "workers": N,
+/// "pool": {..}}]}` ([`crate::RunStats`]).
+pub fn write_local_stats(path: &Path, runtime: &crate::Runtime) -> io::Result<()> {
+    let local = json!({ "node": "local", "workers": runtime.workers(), "pool": runtime.stats() });
+    write_nodes(path, vec![local])
+}
+
+/// Writes `nodes` as `{"nodes": [..]}` to `path`, through a file beside
+/// it, so that a reader never sees half of it.
+pub(crate) fn write_nodes(path: &Path, nodes: Vec<Value>) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&json!({ "nodes": nodes }))?)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Merges the nodes' files into `into` (a node that never wrote one, or
+/// was killed first, is left out) and removes them; returns how many
+/// nodes it holds.
+pub(crate) fn merge(parts: &[PathBuf], into: &Path) -> io::Result<usize> {
+    let mut nodes = Vec::new();
+    for p in parts {
+        let Ok(text) = std::fs::read_to_string(p) else { continue };
+        if let Ok(mut part) = serde_json::from_str::<Value>(&text) {
+            if let Some(Value::Array(ns)) = part.get_mut("nodes").map(Value::take) {
+                nodes.extend(ns);
+            }
+        }
+        let _ = std::fs::remove_file(p);
+    }
+    let n = nodes.len();
+    write_nodes(into, nodes)?;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_merge_into_one_file_of_nodes() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = Report {
+            id: u64::MAX - 1,
+            stats: NodeStats { jobs_stolen: 7, ..NodeStats::default() },
+            table_hits: 3,
+            table_lookups: 4,
+            table_len: 5,
+            table_replicas: 0,
+            bytes_sent: 6,
+            frames_sent: 1,
+            packets_dropped: 0,
+            records_written: 0,
+            checkpoint_bytes: 0,
+        };
+        let (a, b, torn) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        write_nodes(&a, vec![report.to_json("0", 1)]).unwrap();
+        write_nodes(&b, vec![report.to_json("1", 2)]).unwrap();
+        std::fs::write(&torn, "{\"nodes\": [").unwrap();
+        let into = dir.path().join("all.json");
+        assert_eq!(merge(&[a.clone(), b, torn, dir.path().join("never")], &into).unwrap(), 2);
+        let all: Value = serde_json::from_str(&std::fs::read_to_string(&into).unwrap()).unwrap();
+        assert_eq!(all["nodes"][1]["node"], "1");
+        assert_eq!(all["nodes"][1]["runs"], 2);
+        assert_eq!(all["nodes"][0]["id"], (u64::MAX - 1).to_string());
+        assert_eq!(all["nodes"][0]["stats"]["jobs_stolen"], 7);
+        assert!(!a.exists(), "the parts are removed");
     }
 }

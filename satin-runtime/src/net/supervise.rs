@@ -136,6 +136,8 @@ struct Cluster {
     net: NetChaos,
     events: Sender<Event>,
     trace: Option<std::path::PathBuf>,
+    /// `--stats-json`: each node writes its part beside it.
+    stats_json: Option<std::path::PathBuf>,
     /// How many nodes the cluster starts with.
     size: u32,
 }
@@ -158,6 +160,9 @@ impl Cluster {
             .env(super::netfault::FAULTS_ENV, self.net.at_start(node as u32, &self.addrs));
         if let Some(trace) = &self.trace {
             cmd.arg("--trace").arg(part_path(trace, node));
+        }
+        if let Some(stats) = &self.stats_json {
+            cmd.arg("--stats-json").arg(part_path(stats, node));
         }
         match join {
             None => cmd.args(["--listen", "127.0.0.1:0"]),
@@ -266,7 +271,7 @@ impl Cluster {
 /// supervisor's own flags — and, for a calibration run, the checkpoint (it
 /// must neither read nor fill the run's file).
 fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
-    let mut own = vec!["--local-nodes", "--chaos", "--trace"];
+    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json"];
     if calibration {
         own.extend(["--checkpoint", "--checkpoint-interval"]);
     }
@@ -326,6 +331,7 @@ fn run_cluster(
         net: NetChaos::default(),
         events: tx,
         trace: args.trace.clone(),
+        stats_json: args.stats_json.clone(),
         size: n,
     };
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
@@ -417,6 +423,14 @@ fn run_cluster(
         match super::trace::merge(&parts, trace) {
             Ok(n) => eprintln!("{app}: wrote {n} trace events to {}", trace.display()),
             Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
+        }
+    }
+    if let Some(stats) = &args.stats_json {
+        let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(stats, n)).collect();
+        if calibration {
+            parts.iter().for_each(|p| drop(std::fs::remove_file(p)));
+        } else if let Err(e) = super::report::merge(&parts, stats) {
+            eprintln!("{app}: cannot write the statistics to {}: {e}", stats.display());
         }
     }
     if !calibration {

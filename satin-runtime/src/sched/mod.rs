@@ -167,7 +167,7 @@ pub struct Runtime {
 }
 
 /// Counters of a runtime, summed over its workers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
     /// Calls made available to other workers.
     pub spawns: u64,

@@ -112,6 +112,9 @@ pub fn try_run_workflow(
         eprintln!("{app}: wrote a new pool credential to {}", file.display());
         return Ok(Ended::PoolWritten(file));
     }
+    if args.stats_json.is_some() {
+        return Err(RunError::Usage("task-graph runs do not write --stats-json yet".into()));
+    }
     if let Some(n) = args.local_nodes {
         if n < 2 {
             return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node");

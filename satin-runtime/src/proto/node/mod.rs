@@ -286,7 +286,7 @@ pub enum Lookup {
 }
 
 /// Counters of one node.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeStats {
     pub steal_requests: u64,
     pub jobs_stolen: u64,

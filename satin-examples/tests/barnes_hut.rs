@@ -4,6 +4,8 @@
 //! passed as a tree or kept in a shared object — give the sequential run's
 //! numbers to the last bit.
 
+mod common;
+
 use satin_examples::barnes_hut::{self, plummer, Body};
 
 fn runtime() -> satin::Runtime {
@@ -84,17 +86,12 @@ fn the_binary_prints_the_same_energy_on_one_or_several_nodes_and_refuses_bad_inp
     // lands on the other node finds its step's bodies there (or waits for
     // them in its guard).
     let shared = ["--bodies", "20000", "--steps", "2", "--shared-bodies", "--local-nodes", "3", "--no-progress"];
-    let out = run(&shared);
+    let (out, stats) = common::run_with_stats(env!("CARGO_BIN_EXE_barnes_hut"), &shared, &[]);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     let want = first(&["--bodies", "20000", "--steps", "2", "--sequential"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().next(), Some(want.as_str()));
-    let stolen: u64 = log
-        .lines()
-        .filter(|l| !l.starts_with("[node 0]"))
-        .filter_map(|l| l.split("jobs stolen ").nth(1)?.split(',').next()?.parse::<u64>().ok())
-        .sum();
-    assert!(stolen > 0, "no job ran on another node:\n{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no job ran on another node:\n{log}");
     let out = run(&["--bodies", "2000", "--steps", "0", "--check", "--sequential"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("relative error"));
     for bad in [&["--bodies", "1"][..], &["--theta", "-1"], &["--steps", "x"]] {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{one_at_a_time, run, stderr, stdout, total, NQUEENS, RUN_LIMIT};
+use common::{one_at_a_time, run, run_with_stats, stderr, stdout, Stats, NQUEENS, RUN_LIMIT};
 
 const SUSPENDED: i32 = 75;
 const ALL_KILLED: i32 = 3;
@@ -46,14 +46,16 @@ fn interrupted(file: &Path, chaos: &str, status: i32) -> Output {
     out
 }
 
-/// The same command again, without chaos: the right answer, from the file.
-fn resumed(file: &Path) -> Output {
+/// The same command again, without chaos: the right answer, from the file;
+/// the nodes' figures.
+fn resumed(file: &Path) -> (Output, Stats) {
     let f = file.to_str().expect("utf-8");
-    let out = run(&["15", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "500", "--checkpoint", f]);
+    let args = ["15", "--local-nodes", "3", "--workers", "1", "--idle-timeout-ms", "500", "--checkpoint", f];
+    let (out, stats) = run_with_stats(NQUEENS, &args, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "2279184");
     assert!(stderr(&out).contains("resuming from"), "{}", stderr(&out));
-    out
+    (out, stats)
 }
 
 #[test]
@@ -61,10 +63,10 @@ fn every_node_killed_then_the_same_command_finishes_from_the_checkpoint() {
     let file = dir("total-loss").join("run.ckpt");
     let lost = interrupted(&file, "kill:node=all,at=60%", ALL_KILLED);
     assert!(stderr(&lost).contains("every node was killed"), "{}", stderr(&lost));
-    let out = resumed(&file);
+    let (out, stats) = resumed(&file);
     let log = stderr(&out);
-    assert!(total(&log, "records loaded") > 0, "{log}");
-    assert!(total(&log, "table hits") > 0, "the resumed run reused nothing:\n{log}");
+    assert!(stats.total("records_loaded") > 0, "{log}");
+    assert!(stats.total("table_hits") > 0, "the resumed run reused nothing:\n{log}");
 }
 
 #[test]
@@ -72,8 +74,8 @@ fn a_suspended_run_resumes_with_the_same_command() {
     let file = dir("suspend").join("run.ckpt");
     let out = interrupted(&file, "suspend:at=50%", SUSPENDED);
     assert!(stderr(&out).contains("the run is suspended"), "{}", stderr(&out));
-    let log = stderr(&resumed(&file));
-    assert!(total(&log, "records loaded") > 0, "{log}");
+    let (out, stats) = resumed(&file);
+    assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
 }
 
 #[test]
@@ -88,10 +90,10 @@ fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
     bytes[len / 2] ^= 0x5a;
     bytes.truncate(len - 7);
     std::fs::write(&file, &bytes).expect("damaged");
-    let log = stderr(&resumed(&file));
+    let log = stderr(&resumed(&file).0);
     assert!(log.contains("was damaged") && log.contains("valid record(s) found"), "{log}");
     // The file was rewritten from its valid records: clean now.
-    let again = stderr(&resumed(&file));
+    let again = stderr(&resumed(&file).0);
     assert!(!again.contains("was damaged"), "{again}");
 }
 

@@ -11,58 +11,11 @@ use std::process::{Child, Command, Stdio};
 
 use rand::{Rng, SeedableRng};
 
-use common::{finish, one_at_a_time, run, stderr, stdout, NQUEENS};
+use common::{finish, one_at_a_time, run, stderr, stdout, Stats, NQUEENS};
 
-/// The statistics line a node prints at the end (the first line of `log`
-/// starting with `prefix`), as `(field, value)` pairs.
-fn stats_of(log: &str, prefix: &str) -> Option<Vec<(String, u64)>> {
-    stats_in(log.lines().find(|l| l.starts_with(prefix) && l.contains("jobs stolen"))?)
-}
-
-fn stats_in(line: &str) -> Option<Vec<(String, u64)>> {
-    let fields = line.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")).map(|(_, f)| f)?;
-    Some(
-        fields
-            .split(", ")
-            .filter_map(|kv| {
-                let (k, v) = kv.rsplit_once(' ')?;
-                Some((k.to_string(), v.parse().ok()?))
-            })
-            .collect(),
-    )
-}
-
-/// A supervised run of nqueens with `args` that writes the nodes' figures
-/// (`--stats-json`); returns its output and the figures.
+/// A supervised run of nqueens with `args` that writes the nodes' figures.
 fn run_with_stats(args: &[&str]) -> (std::process::Output, Stats) {
-    let dir = tempfile::tempdir().expect("a scratch directory");
-    let file = dir.path().join("stats.json");
-    let mut all = args.to_vec();
-    all.extend(["--stats-json", file.to_str().expect("utf-8")]);
-    let out = run(&all);
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("no statistics file ({e}):\n{}", stderr(&out)));
-    (out, Stats(serde_json::from_str(&text).expect("the statistics are JSON")))
-}
-
-/// What `--stats-json` wrote: `{"nodes": [{"node": "0", "stats": {..}, ..}, ..]}`.
-struct Stats(serde_json::Value);
-
-impl Stats {
-    /// Figure `field` of supervised node `node` (a protocol counter under
-    /// `stats`, or one of the node's own).
-    fn of(&self, node: usize, field: &str) -> u64 {
-        let nodes = self.0["nodes"].as_array().expect("a list of nodes");
-        let one = nodes
-            .iter()
-            .find(|n| n["node"].as_str() == Some(node.to_string().as_str()))
-            .unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
-        one["stats"][field].as_u64().or_else(|| one[field].as_u64()).unwrap_or_else(|| panic!("no {field} in {one:#}"))
-    }
-}
-
-fn stat_after(log: &str, prefix: &str, field: &str) -> u64 {
-    let stats = stats_of(log, prefix).unwrap_or_else(|| panic!("no statistics after {prefix:?}:\n{log}"));
-    stats.iter().find(|(k, _)| k == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("no {field} in {stats:?}"))
+    common::run_with_stats(NQUEENS, args, &[])
 }
 
 #[test]
@@ -294,9 +247,13 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
     let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
     let port = port.to_string();
     let _turn = one_at_a_time();
+    let figures = tempfile::tempdir().expect("a scratch directory");
+    let figures_of = |rank: u32| figures.path().join(format!("task{rank}.json"));
     let task = |rank: u32| {
         Command::new(NQUEENS)
             .args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
+            .arg("--stats-json")
+            .arg(figures_of(rank))
             .env("SLURM_PROCID", rank.to_string())
             .env("SLURM_STEP_NODELIST", "localhost")
             .env("SLURM_CPUS_PER_TASK", "1")
@@ -328,7 +285,8 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
         let log = log.join().expect("log reader");
         assert!(out.status.success(), "task {rank}:\n{log}");
         assert_eq!(stdout(&out), "", "only the master prints the answer");
-        assert!(stat_after(&log, "nqueens: node ", "jobs stolen") > 0, "task {rank} stole nothing:\n{log}");
+        let stolen = Stats::read(&figures_of(rank)).total("jobs_stolen");
+        assert!(stolen > 0, "task {rank} stole nothing:\n{log}");
     }
 }
 
@@ -466,26 +424,30 @@ fn two_clusters_behind_a_slow_link_steal_inside_first_and_across_when_idle() {
     let listen_a = format!("{}:0", sites.ip_a);
     let listen_b = format!("{}:0", sites.ip_b);
     let common = ["--workers", "1", "--pool", pool.as_str(), "--idle-timeout-ms", "3000"];
+    let figures = tempfile::tempdir().expect("a scratch directory");
+    let figures_of = |i: usize| figures.path().join(format!("joiner{i}.json")).to_str().expect("utf-8").to_string();
     let mut master =
         sites.spawn(&sites.a, &[&["16", "--listen", &listen_a, "--cluster", "a"][..], &common[..]].concat());
     let mut master_log = BufReader::new(master.stderr.take().expect("piped")).lines();
     let addr = listening_addr(&mut master_log);
     let master_log = std::thread::spawn(move || master_log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-    let join = |ns: &str, listen: &str, cluster: &str| {
-        sites.spawn(ns, &[&["16", "--join", &addr, "--listen", listen, "--cluster", cluster][..], &common[..]].concat())
+    let join = |ns: &str, listen: &str, cluster: &str, i: usize| {
+        let own = ["16", "--join", &addr, "--listen", listen, "--cluster", cluster, "--stats-json", &figures_of(i)];
+        sites.spawn(ns, &[&own[..], &common[..]].concat())
     };
-    let others = [join(&sites.a, &listen_a, "a"), join(&sites.b, &listen_b, "b"), join(&sites.b, &listen_b, "b")];
+    let others =
+        [join(&sites.a, &listen_a, "a", 0), join(&sites.b, &listen_b, "b", 1), join(&sites.b, &listen_b, "b", 2)];
     let answer = finish(master);
     let log = master_log.join().expect("log reader");
     assert!(answer.status.success(), "{log}");
     assert_eq!(stdout(&answer), "14772512", "{log}");
-    let stolen: Vec<u64> = others
-        .into_iter()
-        .map(|c| {
+    let stolen: Vec<u64> = (0..)
+        .zip(others)
+        .map(|(i, c)| {
             let out = finish(c);
             let log = stderr(&out);
             assert!(out.status.success(), "{log}");
-            stat_after(&log, "nqueens: node ", "jobs stolen")
+            Stats::read(std::path::Path::new(&figures_of(i))).total("jobs_stolen")
         })
         .collect();
     // Site b has no work of its own: whatever it did, it stole across the link.
@@ -509,14 +471,14 @@ fn every_load_balancing_algorithm_gives_the_answer_and_master_worker_keeps_worke
     for alg in ["rs", "crs", "mw"] {
         for shape in [&["--flat"][..], &[]] {
             let args = [&["40000", "--local-nodes", "3", "--no-progress", "--alg", alg][..], shape].concat();
-            let (got, log) = first_line(&args);
-            assert_eq!(got, want, "{args:?}");
+            let (out, stats) = common::run_with_stats(bin, &args, &[]);
+            let log = stderr(&out);
+            assert!(out.status.success(), "{args:?}: {log}");
+            assert_eq!(stdout(&out).lines().next(), Some(want.as_str()), "{args:?}");
             if alg == "mw" {
-                let given: Vec<u64> =
-                    (1..3).map(|n| stat_after(&log, &format!("[node {n}] montecarlo: node "), "given")).collect();
+                let given: Vec<u64> = (1..3).map(|n| stats.of(n, "jobs_given")).collect();
                 assert_eq!(given, vec![0, 0], "workers gave jobs away under master–worker:\n{log}");
-                let stolen: u64 =
-                    (1..3).map(|n| stat_after(&log, &format!("[node {n}] montecarlo: node "), "jobs stolen")).sum();
+                let stolen: u64 = (1..3).map(|n| stats.of(n, "jobs_stolen")).sum();
                 assert!(stolen > 0, "the workers got nothing from the master:\n{log}");
             }
         }

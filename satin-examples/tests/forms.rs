@@ -6,33 +6,28 @@
 
 mod common;
 
-use common::{run_bin, stderr, stdout};
+use common::{run_bin, run_with_stats, stderr, stdout, Stats};
 use satin_examples::forms;
 
 const FORMS: &str = env!("CARGO_BIN_EXE_forms");
 
-/// Runs `forms` on three local nodes; returns its answer and its log.
-fn on_three_nodes(args: &[&str]) -> (String, String) {
+/// Runs `forms` on three local nodes; returns its answer, its log and the
+/// nodes' figures.
+fn on_three_nodes(args: &[&str]) -> (String, String, Stats) {
     let args = [args, &["--local-nodes", "3", "--workers", "1"]].concat();
-    let out = run_bin(FORMS, &args, &[]);
+    let (out, stats) = run_with_stats(FORMS, &args, &[]);
     let log = stderr(&out);
     assert!(out.status.success(), "forms {args:?} failed:\n{log}");
-    (stdout(&out), log)
-}
-
-/// Calls stolen by the nodes that did not start the run.
-fn stolen_by_others(log: &str) -> u64 {
-    let others: String = log.lines().filter(|l| !l.starts_with("[node 0]")).collect::<Vec<_>>().join("\n");
-    common::total(&others, "jobs stolen")
+    (stdout(&out), log, stats)
 }
 
 #[test]
 fn a_function_that_question_marks_its_calls_runs_across_nodes() {
-    let (answer, log) = on_three_nodes(&["orbits", "6000000"]);
+    let (answer, log, stats) = on_three_nodes(&["orbits", "6000000"]);
     assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, u32::MAX)), "{log}");
-    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
     // An error: the same one as the plain function's, the first in order.
-    let (answer, log) = on_three_nodes(&["orbits", "6000000", "--limit", "400"]);
+    let (answer, log, _) = on_three_nodes(&["orbits", "6000000", "--limit", "400"]);
     assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, 400)), "{log}");
     assert!(answer.starts_with("Err(TooLong"), "{answer}");
 }
@@ -40,27 +35,27 @@ fn a_function_that_question_marks_its_calls_runs_across_nodes() {
 #[test]
 fn a_method_runs_across_nodes_and_survives_a_killed_node() {
     let expected = forms::Board::empty(15).solutions_plain().to_string();
-    let (answer, log) = on_three_nodes(&["queens", "15"]);
+    let (answer, log, stats) = on_three_nodes(&["queens", "15"]);
     assert_eq!(answer, expected, "{log}");
-    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
-    let (answer, log) = on_three_nodes(&["queens", "15", "--chaos", "kill:node=2,at=40%"]);
+    assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
+    let (answer, log, _) = on_three_nodes(&["queens", "15", "--chaos", "kill:node=2,at=40%"]);
     assert_eq!(answer, expected, "{log}");
 }
 
 #[test]
 fn functions_that_call_each_other_run_across_nodes() {
-    let (answer, log) = on_three_nodes(&["minimax", "13"]);
+    let (answer, log, stats) = on_three_nodes(&["minimax", "13"]);
     assert_eq!(answer, forms::max_value_plain(0, 13, 4).to_string(), "{log}");
-    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
 }
 
 #[test]
 fn mut_halves_merged_after_the_calls_run_across_nodes() {
     let mut numbers = forms::numbers(4_000_000, 3);
     let expected = forms::count_inversions_plain(&mut numbers).to_string();
-    let (answer, log) = on_three_nodes(&["inversions", "4000000"]);
+    let (answer, log, stats) = on_three_nodes(&["inversions", "4000000"]);
     assert_eq!(answer, expected, "{log}");
-    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
 }
 
 #[test]
@@ -69,12 +64,12 @@ fn a_generic_function_runs_across_nodes() {
     let mut sorted = numbers.clone();
     sorted.sort();
     let expected = format!("{} {}", sorted.len(), forms::digest(&sorted));
-    let (answer, log) = on_three_nodes(&["sort", "2000000"]);
+    let (answer, log, stats) = on_three_nodes(&["sort", "2000000"]);
     assert_eq!(answer, expected, "{log}");
     // Every node runs the program to its call of `merge_sort::<i64>`, so
     // every node knows that instantiation: others steal its calls.
-    assert!(stolen_by_others(&log) > 0, "no other node stole a call:\n{log}");
-    assert_eq!(common::total(&log, "refused"), 0, "{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
+    assert_eq!(stats.total("refused"), 0, "{log}");
 }
 
 #[test]
@@ -87,33 +82,31 @@ fn an_instantiation_only_the_master_has_used_is_refused_and_runs_there() {
         ranks[*at as usize] = r as u32;
     }
     let expected = format!("{} {}", ranks.len(), forms::digest(&ranks));
-    let (answer, log) = on_three_nodes(&["ranks", "1000000"]);
+    let (answer, log, stats) = on_three_nodes(&["ranks", "1000000"]);
     assert_eq!(answer, expected, "{log}");
     // `merge_sort::<(i64, u32)>` is called only by `ranks`, which only the
     // master runs: the other nodes have never used it, refuse its calls,
     // and the master runs them itself.
-    assert!(common::total(&log, "refused") > 0, "no node refused a call:\n{log}");
-    assert_eq!(stolen_by_others(&log), 0, "{log}");
+    assert!(stats.total("refused") > 0, "no node refused a call:\n{log}");
+    assert_eq!(stats.others(0, "jobs_stolen"), 0, "{log}");
 }
 
 #[test]
 fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_in_the_second() {
     let first = forms::max_value_plain(0, 14, 4);
     let expected = format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4));
-    let (answer, log) = on_three_nodes(&["steps", "14"]);
+    let (answer, log, stats) = on_three_nodes(&["steps", "14"]);
     assert_eq!(answer, expected, "{log}");
-    // One statistics line per node and run: both runs were shared.
-    let runs_with_steals = log
-        .lines()
-        .filter(|l| !l.starts_with("[node 0]") && l.contains("jobs stolen"))
-        .filter(|l| common::total(l, "jobs stolen") > 0)
-        .count();
-    assert!(runs_with_steals >= 2, "the other nodes did not steal in both runs:\n{log}");
+    // The nodes' figures at the end of each run: both runs were shared.
+    let in_first: u64 = (1..3).map(|n| stats.in_run(n, 0, "jobs_stolen")).sum();
+    let in_both: u64 = (1..3).map(|n| stats.in_run(n, 1, "jobs_stolen")).sum();
+    assert!(in_first > 0, "the other nodes did not steal in the first run:\n{log}");
+    assert!(in_both > in_first, "the other nodes did not steal in the second run:\n{log}");
     // A node killed during the second call (three quarters of the way),
     // then the master: the answer is the same.
     for victim in ["2", "0"] {
         let chaos = format!("kill:node={victim},at=75%");
-        let (answer, log) = on_three_nodes(&["steps", "14", "--chaos", &chaos]);
+        let (answer, log, _) = on_three_nodes(&["steps", "14", "--chaos", &chaos]);
         assert_eq!(answer, expected, "{chaos}:\n{log}");
         // (After the calibration run without faults that places the 75 %.)
         let faulty = log.split("chaos: the run takes").nth(1).expect("a calibration run first");
@@ -122,7 +115,7 @@ fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_i
     }
     // A node that joins during the second call starts its program from the
     // beginning: it catches up with the first answer and ends with the rest.
-    let (answer, log) = on_three_nodes(&["steps", "14", "--chaos", "join:at=60%"]);
+    let (answer, log, _) = on_three_nodes(&["steps", "14", "--chaos", "join:at=60%"]);
     assert_eq!(answer, expected, "{log}");
     assert!(log.contains("node 3 joins") && log.contains("node 3 0"), "the joiner did not end well:\n{log}");
 }
@@ -144,11 +137,11 @@ fn a_program_of_several_calls_resumes_from_its_checkpoint_after_losing_every_nod
     assert!(log.contains("can be resumed from its checkpoint"), "{log}");
     // The same command: the first call's answer comes from the file, the
     // second call runs again, and the program prints both.
-    let out = run_bin(FORMS, &args, &[]);
+    let (out, stats) = run_with_stats(FORMS, &args, &[]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), expected, "{log}");
     assert!(log.contains("resuming from"), "{log}");
-    assert!(common::total(&log, "table hits") > 0, "the first call's answer was not reused:\n{log}");
+    assert!(stats.total("table_hits") > 0, "the first call's answer was not reused:\n{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }

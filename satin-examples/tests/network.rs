@@ -12,18 +12,19 @@
 
 mod common;
 
-use common::{run_with, stderr, stdout, total};
+use common::{run_with_stats, stderr, stdout, Stats, NQUEENS};
 
 /// The answer of `nqueens 16`.
 const Q16: &str = "14772512";
 
 /// A supervised run of `nqueens 16` on `nodes` nodes of one worker each,
 /// with these network faults, logging leadership changes.
-fn faulty(nodes: &str, chaos: &str, extra: &[&str]) -> (std::process::Output, String) {
+/// Returns its output, its log and the nodes' figures.
+fn faulty(nodes: &str, chaos: &str, extra: &[&str]) -> (std::process::Output, String, Stats) {
     let args = [&["16", "--local-nodes", nodes, "--workers", "1", "--chaos", chaos][..], extra].concat();
-    let out = run_with(&args, &[("RUST_LOG", "satin::net=info")]);
+    let (out, stats) = run_with_stats(NQUEENS, &args, &[("RUST_LOG", "satin::net=info")]);
     let log = stderr(&out);
-    (out, log)
+    (out, log, stats)
 }
 
 /// Lines of node `node`'s log.
@@ -40,7 +41,7 @@ fn masters(log: &str) -> usize {
 
 #[test]
 fn the_master_cut_off_for_good_gives_no_answer_and_the_majority_gives_one() {
-    let (out, log) = faulty("3", "partition:node=0,at=1s", &["--heal-wait-ms", "2000"]);
+    let (out, log, stats) = faulty("3", "partition:node=0,at=1s", &["--heal-wait-ms", "2000"]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert_eq!(masters(&log), 1, "one master decided the answer:\n{log}");
@@ -50,12 +51,12 @@ fn the_master_cut_off_for_good_gives_no_answer_and_the_majority_gives_one() {
         "the cut-off master did not give up saying why:\n{log}"
     );
     assert!(log.contains("leader is now"), "{log}");
-    assert!(total(&log, "packets dropped") > 0, "no packet was dropped: the fault did not run\n{log}");
+    assert!(stats.total("packets_dropped") > 0, "no packet was dropped: the fault did not run\n{log}");
 }
 
 #[test]
 fn a_node_cut_off_for_a_while_is_removed_and_joins_again_as_a_new_node() {
-    let (out, log) = faulty("3", "partition:node=2,at=1s,for=3s", &[]);
+    let (out, log, stats) = faulty("3", "partition:node=2,at=1s,for=3s", &[]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert_eq!(masters(&log), 1, "{log}");
@@ -63,55 +64,55 @@ fn a_node_cut_off_for_a_while_is_removed_and_joins_again_as_a_new_node() {
         lines_of(&log, 2).any(|l| l.contains("joining again through")),
         "the node the majority removed did not join again:\n{log}"
     );
-    assert!(total(&log, "removals") >= 1, "{log}");
-    assert!(total(&log, "packets dropped") > 0, "{log}");
+    assert!(stats.total("removals") >= 1, "{log}");
+    assert!(stats.total("packets_dropped") > 0, "{log}");
 }
 
 #[test]
 fn a_cut_between_the_master_and_one_node_deposes_no_master() {
-    let (out, log) = faulty("3", "cut:0-2,at=1s", &[]);
+    let (out, log, stats) = faulty("3", "cut:0-2,at=1s", &[]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert_eq!(masters(&log), 1, "{log}");
     assert!(lines_of(&log, 0).any(|l| l.ends_with("this node is its master")), "the master was deposed:\n{log}");
-    assert_eq!(total(&log, "elections"), 0, "a node alone started an election:\n{log}");
-    assert!(total(&log, "packets dropped") > 0, "{log}");
+    assert_eq!(stats.total("elections"), 0, "a node alone started an election:\n{log}");
+    assert!(stats.total("packets_dropped") > 0, "{log}");
 }
 
 #[test]
 fn thirty_percent_loss_declares_no_live_node_dead() {
-    let (out, log) = faulty("3", "loss:0.3", &[]);
+    let (out, log, stats) = faulty("3", "loss:0.3", &[]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert_eq!(masters(&log), 1, "{log}");
-    assert_eq!(total(&log, "removals"), 0, "a live node was declared dead:\n{log}");
-    assert_eq!(total(&log, "elections"), 0, "{log}");
+    assert_eq!(stats.total("removals"), 0, "a live node was declared dead:\n{log}");
+    assert_eq!(stats.total("elections"), 0, "{log}");
     assert!(!log.contains("is out of the run"), "{log}");
-    assert!(total(&log, "packets dropped") > 100, "{log}");
+    assert!(stats.total("packets_dropped") > 100, "{log}");
 }
 
 #[test]
 fn a_machine_that_dies_silently_is_found_by_the_failure_detector() {
-    let (out, log) = faulty("3", "vanish:node=1,at=1s", &[]);
+    let (out, log, stats) = faulty("3", "vanish:node=1,at=1s", &[]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert!(!log.contains("seen by the supervisor"), "the supervisor told (it must not, for a silent death):\n{log}");
     assert!(log.contains("is out of the run"), "the dead node was never removed:\n{log}");
-    assert_eq!(total(&log, "removals"), 1, "{log}");
+    assert_eq!(stats.total("removals"), 1, "{log}");
 }
 
 #[test]
 fn delays_with_jitter_reorder_packets_and_the_run_goes_on() {
-    let (out, log) = faulty("3", "delay:20,jitter=20", &[]);
+    let (out, log, stats) = faulty("3", "delay:20,jitter=20", &[]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
-    assert_eq!(total(&log, "removals"), 0, "{log}");
-    assert_eq!(total(&log, "elections"), 0, "{log}");
+    assert_eq!(stats.total("removals"), 0, "{log}");
+    assert_eq!(stats.total("elections"), 0, "{log}");
 }
 
 #[test]
 fn an_even_split_goes_on_in_the_half_with_the_master() {
-    let (out, log) = faulty("4", "split:nodes=2+3,at=1s", &["--heal-wait-ms", "2000"]);
+    let (out, log, _) = faulty("4", "split:nodes=2+3,at=1s", &["--heal-wait-ms", "2000"]);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), Q16, "{log}");
     assert!(

@@ -3,19 +3,20 @@
 
 mod common;
 
-use common::{run, stderr, stdout, total};
+use common::{run, run_with_stats, stderr, stdout, NQUEENS};
 
 /// Node 1 hangs while it runs a job it stole from the master (one worker
 /// each: it always holds one): the master, idle, finds it hung from its
 /// status answers and runs a copy, which wins.
 #[test]
 fn a_hung_node_is_copied_around_and_the_answer_comes() {
-    let out = run(&["15", "--local-nodes", "2", "--workers", "1", "--chaos", "hang:node=1,at=30%"]);
+    let (out, stats) =
+        run_with_stats(NQUEENS, &["15", "--local-nodes", "2", "--workers", "1", "--chaos", "hang:node=1,at=30%"], &[]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "2279184");
     assert!(log.contains("chaos: node 1 hangs"), "{log}");
-    assert!(total(&log, "duplicates won") >= 1, "a copy must have replaced the hung job:\n{log}");
+    assert!(stats.total("duplicates_won") >= 1, "a copy must have replaced the hung job:\n{log}");
 }
 
 #[test]
@@ -33,13 +34,17 @@ fn failing_jobs_end_the_run_unless_retried() {
     let out = run(&["14", "--local-nodes", "2", "--workers", "1", "--chaos", spec]);
     assert!(!out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("injected failure"), "{}", stderr(&out));
-    let out = run(&["14", "--local-nodes", "2", "--workers", "1", "--retries", "50", "--chaos", spec]);
+    let (out, stats) = run_with_stats(
+        NQUEENS,
+        &["14", "--local-nodes", "2", "--workers", "1", "--retries", "50", "--chaos", spec],
+        &[],
+    );
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "365596");
-    assert!(total(&log, "retried") >= 1, "{log}");
+    assert!(stats.total("retried") >= 1, "{log}");
     // Every job it takes fails: it is dropped.
-    assert!(total(&log, "drops") >= 1, "{log}");
+    assert!(stats.total("drops") >= 1, "{log}");
 }
 
 #[test]
@@ -63,19 +68,11 @@ fn nonsensical_timeout_factors_are_refused() {
 /// slow node and runs again elsewhere; the answer is the same.
 #[test]
 fn past_the_hard_timeout_a_job_is_aborted_and_run_again() {
-    let out = run(&[
-        "15",
-        "--local-nodes",
-        "2",
-        "--workers",
-        "1",
-        "--expect",
-        "20ms",
-        "--chaos",
-        "slow:node=1,factor=20,at=10%",
-    ]);
+    let args =
+        ["15", "--local-nodes", "2", "--workers", "1", "--expect", "20ms", "--chaos", "slow:node=1,factor=20,at=10%"];
+    let (out, stats) = run_with_stats(NQUEENS, &args, &[]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "2279184");
-    assert!(total(&log, "hard timeouts") >= 1, "{log}");
+    assert!(stats.total("hard_timeouts") >= 1, "{log}");
 }

@@ -173,16 +173,19 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         let warning = stays_sequential(&format!("__satin_in_adapter_{name}_{k}"), &msg, span, args.strict);
         sequential_warning = Some(quote!(#sequential_warning #warning));
     }
-    // Every other level of the recursion runs a copy of the body that
-    // calls the polling version without polling itself.
+    // The lazy ring: `lazy` polls and runs `lazybody`, whose calls go to
+    // `lazyquiet`, whose calls go to `lazyquiet2`, whose calls go back to
+    // `lazy` — a poll every third level, which costs a fine-grained tree
+    // a third of a poll per call. Each block below is the body of the
+    // copy it is named after.
     let lazy_quiet = format_ident!("__satin_lazyquiet_{}", name);
     let lazy_quiet2 = format_ident!("__satin_lazyquiet2_{}", name);
-    let mut lazy_block = (*block).clone();
-    rewrite::rewrite_lazy(&names, &lazy_quiet, &mut lazy_block);
-    let mut quiet_block = (*block).clone();
-    rewrite::rewrite_lazy(&names, &lazy_quiet2, &mut quiet_block);
-    let mut quiet2_block = (*block).clone();
-    rewrite::rewrite_lazy(&names, &lazy, &mut quiet2_block);
+    let mut lazybody_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy_quiet, &mut lazybody_block);
+    let mut lazyquiet_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy_quiet2, &mut lazyquiet_block);
+    let mut lazyquiet2_block = (*block).clone();
+    rewrite::rewrite_lazy(&names, &lazy, &mut lazyquiet2_block);
 
     let (docs, others): (Vec<_>, Vec<_>) = attrs.iter().partition(|a| a.path().is_ident("doc"));
     let assertions = types.iter().zip(&kinds).map(|(ty, kind)| match kind {
@@ -307,17 +310,17 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_body #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #lazy_block
+        fn #lazy_body #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #lazybody_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_quiet #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #quiet_block
+        fn #lazy_quiet #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #lazyquiet_block
 
         #[doc(hidden)]
         #(#others)*
         #[allow(unused, clippy::all, clippy::pedantic, clippy::nursery)]
-        fn #lazy_quiet2 #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #quiet2_block
+        fn #lazy_quiet2 #fn_generics (#ctx: &#krate::__private::Ctx<'_>, #inputs) #ret #where_fn #lazyquiet2_block
 
     }
 }

@@ -1,6 +1,6 @@
 //! What the tests that start real node processes share: running a command
 //! with a bound on its time, one cluster at a time, and reading its output
-//! and the statistics lines of its nodes.
+//! and the figures its nodes write (`--stats-json`).
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::process::{Child, Command, Output, Stdio};
@@ -68,10 +68,74 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-/// The sum of one statistic over every node's line (`field N`).
-pub fn total(log: &str, field: &str) -> u64 {
-    log.lines()
-        .filter_map(|l| l.split(&format!("{field} ")).nth(1))
-        .filter_map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
-        .sum()
+/// A run of `bin` with `args` (and `envs` set) that writes its nodes'
+/// figures (`--stats-json`): its output and the figures.
+pub fn run_with_stats(bin: &str, args: &[&str], envs: &[(&str, &str)]) -> (Output, Stats) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = dir.path().join("stats.json");
+    let mut all = args.to_vec();
+    all.extend(["--stats-json", file.to_str().expect("utf-8")]);
+    let out = run_bin(bin, &all, envs);
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("no statistics file ({e}):\n{}", stderr(&out)));
+    (out, Stats(serde_json::from_str(&text).expect("the statistics are JSON")))
+}
+
+impl Stats {
+    /// The figures a process wrote to `file` with `--stats-json`.
+    pub fn read(file: &std::path::Path) -> Stats {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("no statistics in {}: {e}", file.display()));
+        Stats(serde_json::from_str(&text).expect("the statistics are JSON"))
+    }
+}
+
+/// What `--stats-json` wrote: `{"nodes": [{"node": "0", "stats": {..},
+/// "runs": [..], ..}, ..]}`.
+pub struct Stats(pub serde_json::Value);
+
+impl Stats {
+    /// The entry of supervised node `node`, if it wrote one.
+    fn node(&self, node: usize) -> Option<&serde_json::Value> {
+        let name = node.to_string();
+        self.0["nodes"].as_array()?.iter().find(|n| n["node"].as_str() == Some(name.as_str()))
+    }
+
+    /// Figure `field` of node `node` at its end: one of the node's own
+    /// (`table_hits`, `bytes_sent`, …) or else a protocol counter (under
+    /// `stats`: `jobs_stolen`, `redone`, …).
+    pub fn of(&self, node: usize, field: &str) -> u64 {
+        let one = self.node(node).unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        figure(one, field)
+    }
+
+    /// Figure `field` of node `node` at the end of the program's run
+    /// `run` (from 0; the counters add up from run to run).
+    pub fn in_run(&self, node: usize, run: usize, field: &str) -> u64 {
+        let one = self.node(node).unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        figure(&one["runs"][run], field)
+    }
+
+    /// Figure `field` summed over every node.
+    pub fn total(&self, field: &str) -> u64 {
+        let nodes = self.0["nodes"].as_array().expect("a list of nodes");
+        nodes.iter().map(|n| figure(n, field)).sum()
+    }
+
+    /// Figure `field` summed over every node but `but`.
+    pub fn others(&self, but: usize, field: &str) -> u64 {
+        let nodes = self.0["nodes"].as_array().expect("a list of nodes");
+        nodes.iter().filter(|n| n["node"].as_str() != Some(but.to_string().as_str())).map(|n| figure(n, field)).sum()
+    }
+
+    /// Node numbers that wrote their figures.
+    pub fn nodes(&self) -> Vec<usize> {
+        let nodes = self.0["nodes"].as_array().expect("a list of nodes");
+        nodes.iter().filter_map(|n| n["node"].as_str()?.parse().ok()).collect()
+    }
+}
+
+fn figure(entry: &serde_json::Value, field: &str) -> u64 {
+    entry[field]
+        .as_u64()
+        .or_else(|| entry["stats"][field].as_u64())
+        .unwrap_or_else(|| panic!("no {field} in {entry:#}"))
 }

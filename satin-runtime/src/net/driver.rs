@@ -98,7 +98,7 @@ pub(crate) enum RunEnd {
     },
 }
 
-pub(crate) use super::report::Report;
+pub(crate) use super::report::NodeReport;
 
 pub(super) enum Input {
     /// A peer opened a connection and passed the handshake.
@@ -196,7 +196,7 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
 }
 
 /// How one run of a node ended, and its figures.
-pub(crate) type Ended = (RunEnd, Option<Report>);
+pub(crate) type RunOver = (RunEnd, Option<NodeReport>);
 
 /// Everything one node's event loop owns.
 struct Driver {
@@ -225,7 +225,7 @@ struct Driver {
     /// The program is over (`Input::Close`).
     closing: bool,
     /// Where the end of each run goes (the program's thread waits).
-    ends: std::sync::mpsc::Sender<Ended>,
+    ends: std::sync::mpsc::Sender<RunOver>,
     /// The program's first call (function id, key): what its checkpoint
     /// file belongs to.
     first_root: (String, JobKey),
@@ -242,8 +242,8 @@ pub(super) async fn drive(
     runtime: Arc<Runtime>,
     root: (JobKey, Vec<u8>),
     (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
-    ends: std::sync::mpsc::Sender<Ended>,
-) -> Ended {
+    ends: std::sync::mpsc::Sender<RunOver>,
+) -> RunOver {
     let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, spec.faults.clone()) {
         Ok(e) => e,
         Err(e) => return (RunEnd::Failed(e), None),
@@ -411,8 +411,8 @@ impl Driver {
     }
 
     /// This node's figures so far.
-    fn report(&self) -> Report {
-        Report {
+    fn report(&self) -> NodeReport {
+        NodeReport {
             id: self.spec.id,
             stats: self.node.stats().clone(),
             table_hits: self.exec.table_hits(),
@@ -765,7 +765,7 @@ impl Driver {
     }
 
     /// Ends the node: trace, figures, and the last frames out.
-    async fn finish(mut self) -> (RunEnd, Option<Report>) {
+    async fn finish(mut self) -> (RunEnd, Option<NodeReport>) {
         if let Some(p) = self.progress.take() {
             p.finish();
         }

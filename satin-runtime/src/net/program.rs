@@ -105,7 +105,7 @@ pub fn try_run<R: Send>(
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
     let (label, stats_json) = (spec.label.clone(), args.stats_json.clone());
-    let mut runs = 0;
+    let mut runs = Vec::new();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
     let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
@@ -125,9 +125,9 @@ pub fn try_run<R: Send>(
                 session.as_ref().expect("started by the first call").next((key, payload))
             }
         };
-        runs += 1;
         if let (Some(r), Some(path)) = (&report, &stats_json) {
-            if let Err(e) = report::write_nodes(path, vec![r.to_json(&label, runs)]) {
+            runs.push(r.figures());
+            if let Err(e) = report::write_nodes(path, vec![report::node_json(&label, r.id, &runs)]) {
                 eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
             }
         }

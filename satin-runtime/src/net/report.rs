@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::proto::{NodeId, NodeStats};
 
 /// Per-node figures for the final statistics block.
-pub(crate) struct Report {
+pub(crate) struct NodeReport {
     pub(crate) id: NodeId,
     pub(crate) stats: NodeStats,
     pub(crate) table_hits: u64,
@@ -26,7 +26,7 @@ pub(crate) struct Report {
     pub(crate) checkpoint_bytes: u64,
 }
 
-impl Report {
+impl NodeReport {
     /// Every figure, as the one stderr line a node ends with (after
     /// `APP: node ID: `).
     pub(crate) fn stats_line(&self) -> String {
@@ -74,15 +74,11 @@ impl Report {
     }
 }
 
-impl Report {
-    /// The figures as one JSON object, for the node named `label` (its
-    /// number under a supervisor). The id is a string: it does not fit a
-    /// JSON reader's doubles.
-    pub(crate) fn to_json(&self, label: &str, runs: u64) -> Value {
+impl NodeReport {
+    /// The figures as one JSON object (the protocol's counters under
+    /// `stats`).
+    pub(crate) fn figures(&self) -> Value {
         json!({
-            "node": label,
-            "id": self.id.to_string(),
-            "runs": runs,
             "table_entries": self.table_len,
             "table_lookups": self.table_lookups,
             "table_hits": self.table_hits,
@@ -95,6 +91,18 @@ impl Report {
             "stats": self.stats,
         })
     }
+}
+
+/// One node's entry in the `--stats-json` file: its name (its number
+/// under a supervisor), its id (a string: it does not fit a JSON reader's
+/// doubles), its figures so far, and under `runs` its figures at the end
+/// of each of the program's runs (the counters add up from run to run).
+pub(crate) fn node_json(label: &str, id: NodeId, runs: &[Value]) -> Value {
+    let mut node = runs.last().cloned().unwrap_or_else(|| json!({}));
+    node["node"] = json!(label);
+    node["id"] = json!(id.to_string());
+    node["runs"] = Value::Array(runs.to_vec());
+    node
 }
 
 /// Writes the counters of a run on this machine's cores to `path`, as
@@ -141,7 +149,7 @@ mod tests {
     #[test]
     fn parts_merge_into_one_file_of_nodes() {
         let dir = tempfile::tempdir().unwrap();
-        let report = Report {
+        let report = NodeReport {
             id: u64::MAX - 1,
             stats: NodeStats { jobs_stolen: 7, ..NodeStats::default() },
             table_hits: 3,
@@ -155,14 +163,15 @@ mod tests {
             checkpoint_bytes: 0,
         };
         let (a, b, torn) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
-        write_nodes(&a, vec![report.to_json("0", 1)]).unwrap();
-        write_nodes(&b, vec![report.to_json("1", 2)]).unwrap();
+        write_nodes(&a, vec![node_json("0", report.id, &[report.figures()])]).unwrap();
+        write_nodes(&b, vec![node_json("1", report.id, &[report.figures(), report.figures()])]).unwrap();
         std::fs::write(&torn, "{\"nodes\": [").unwrap();
         let into = dir.path().join("all.json");
         assert_eq!(merge(&[a.clone(), b, torn, dir.path().join("never")], &into).unwrap(), 2);
         let all: Value = serde_json::from_str(&std::fs::read_to_string(&into).unwrap()).unwrap();
         assert_eq!(all["nodes"][1]["node"], "1");
-        assert_eq!(all["nodes"][1]["runs"], 2);
+        assert_eq!(all["nodes"][1]["runs"].as_array().map(Vec::len), Some(2));
+        assert_eq!(all["nodes"][1]["runs"][1]["stats"]["jobs_stolen"], 7);
         assert_eq!(all["nodes"][0]["id"], (u64::MAX - 1).to_string());
         assert_eq!(all["nodes"][0]["stats"]["jobs_stolen"], 7);
         assert!(!a.exists(), "the parts are removed");

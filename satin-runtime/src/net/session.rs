@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::driver::{drive, Ended, Input, NodeSpec, Report, RunEnd};
+use super::driver::{drive, Input, NodeReport, NodeSpec, RunEnd, RunOver};
 use super::tls::Pool;
 use crate::{JobKey, Runtime};
 
 /// See the module docs.
 pub(crate) struct Session {
     input: tokio::sync::mpsc::UnboundedSender<Input>,
-    ends: std::sync::mpsc::Receiver<Ended>,
+    ends: std::sync::mpsc::Receiver<RunOver>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -23,7 +23,7 @@ impl Session {
     /// comes with [`Session::wait`].
     pub(crate) fn start(spec: NodeSpec, pool: Pool, runtime: Arc<Runtime>, root: (JobKey, Vec<u8>)) -> Session {
         let (input_tx, input) = unbounded_channel::<Input>();
-        let (ends_tx, ends) = std::sync::mpsc::channel::<Ended>();
+        let (ends_tx, ends) = std::sync::mpsc::channel::<RunOver>();
         let to_driver = input_tx.clone();
         let thread = std::thread::Builder::new().name("satin-node".into()).spawn(move || {
             let last = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -43,19 +43,19 @@ impl Session {
     }
 
     /// Waits for the end of the current run.
-    pub(crate) fn wait(&self) -> Ended {
+    pub(crate) fn wait(&self) -> RunOver {
         self.ends.recv().unwrap_or((RunEnd::Left, None))
     }
 
     /// The program's next annotated call: the next run; waits for its end.
-    pub(crate) fn next(&self, root: (JobKey, Vec<u8>)) -> Ended {
+    pub(crate) fn next(&self, root: (JobKey, Vec<u8>)) -> RunOver {
         let _ = self.input.send(Input::NextRoot { key: root.0, payload: root.1 });
         self.wait()
     }
 
     /// The program is over: the node sends its last frames and stops;
     /// its figures in all (checkpoint writes included, all on disk now).
-    pub(crate) fn close(mut self) -> Option<Report> {
+    pub(crate) fn close(mut self) -> Option<NodeReport> {
         let _ = self.input.send(Input::Close);
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -23,7 +23,7 @@ use super::program::MASTER_LINE;
 use super::{init_pool, Launch};
 
 /// How a supervised run ended.
-enum Outcome {
+enum ClusterEnd {
     /// The master's standard output.
     Answer(String),
     /// Every node stopped for a suspend.
@@ -315,7 +315,7 @@ fn run_cluster(
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
     calibration: bool,
-) -> Result<(Outcome, Duration, Duration), RunError> {
+) -> Result<(ClusterEnd, Duration, Duration), RunError> {
     let (tx, rx) = channel();
     let mut cluster = Cluster {
         exe: std::env::current_exe().map_err(|e| RunError::Failed(format!("cannot find this program: {e}")))?,
@@ -437,9 +437,9 @@ fn run_cluster(
         eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
     }
     let outcome = match out.master_answer().or_else(|| out.any_answer()) {
-        Some(a) => Outcome::Answer(a),
-        None if out.all_suspended() => Outcome::Suspended,
-        None if all_killed => Outcome::AllKilled,
+        Some(a) => ClusterEnd::Answer(a),
+        None if out.all_suspended() => ClusterEnd::Suspended,
+        None if all_killed => ClusterEnd::AllKilled,
         None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
     };
     Ok((outcome, elapsed, out.cpu))
@@ -701,14 +701,14 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
         None => format!("{what}; without --checkpoint its work is lost"),
     };
     match outcome {
-        Outcome::Answer(answer) => {
+        ClusterEnd::Answer(answer) => {
             print!("{answer}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
             Ok(())
         }
-        Outcome::Suspended => Err(RunError::Suspended(resume("the run is suspended"))),
-        Outcome::AllKilled => Err(RunError::AllKilled(resume("every node was killed"))),
+        ClusterEnd::Suspended => Err(RunError::Suspended(resume("the run is suspended"))),
+        ClusterEnd::AllKilled => Err(RunError::AllKilled(resume("every node was killed"))),
     }
 }
 

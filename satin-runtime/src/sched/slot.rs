@@ -35,7 +35,7 @@ const NO_THIEF: usize = usize::MAX;
 /// `thief` of a job stolen by another machine.
 const REMOTE: usize = usize::MAX - 1;
 
-enum Outcome<T> {
+enum SlotResult<T> {
     Value(T),
     Panic(Box<dyn Any + Send>),
     Aborted,
@@ -55,7 +55,7 @@ pub struct Slot<J: Job> {
     /// tracks calls (see `sched::track`).
     place: Cell<Place>,
     job: UnsafeCell<Option<J>>,
-    outcome: UnsafeCell<Option<Outcome<J::Output>>>,
+    outcome: UnsafeCell<Option<SlotResult<J::Output>>>,
     _pinned: PhantomPinned,
 }
 
@@ -71,11 +71,11 @@ impl<J: Job> Slot<J> {
     /// Spawning it does nothing; joining it returns `value`.
     #[inline]
     pub fn ready(value: J::Output) -> Slot<J> {
-        Slot::with(READY, None, Some(Outcome::Value(value)))
+        Slot::with(READY, None, Some(SlotResult::Value(value)))
     }
 
     #[inline]
-    fn with(state: u8, job: Option<J>, outcome: Option<Outcome<J::Output>>) -> Slot<J> {
+    fn with(state: u8, job: Option<J>, outcome: Option<SlotResult<J::Output>>) -> Slot<J> {
         Slot {
             state: AtomicU8::new(state),
             abort: AtomicBool::new(false),
@@ -161,7 +161,7 @@ impl<J: Job> Slot<J> {
                 this.state.store(CONSUMED, Ordering::Relaxed);
                 // SAFETY: a ready slot was never pushed: only this thread sees it.
                 match unsafe { (*this.outcome.get()).take() } {
-                    Some(Outcome::Value(v)) => return v,
+                    Some(SlotResult::Value(v)) => return v,
                     _ => unreachable!("a ready slot holds its value"),
                 }
             }
@@ -170,9 +170,9 @@ impl<J: Job> Slot<J> {
         }
         ctx.worker.wait_until_in(ctx.epoch, || this.state.load(Ordering::Acquire) == DONE);
         match this.take_outcome() {
-            Outcome::Value(v) => v,
-            Outcome::Panic(p) => panic::resume_unwind(p),
-            Outcome::Aborted => panic::resume_unwind(Box::new(Aborted)),
+            SlotResult::Value(v) => v,
+            SlotResult::Panic(p) => panic::resume_unwind(p),
+            SlotResult::Aborted => panic::resume_unwind(Box::new(Aborted)),
         }
     }
 
@@ -194,7 +194,7 @@ impl<J: Job> Slot<J> {
     }
 
     /// Reads the outcome of a finished job (state `DONE`).
-    fn take_outcome(&self) -> Outcome<J::Output> {
+    fn take_outcome(&self) -> SlotResult<J::Output> {
         self.state.store(CONSUMED, Ordering::Relaxed);
         let thief = self.thief.load(Ordering::Relaxed);
         if thief != NO_THIEF && thief != REMOTE {
@@ -239,7 +239,7 @@ impl<J: Job> Drop for Slot<J> {
                 });
             }
         }
-        if let Outcome::Panic(p) = self.take_outcome() {
+        if let SlotResult::Panic(p) = self.take_outcome() {
             if !std::thread::panicking() {
                 panic::resume_unwind(p);
             }
@@ -299,15 +299,15 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
     let outcome = {
         let ctx = Ctx::child(worker, &slot.abort, spawner, redone, slot.place.get());
         if ctx.is_aborted() {
-            Outcome::Aborted
+            SlotResult::Aborted
         } else {
             // SAFETY: only the executor touches `job` once the slot left the deque.
             let job = unsafe { (*slot.job.get()).take() }.expect("a queued slot holds its job");
             let _current = CurrentGuard::set(&ctx);
             match panic::catch_unwind(AssertUnwindSafe(|| job.run(&ctx))) {
-                Ok(v) => Outcome::Value(v),
-                Err(p) if p.is::<Aborted>() => Outcome::Aborted,
-                Err(p) => Outcome::Panic(p),
+                Ok(v) => SlotResult::Value(v),
+                Err(p) if p.is::<Aborted>() => SlotResult::Aborted,
+                Err(p) => SlotResult::Panic(p),
             }
         }
     };
@@ -361,11 +361,11 @@ unsafe fn complete_remote<J: Job>(data: *const (), completion: Completion<'_>, r
     let outcome = match completion {
         // The job's `&mut` parameters get what the thief's copy ended with.
         Completion::Value(bytes) => match job.expect("a remotely taken slot keeps its job").accept(bytes) {
-            Ok(v) => Outcome::Value(v),
-            Err(e) => Outcome::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
+            Ok(v) => SlotResult::Value(v),
+            Err(e) => SlotResult::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
         },
-        Completion::Aborted => Outcome::Aborted,
-        Completion::Failed(reason) => Outcome::Panic(Box::new(RemotePanic(reason.to_string()))),
+        Completion::Aborted => SlotResult::Aborted,
+        Completion::Failed(reason) => SlotResult::Panic(Box::new(RemotePanic(reason.to_string()))),
     };
     // SAFETY: the owner reads `outcome` only after it acquires DONE below.
     unsafe { *slot.outcome.get() = Some(outcome) };

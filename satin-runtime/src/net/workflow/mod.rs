@@ -168,13 +168,13 @@ pub fn try_run_workflow(
         replan,
     };
     match node::run(spec, &pool, workflow) {
-        node::End::Done { run, master } => {
+        node::GraphEnd::Done { run, master } => {
             if master {
                 eprintln!("{app}: {MASTER_LINE}");
             }
             Ok(Ended::Returned { value: run, master })
         }
-        node::End::Failed(why) => Err(RunError::Failed(why)),
+        node::GraphEnd::Failed(why) => Err(RunError::Failed(why)),
     }
 }
 

@@ -14,7 +14,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tracing::warn;
 
 use super::msg::GraphMsg;
-use super::worker::{self, Abort, Ran, Work};
+use super::worker::{self, Abort, TaskRan, Work};
 use super::WorkflowRun;
 use crate::codec::{self, Hello};
 use crate::dag::processor::{Item, Processor};
@@ -59,21 +59,21 @@ pub(super) struct Spec {
 }
 
 /// How one node's run ended.
-pub(super) enum End {
+pub(super) enum GraphEnd {
     Done { run: WorkflowRun, master: bool },
     Failed(String),
 }
 
-pub(super) enum Input {
+pub(super) enum GraphInput {
     Link(Link<GraphMsg>),
     /// The supervisor saw the process of the node at this address end.
     Gone(SocketAddr),
-    Ran(Ran),
+    TaskRan(TaskRan),
 }
 
-impl From<Link<GraphMsg>> for Input {
-    fn from(l: Link<GraphMsg>) -> Input {
-        Input::Link(l)
+impl From<Link<GraphMsg>> for GraphInput {
+    fn from(l: Link<GraphMsg>) -> GraphInput {
+        GraphInput::Link(l)
     }
 }
 
@@ -104,10 +104,10 @@ pub(super) struct Plan {
     pub(super) made: Instant,
 }
 
-pub(super) struct Driver<'w> {
+pub(super) struct GraphDriver<'w> {
     pub(super) spec: Spec,
     pub(super) workflow: &'w Workflow,
-    pub(super) net: Net<GraphMsg, Input>,
+    pub(super) net: Net<GraphMsg, GraphInput>,
     /// The master's members before the start, itself first.
     pub(super) members: Vec<NodeId>,
     pub(super) plan: Option<Plan>,
@@ -116,25 +116,25 @@ pub(super) struct Driver<'w> {
     pub(super) work: std::sync::mpsc::Sender<Work>,
     pub(super) duplicates_completed: usize,
     pub(super) last_progress: Instant,
-    pub(super) end: Option<End>,
+    pub(super) end: Option<GraphEnd>,
     pub(super) trace: Option<Trace>,
     /// Outputs this node asked the others for.
     pub(super) asked: HashSet<TaskId>,
 }
 
 /// Runs one node to the end of the run. Blocks the calling thread.
-pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> End {
+pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> GraphEnd {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return End::Failed(format!("cannot start the network runtime: {e}")),
+        Err(e) => return GraphEnd::Failed(format!("cannot start the network runtime: {e}")),
     };
-    let (input_tx, input) = unbounded_channel::<Input>();
+    let (input_tx, input) = unbounded_channel::<GraphInput>();
     let (work_tx, work_rx) = std::sync::mpsc::channel::<Work>();
     std::thread::scope(|scope| {
         let ran_tx = input_tx.clone();
         scope.spawn(move || {
             worker::run(workflow, work_rx, |ran| {
-                let _ = ran_tx.send(Input::Ran(ran));
+                let _ = ran_tx.send(GraphInput::TaskRan(ran));
             })
         });
         // The worker ends when `work_tx` (in the driver) is dropped.
@@ -146,13 +146,13 @@ async fn drive(
     spec: Spec,
     pool: &Pool,
     workflow: &Workflow,
-    input_tx: tokio::sync::mpsc::UnboundedSender<Input>,
-    mut input: UnboundedReceiver<Input>,
+    input_tx: tokio::sync::mpsc::UnboundedSender<GraphInput>,
+    mut input: UnboundedReceiver<GraphInput>,
     work: std::sync::mpsc::Sender<Work>,
-) -> End {
+) -> GraphEnd {
     let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, None) {
         Ok(e) => e,
-        Err(e) => return End::Failed(e),
+        Err(e) => return GraphEnd::Failed(e),
     };
     let addr = advertised(endpoint.local_addr().unwrap_or(spec.listen), spec.contact);
     eprintln!("satin: node {} listening on {addr}", spec.id);
@@ -161,9 +161,9 @@ async fn drive(
         spec.max_frame,
     ) {
         Ok(f) => f,
-        Err(e) => return End::Failed(format!("cannot encode the handshake: {e}")),
+        Err(e) => return GraphEnd::Failed(format!("cannot encode the handshake: {e}")),
     };
-    tokio::spawn(accept_loop::<GraphMsg, Input>(
+    tokio::spawn(accept_loop::<GraphMsg, GraphInput>(
         endpoint.clone(),
         spec.hello.clone(),
         spec.max_frame,
@@ -172,7 +172,7 @@ async fn drive(
     if spec.supervised {
         let tx = input_tx.clone();
         read_orders(move |order| match order {
-            Order::Gone(addr) => tx.send(Input::Gone(addr)).is_ok(),
+            Order::Gone(addr) => tx.send(GraphInput::Gone(addr)).is_ok(),
             // Slow and failing nodes are the divide-and-conquer runtime's.
             Order::Slow(_) | Order::Fail(_) | Order::Net(_) => true,
         });
@@ -199,7 +199,7 @@ async fn drive(
     }
     let label = spec.label.clone();
     let trace = spec.trace.clone().map(|p| Trace::new(p, label.parse().unwrap_or(spec.id), &format!("node {label}")));
-    let mut d = Driver {
+    let mut d = GraphDriver {
         members: vec![spec.id],
         spec,
         workflow,
@@ -230,7 +230,7 @@ async fn drive(
             _ = tokio::time::sleep(d.sleep_for()) => {}
         }
     }
-    let end = d.end.take().unwrap_or_else(|| End::Failed("the node's inputs ended".into()));
+    let end = d.end.take().unwrap_or_else(|| GraphEnd::Failed("the node's inputs ended".into()));
     if let Some(t) = &d.trace {
         if let Err(e) = t.write() {
             warn!("cannot write the trace: {e}");
@@ -241,7 +241,7 @@ async fn drive(
     end
 }
 
-impl Driver<'_> {
+impl GraphDriver<'_> {
     /// The id a peer's messages come from, with the contact's stand-in
     /// taken for the master.
     pub(super) fn who(id: NodeId) -> NodeId {
@@ -264,13 +264,13 @@ impl Driver<'_> {
 
     pub(super) fn fail(&mut self, why: String) {
         if self.end.is_none() {
-            self.end = Some(End::Failed(why));
+            self.end = Some(GraphEnd::Failed(why));
         }
     }
 
-    fn on_input(&mut self, got: Input) {
+    fn on_input(&mut self, got: GraphInput) {
         match got {
-            Input::Link(Link::Hello { id, addr, conn }) => {
+            GraphInput::Link(Link::Hello { id, addr, conn }) => {
                 self.net.addrs.insert(id, addr);
                 self.net.linked(id, conn);
                 if self.spec.contact.is_none() && id != MASTER {
@@ -282,24 +282,24 @@ impl Driver<'_> {
                     }
                 }
             }
-            Input::Link(Link::Linked { id, conn }) => {
+            GraphInput::Link(Link::Linked { id, conn }) => {
                 self.net.linked(id, conn);
                 self.on_linked(id);
             }
-            Input::Link(Link::Closed { .. }) => {}
-            Input::Link(Link::Addr { id, addr }) => {
+            GraphInput::Link(Link::Closed { .. }) => {}
+            GraphInput::Link(Link::Addr { id, addr }) => {
                 self.net.addrs.insert(id, addr);
             }
-            Input::Link(Link::Message { from, msg }) => self.on_message(Self::who(from), msg),
-            Input::Link(Link::PeerDown { id, reason, .. }) => self.peer_lost(Self::who(id), &reason),
-            Input::Gone(addr) => {
+            GraphInput::Link(Link::Message { from, msg }) => self.on_message(Self::who(from), msg),
+            GraphInput::Link(Link::PeerDown { id, reason, .. }) => self.peer_lost(Self::who(id), &reason),
+            GraphInput::Gone(addr) => {
                 let gone: Vec<NodeId> =
                     self.net.addrs.iter().filter(|(_, a)| **a == addr).map(|(id, _)| Self::who(*id)).collect();
                 for id in gone {
                     self.peer_lost(id, "its process ended");
                 }
             }
-            Input::Ran(ran) => self.on_ran(ran),
+            GraphInput::TaskRan(ran) => self.on_ran(ran),
         }
     }
 
@@ -402,7 +402,7 @@ impl Driver<'_> {
         self.last_progress = Instant::now();
     }
 
-    fn on_ran(&mut self, ran: Ran) {
+    fn on_ran(&mut self, ran: TaskRan) {
         self.running = None;
         let now = self.now();
         let graph = self.workflow.graph();
@@ -526,7 +526,7 @@ impl Driver<'_> {
                 crashed: (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect(),
                 replanned: plan.replanned,
             };
-            self.end = Some(End::Done { run, master });
+            self.end = Some(GraphEnd::Done { run, master });
             return;
         }
         let give_up = self.spec.unit.mul_f64(10.0 * plan.schedule.makespan()).max(Duration::from_secs(10));

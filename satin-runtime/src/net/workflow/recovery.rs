@@ -10,12 +10,12 @@ use std::time::Instant;
 use tracing::warn;
 
 use super::msg::GraphMsg;
-use super::node::Driver;
+use super::node::GraphDriver;
 use crate::dag::processor::{Item, Processor};
 use crate::dag::{replan, Known, TaskId};
 use crate::proto::NodeId;
 
-impl Driver<'_> {
+impl GraphDriver<'_> {
     pub(super) fn peer_lost(&mut self, id: NodeId, reason: &str) {
         let now = self.now();
         let Some(plan) = &mut self.plan else {

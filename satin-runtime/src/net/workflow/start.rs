@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::msg::GraphMsg;
-use super::node::{Driver, Plan, MASTER};
+use super::node::{GraphDriver, Plan, MASTER};
 use crate::dag::processor::Processor;
 use crate::dag::{ft_schedule, FtSchedule, TaskGraph, Workflow};
 use crate::net::trace::Trace;
@@ -25,7 +25,7 @@ const READY_WAIT: Duration = Duration::from_secs(10);
 /// Stands for "not yet" in `Plan::started`.
 const NOT_YET: Duration = Duration::from_secs(24 * 3600);
 
-impl Driver<'_> {
+impl GraphDriver<'_> {
     /// The master starts the run once every node it waits for is in.
     pub(super) fn maybe_start(&mut self) {
         if self.spec.contact.is_some() || self.plan.is_some() || self.members.len() < self.spec.nodes {

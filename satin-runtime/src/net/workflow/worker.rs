@@ -48,7 +48,7 @@ impl Abort {
 }
 
 /// What became of a task.
-pub(super) struct Ran {
+pub(super) struct TaskRan {
     pub(super) item: Item,
     /// `None`: aborted.
     pub(super) output: Option<Vec<u8>>,
@@ -58,12 +58,12 @@ pub(super) struct Ran {
 
 /// Runs every task `work` brings and hands each outcome to `done`, until
 /// the channel closes.
-pub(super) fn run(workflow: &Workflow, work: Receiver<Work>, done: impl Fn(Ran)) {
+pub(super) fn run(workflow: &Workflow, work: Receiver<Work>, done: impl Fn(TaskRan)) {
     for w in work {
         let start = Instant::now();
         let inputs: Vec<&[u8]> = w.inputs.iter().map(Vec::as_slice).collect();
         let output = workflow.run_task(w.item.task, &inputs);
         let aborted = w.abort.wait_until(start + w.planned);
-        done(Ran { item: w.item, output: (!aborted).then_some(output), start, took: start.elapsed() });
+        done(TaskRan { item: w.item, output: (!aborted).then_some(output), start, took: start.elapsed() });
     }
 }

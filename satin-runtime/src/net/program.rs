@@ -105,6 +105,7 @@ pub fn try_run<R: Send>(
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
     let (label, stats_json) = (spec.label.clone(), args.stats_json.clone());
+    let supervised = spec.supervised;
     let mut runs = Vec::new();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
@@ -131,9 +132,10 @@ pub fn try_run<R: Send>(
                 eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
             }
         }
-        // (A node alone says what its checkpoint holds once it is closed.)
-        if let Some(r) = report.filter(|_| !lone) {
-            eprintln!("{app_name}: node {}: {}", r.id, r.stats_line());
+        // (A node alone says what its checkpoint holds once it is closed;
+        // a supervisor prints its nodes' figures as a table.)
+        if let Some(r) = report.filter(|_| !lone && !supervised) {
+            eprintln!("{app_name}: node {label}: {}", r.stats_line());
         }
         match end {
             RunEnd::Answer { value: Some(value), master } => {

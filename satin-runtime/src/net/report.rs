@@ -105,6 +105,42 @@ pub(crate) fn node_json(label: &str, id: NodeId, runs: &[Value]) -> Value {
     node
 }
 
+/// The columns of [`table`]: a heading, and where the figure is.
+const COLUMNS: [(&str, &str); 9] = [
+    ("runs", ""),
+    ("stolen", "jobs_stolen"),
+    ("given", "jobs_given"),
+    ("redone", "redone"),
+    ("recoveries", "recoveries"),
+    ("published", "published"),
+    ("table hits", "table_hits"),
+    ("orphans saved", "orphans_saved"),
+    ("bytes sent", "bytes_sent"),
+];
+
+/// The nodes' main figures as a table for people, a line per node (the
+/// `--stats-json` file has them all): what a supervisor prints at the end.
+pub(crate) fn table(nodes: &Value) -> Vec<String> {
+    let Some(nodes) = nodes["nodes"].as_array() else { return Vec::new() };
+    let figure = |node: &Value, key: &str| -> String {
+        match key {
+            "" => node["runs"].as_array().map_or(0, Vec::len).to_string(),
+            _ => node[key].as_u64().or_else(|| node["stats"][key].as_u64()).map_or("-".into(), |v| v.to_string()),
+        }
+    };
+    let mut rows: Vec<Vec<String>> = vec![std::iter::once("node".to_string())
+        .chain(COLUMNS.iter().map(|(heading, _)| heading.to_string()))
+        .collect()];
+    for node in nodes {
+        let name = node["node"].as_str().unwrap_or("?").to_string();
+        rows.push(std::iter::once(name).chain(COLUMNS.iter().map(|(_, key)| figure(node, key))).collect());
+    }
+    let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    rows.iter()
+        .map(|r| r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect::<Vec<_>>().join("  "))
+        .collect()
+}
+
 /// Writes the counters of a run on this machine's cores to `path`, as
 /// `--stats-json` does: `{"nodes": [{"node": "local", "workers": N,
 /// "pool": {..}}]}` ([`crate::RunStats`]).
@@ -175,5 +211,9 @@ mod tests {
         assert_eq!(all["nodes"][0]["id"], (u64::MAX - 1).to_string());
         assert_eq!(all["nodes"][0]["stats"]["jobs_stolen"], 7);
         assert!(!a.exists(), "the parts are removed");
+        let table = table(&all);
+        assert_eq!(table.len(), 3, "a heading and a line per node: {table:?}");
+        assert!(table[0].starts_with("node  runs  stolen"), "{}", table[0]);
+        assert!(table[2].split_whitespace().eq(["1", "2", "7", "0", "0", "0", "0", "3", "0", "6"]), "{}", table[2]);
     }
 }

@@ -314,8 +314,11 @@ fn run_cluster(
     n: u32,
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
-    calibration: bool,
+    stats: Option<&std::path::Path>,
 ) -> Result<(ClusterEnd, Duration, Duration), RunError> {
+    // A calibration run (to place the percentages of `--chaos`) keeps no
+    // figures.
+    let calibration = stats.is_none();
     let (tx, rx) = channel();
     let mut cluster = Cluster {
         exe: std::env::current_exe().map_err(|e| RunError::Failed(format!("cannot find this program: {e}")))?,
@@ -331,7 +334,7 @@ fn run_cluster(
         net: NetChaos::default(),
         events: tx,
         trace: args.trace.clone(),
-        stats_json: args.stats_json.clone(),
+        stats_json: stats.map(std::path::Path::to_path_buf),
         size: n,
     };
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
@@ -425,11 +428,9 @@ fn run_cluster(
             Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
         }
     }
-    if let Some(stats) = &args.stats_json {
+    if let Some(stats) = stats {
         let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(stats, n)).collect();
-        if calibration {
-            parts.iter().for_each(|p| drop(std::fs::remove_file(p)));
-        } else if let Err(e) = super::report::merge(&parts, stats) {
+        if let Err(e) = super::report::merge(&parts, stats) {
             eprintln!("{app}: cannot write the statistics to {}: {e}", stats.display());
         }
     }
@@ -674,7 +675,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[], true)?;
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[], None)?;
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -690,7 +691,16 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
             (at, e.kind)
         })
         .collect();
-    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, false)?;
+    // The nodes' figures: in the file asked for, or in a scratch one for
+    // the table printed at the end.
+    let scratch = tempfile::tempdir().map_err(|e| RunError::Failed(format!("cannot make a scratch directory: {e}")))?;
+    let stats = args.stats_json.clone().unwrap_or_else(|| scratch.path().join("stats.json"));
+    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, Some(&stats))?;
+    if let Ok(merged) = std::fs::read_to_string(&stats).map(|t| serde_json::from_str(&t)) {
+        for line in super::report::table(&merged.unwrap_or_default()) {
+            eprintln!("{app}: {line}");
+        }
+    }
     eprintln!("{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s", took.as_secs_f64(), cpu.as_secs_f64());
     drop(pool);
     let resume = |what: &str| match &args.checkpoint {

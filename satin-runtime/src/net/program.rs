@@ -51,7 +51,7 @@ pub fn try_run<R: Send>(
     }
     args.check().map_err(RunError::Usage)?;
     if let Some(n) = args.local_nodes {
-        supervise::run(app, args, n)?;
+        supervise::run(app, args, n, supervise::Figures::Table)?;
         return Ok(Ended::Supervised);
     }
     let from_environment;

@@ -307,6 +307,14 @@ impl Drop for Cluster {
     }
 }
 
+/// A run of the cluster: the calibration run that places the percentages
+/// of `--chaos` (no faults, no figures), or the run, whose nodes write
+/// their figures to `stats` if given.
+enum RunKind<'a> {
+    Calibration,
+    Run { stats: Option<&'a std::path::Path> },
+}
+
 /// One run of the cluster; returns the master's output and how long it took.
 fn run_cluster(
     app: &str,
@@ -314,11 +322,12 @@ fn run_cluster(
     n: u32,
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
-    stats: Option<&std::path::Path>,
+    kind: RunKind<'_>,
 ) -> Result<(ClusterEnd, Duration, Duration), RunError> {
-    // A calibration run (to place the percentages of `--chaos`) keeps no
-    // figures.
-    let calibration = stats.is_none();
+    let (calibration, stats) = match kind {
+        RunKind::Calibration => (true, None),
+        RunKind::Run { stats } => (false, stats),
+    };
     let (tx, rx) = channel();
     let mut cluster = Cluster {
         exe: std::env::current_exe().map_err(|e| RunError::Failed(format!("cannot find this program: {e}")))?,
@@ -645,9 +654,17 @@ fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result<(), RunErr
     Ok(())
 }
 
+/// Whether the nodes write their figures (`--stats-json`), for the table a
+/// supervisor ends with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Figures {
+    Table,
+    None,
+}
+
 /// Runs the supervised cluster; prints the master's standard output, or
 /// says why there is none.
-pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
+pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<(), RunError> {
     let events: Vec<ChaosEvent> = match &args.chaos {
         Some(spec) => super::chaos::parse(spec).map_err(|e| RunError::Usage(format!("--chaos: {e}")))?,
         None => Vec::new(),
@@ -675,7 +692,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[], None)?;
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration)?;
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -695,8 +712,9 @@ pub(super) fn run(app: &str, args: &Launch, n: u32) -> Result<(), RunError> {
     // the table printed at the end.
     let scratch = tempfile::tempdir().map_err(|e| RunError::Failed(format!("cannot make a scratch directory: {e}")))?;
     let stats = args.stats_json.clone().unwrap_or_else(|| scratch.path().join("stats.json"));
-    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, Some(&stats))?;
-    if let Ok(merged) = std::fs::read_to_string(&stats).map(|t| serde_json::from_str(&t)) {
+    let stats = (figures == Figures::Table).then_some(stats);
+    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref() })?;
+    if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {
             eprintln!("{app}: {line}");
         }

@@ -119,7 +119,8 @@ pub fn try_run_workflow(
         if n < 2 {
             return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node");
         }
-        supervise::run(app, args, n)?;
+        // (Task-graph nodes keep no `--stats-json` figures.)
+        supervise::run(app, args, n, supervise::Figures::None)?;
         return Ok(Ended::Supervised);
     }
     if args.slurm || args.checkpoint.is_some() {

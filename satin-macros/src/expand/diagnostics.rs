@@ -1,0 +1,71 @@
+//! The warnings (errors with `strict`) for calls that stay sequential:
+//! never silently sequential.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{Block, Ident};
+
+use crate::attr;
+use crate::rewrite::{self, Names};
+
+/// Every warning of the function `name` (`shown` in messages): calls that
+/// could overlap and none of which spawns, loops whose calls read what the
+/// loop changes (`notes`), calls left in iterator adapters of the parallel
+/// body `par_block`.
+pub(super) fn warnings(
+    args: &attr::Args,
+    name: &Ident,
+    names: &Names,
+    block: &Block,
+    par_block: &Block,
+    spawn_sites: usize,
+    notes: &[(Span, String)],
+) -> Option<TokenStream> {
+    let shown = args.shown.clone().unwrap_or_else(|| name.to_string());
+    let sites = rewrite::call_sites(names, block);
+    // Never silently sequential: calls that could run at once, none of
+    // them in a form that spawns, are a warning (an error with `strict`).
+    // (Calls that hold a `&mut` borrow stay in order on purpose.)
+    let could_overlap = rewrite::calls_on_a_path(names, block) >= 2 && !names.own().exclusive.contains(&true);
+    let mut sequential_warning = (spawn_sites == 0 && notes.is_empty() && could_overlap && !sites.is_empty()).then(|| {
+        let msg = format!(
+            "no call of `{shown}` here can run in parallel: none stands in a form that spawns (`let x = {shown}(..);`, `{shown}(a) + {shown}(b)`, calls as statements, `if`/`match` in a `let`, `||`/`&&`, loops, `.map(..).sum()`), so they run one after another; see docs/guide.md, \"Which calls run in parallel\""
+        );
+        stays_sequential(&format!("__satin_sequential_{name}"), &msg, sites[0], args.strict)
+    });
+    // Loops whose calls read what the loop changes: a warning each, naming
+    // the variable.
+    for (k, (span, msg)) in notes.iter().enumerate() {
+        let warning = stays_sequential(&format!("__satin_in_loop_{name}_{k}"), msg, *span, args.strict);
+        sequential_warning = Some(quote!(#sequential_warning #warning));
+    }
+    // Calls left in the closures of iterator adapters run element after
+    // element: each is a warning of its own.
+    for (k, span) in rewrite::calls_left_in_adapters(names, par_block).into_iter().enumerate() {
+        let msg = format!(
+            "this call of `{shown}` runs once per element, one element after another: a closure of this iterator method is not made parallel; spawn the calls with a loop (`for x in xs {{ v.push({shown}(x)); }}`) or `.map(|x| {shown}(x))` followed by `.sum()`, `.collect()`, `.fold(..)`, `.max_by_key(..)` or another method that reads every element; see docs/guide.md, \"Which calls run in parallel\""
+        );
+        let warning = stays_sequential(&format!("__satin_in_adapter_{name}_{k}"), &msg, span, args.strict);
+        sequential_warning = Some(quote!(#sequential_warning #warning));
+    }
+    sequential_warning
+}
+
+/// A compile-time warning at `span` (an error with `strict`). A macro on
+/// stable Rust raises a warning as a deprecation: `marker` is a deprecated
+/// struct whose use carries the call's span.
+fn stays_sequential(marker: &str, msg: &str, span: Span, strict: bool) -> TokenStream {
+    if strict {
+        return quote_spanned!(span=> compile_error!(#msg););
+    }
+    let marker = Ident::new(marker, span);
+    let use_it = quote_spanned!(span=> let _ = #marker;);
+    quote! {
+        const _: () = {
+            #[deprecated(note = #msg)]
+            #[allow(non_camel_case_types)]
+            struct #marker;
+            #use_it
+        };
+    }
+}

@@ -26,7 +26,7 @@ use super::trace::Trace;
 use super::wire::Frame;
 use crate::codec::{self, Hello};
 use crate::dist::{ExecEvent, LocalExecutor};
-use crate::proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId, PUBLISH_FRACTION};
+use crate::proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
 use crate::{JobKey, Runtime};
 
 /// Stands for the contact node until its real id is known.
@@ -277,7 +277,7 @@ pub(super) async fn drive(
         Ok(x) => x,
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
-    exec.keep_orphans(spec.config.ft == FtMode::Table);
+    exec.keep_orphans(spec.config.keeps_orphans());
     // Peers check each other's root call too: another problem is refused.
     spec.hello = spec.hello.clone().with_root(root.0 .0);
     let hello_frame = codec::encode(
@@ -542,9 +542,8 @@ impl Driver {
         let now = self.now();
         self.node.handle_idle(now, &mut self.exec);
         self.send_shared_improvements();
-        if let Some(min) = self.spec.config.publish_after {
-            let grown = Duration::from_nanos(min).max(self.start.elapsed() / PUBLISH_FRACTION);
-            self.exec.set_publish_after(grown);
+        if let Some(threshold) = self.spec.config.publish_threshold(now) {
+            self.exec.set_publish_after(Duration::from_nanos(threshold));
         }
     }
 

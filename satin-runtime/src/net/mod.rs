@@ -475,7 +475,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         FtArg::Table => FtMode::Table,
     };
     // Calls that ran 10 ms or more are published (the threshold then grows
-    // with the run, see `driver::PUBLISH_FRACTION`): a crash loses little
+    // with the run, see `Config::publish_threshold`): a crash loses little
     // finished work, the master's own included.
     // A steal request unanswered for an eighth of the idle timeout goes to
     // another victim: a dead victim does not starve its thieves until it

@@ -44,12 +44,12 @@ impl World<'_> {
             );
             self.nodes.push(SimNode {
                 core,
-                // As real runs: only the table's runs keep orphans.
+                // As real runs: only the table's runs keep orphans (`Config::keeps_orphans`).
                 exec: ModelExecutor::with_slots(
                     self.tree,
                     cfg.result_bytes,
                     id,
-                    cfg.keep_orphans && cfg.protocol.ft == crate::proto::FtMode::Table,
+                    cfg.keep_orphans && cfg.protocol.keeps_orphans(),
                     if id as usize == base { cfg.master_slots.unwrap_or(cfg.slots) } else { cfg.slots } as usize,
                 ),
                 cluster,
@@ -204,7 +204,7 @@ impl World<'_> {
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
         let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
         core.carry_results(carry);
-        let keep = self.cfg.keep_orphans && self.cfg.protocol.ft == crate::proto::FtMode::Table;
+        let keep = self.cfg.keep_orphans && self.cfg.protocol.keeps_orphans();
         let exec =
             ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
         self.nodes.push(SimNode {

@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 pub use disk::SimCheckpoint;
 pub use report::Report;
 
-use crate::proto::{Action, Config, Msg, Node, SplitMix64, PUBLISH_FRACTION};
+use crate::proto::{Action, Config, Msg, Node, SplitMix64};
 use exec::{decode, ModelExecutor, Output};
 use faults::{Fault, Trigger};
 use workload::{Cost, Nanos, Shape, Tree};
@@ -593,12 +593,11 @@ impl World<'_> {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_root_finished(now, v, exec)
                     }
-                    // As real drivers do: only jobs long against the run so far.
-                    Output::LocalFinished { ran, key, value, meta } if ran >= now / PUBLISH_FRACTION as u64 => {
+                    // The core publishes only jobs long against the run so far.
+                    Output::LocalFinished { ran, key, value, meta } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_local_job_finished(now, ran, key, value, meta, exec)
                     }
-                    Output::LocalFinished { .. } => {}
                     Output::Missed { job, epoch, asked } => self.check_miss(i, job, epoch, asked),
                     Output::StolenFailed { victim, stamp } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];

@@ -190,6 +190,23 @@ impl Stragglers {
     }
 }
 
+impl Config {
+    /// The shortest job worth publishing `elapsed` into the run: at least
+    /// [`Config::publish_after`], and a [`PUBLISH_FRACTION`]-th of the run
+    /// so far (none: publish nothing). The core applies it to each local
+    /// job that finished; a driver's executor may apply it first, so as
+    /// not to hand the core results it would not publish.
+    pub fn publish_threshold(&self, elapsed: Time) -> Option<Time> {
+        self.publish_after.map(|min| min.max(elapsed / Time::from(PUBLISH_FRACTION)))
+    }
+
+    /// Whether executors keep the results of orphan jobs (whose parent's
+    /// node died) for the table: only the table's runs do.
+    pub fn keeps_orphans(&self) -> bool {
+        self.ft == FtMode::Table
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -98,17 +98,17 @@ impl Node {
     }
 
     /// A local job that ran for `ran` (the executor measures it) finished.
-    /// Long ones are published (see [`crate::proto::Config::publish_after`]).
+    /// Long ones are published (see [`crate::proto::Config::publish_threshold`]).
     pub fn handle_local_job_finished(
         &mut self,
-        _now: Time,
+        now: Time,
         ran: Time,
         key: JobKey,
         value: Vec<u8>,
         meta: ResultMeta,
         exec: &mut impl Executor,
     ) {
-        if self.config.publish_after.is_some_and(|t| ran >= t) && !self.stopped {
+        if self.config.publish_threshold(now).is_some_and(|t| ran >= t) && !self.stopped {
             self.publish(key, value, meta, exec);
         }
     }

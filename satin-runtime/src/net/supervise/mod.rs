@@ -13,7 +13,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
 
 use super::chaos::{At, ChaosEvent, ChaosKind};
@@ -21,6 +21,13 @@ use super::chaos_net::NetChaos;
 use super::ending::{RunError, SUSPENDED_STATUS};
 use super::program::MASTER_LINE;
 use super::{init_pool, Launch};
+use chaos::apply;
+pub(super) use orders::{read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, SLOW_ORDER};
+use outputs::{put, wait_listening, wait_with_cpu, Outputs};
+
+mod chaos;
+mod orders;
+mod outputs;
 
 /// How a supervised run ended.
 enum ClusterEnd {
@@ -39,55 +46,6 @@ pub(super) const NODE_INDEX_ENV: &str = "SATIN_NODE_INDEX";
 /// `off`: the supervisor does not tell nodes of a dead peer (they find
 /// out by the idle timeout, as across machines).
 const DEATH_NOTICES_ENV: &str = "SATIN_DEATH_NOTICES";
-/// What a supervised node reads on its standard input when a peer's
-/// process ended: this prefix, then the peer's address.
-pub(super) const GONE_NOTICE: &str = "gone ";
-/// Chaos for a supervised node, on its standard input: `slow F` (its
-/// workers run F times slower; `inf`: hung) and `fail P` (jobs it steals
-/// fail with probability P).
-pub(super) const SLOW_ORDER: &str = "slow ";
-pub(super) const FAIL_ORDER: &str = "fail ";
-/// Chaos for a supervised node's network: this prefix, then an order for
-/// its socket's faults (`isolate on`, `block ADDR`, `loss P`, … — see
-/// `netfault.rs`).
-pub(super) const NET_ORDER: &str = "net ";
-
-/// What the supervisor tells a node on its standard input.
-pub(super) enum Order {
-    /// The process of the node at this address ended.
-    Gone(SocketAddr),
-    /// Run the workers this many times slower (infinite: hung).
-    Slow(f64),
-    /// Jobs stolen from now on fail with this probability.
-    Fail(f64),
-    /// A change to the faults of the node's network (see `netfault.rs`).
-    Net(String),
-}
-
-/// Reads this node's orders from its standard input on a thread of its
-/// own (the read blocks until the next line) and hands each to `take`,
-/// until it returns false or the supervisor closes the input.
-pub(super) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) {
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
-            let order = if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
-                Order::Gone(addr)
-            } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
-                Order::Slow(factor)
-            } else if let Some(rate) = arg(FAIL_ORDER).and_then(|r| r.parse().ok()) {
-                Order::Fail(rate)
-            } else if let Some(order) = arg(NET_ORDER) {
-                Order::Net(order.to_string())
-            } else {
-                continue;
-            };
-            if !take(order) {
-                return;
-            }
-        }
-    });
-}
 
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -453,205 +411,6 @@ fn run_cluster(
         None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
     };
     Ok((outcome, elapsed, out.cpu))
-}
-
-/// What the nodes printed and how they ended.
-#[derive(Default)]
-struct Outputs {
-    stdout: Vec<Option<String>>,
-    exited: Vec<Option<ExitStatus>>,
-    master: Option<usize>,
-    /// CPU time of every node process, killed ones included.
-    cpu: Duration,
-    logs_closed: usize,
-}
-
-impl Outputs {
-    /// Output of `node` if it is complete: printed, then exited with success.
-    fn complete(&self, node: usize) -> Option<String> {
-        match (self.stdout.get(node), self.exited.get(node)) {
-            (Some(Some(text)), Some(Some(status))) if status.success() && !text.is_empty() => Some(text.clone()),
-            _ => None,
-        }
-    }
-
-    /// One line: how each node ended — its exit status and what that
-    /// means, or the signal that ended it.
-    fn exits(&self, wound_down: &[usize]) -> String {
-        use std::os::unix::process::ExitStatusExt;
-        let mut parts = Vec::new();
-        for (node, status) in self.exited.iter().enumerate() {
-            let Some(status) = status else { continue };
-            let what = match (status.code(), status.signal()) {
-                (Some(0), _) if self.master == Some(node) => "0 (master: printed the answer)".to_string(),
-                (Some(0), _) => "0".to_string(),
-                (Some(c), _) if c == super::LOST_MAJORITY_STATUS => format!("{c} (lost the majority)"),
-                (Some(c), _) if c == super::EXPELLED_STATUS => format!("{c} (removed by the majority)"),
-                (Some(c), _) if c == SUSPENDED_STATUS => format!("{c} (suspended)"),
-                (Some(c), _) => c.to_string(),
-                (None, Some(sig)) if wound_down.contains(&node) => format!("signal {sig} (stopped after the answer)"),
-                (None, Some(sig)) => format!("signal {sig}"),
-                (None, None) => "?".to_string(),
-            };
-            parts.push(format!("node {node} {what}"));
-        }
-        parts.join(", ")
-    }
-
-    fn master_answer(&self) -> Option<String> {
-        self.master.and_then(|m| self.complete(m))
-    }
-
-    fn any_answer(&self) -> Option<String> {
-        (0..self.stdout.len()).find_map(|n| self.complete(n))
-    }
-
-    /// Every node that exited on its own stopped for a suspend.
-    fn all_suspended(&self) -> bool {
-        use std::os::unix::process::ExitStatusExt;
-        let statuses: Vec<&ExitStatus> = self.exited.iter().flatten().filter(|s| s.signal().is_none()).collect();
-        !statuses.is_empty() && statuses.iter().all(|s| s.code() == Some(SUSPENDED_STATUS))
-    }
-}
-
-/// Waits for `child` and reads the CPU time it used (user + system), which
-/// the kernel reports even for a killed process.
-fn wait_with_cpu(child: Child) -> (ExitStatus, Duration) {
-    use std::os::unix::process::ExitStatusExt;
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `status` and `usage` are valid for writes; `pid` is our
-        // child, reaped only here.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        if r == -1 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return (ExitStatus::from_raw(status), Duration::ZERO);
-        }
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    // `child` is reaped: dropping it must not wait again (it does not).
-    drop(child);
-    (ExitStatus::from_raw(status), tv(usage.ru_utime) + tv(usage.ru_stime))
-}
-
-fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
-    if v.len() <= i {
-        v.resize_with(i + 1, || None);
-    }
-    v[i] = Some(x);
-}
-
-fn wait_listening(rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> Result<SocketAddr, RunError> {
-    let deadline = Instant::now() + START_TIMEOUT;
-    loop {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Event::Listening { node: n, addr }) => {
-                cluster.addrs[n] = Some(addr);
-                if n == node {
-                    return Ok(addr);
-                }
-            }
-            Ok(Event::Exited { node: n, status, .. }) if n == node => {
-                return Err(RunError::Failed(format!("node {node} exited before it listened ({status})")))
-            }
-            Ok(_) => {}
-            Err(_) => {
-                return Err(RunError::Failed(format!("node {node} did not start listening within {START_TIMEOUT:?}")))
-            }
-        }
-    }
-}
-
-fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result<(), RunError> {
-    match kind {
-        ChaosKind::Kill { node } => {
-            eprintln!("{app}: chaos: SIGKILL node {node}");
-            cluster.signal(node as usize, libc::SIGKILL);
-        }
-        ChaosKind::Leave { node } => {
-            eprintln!("{app}: chaos: SIGTERM node {node} (graceful leave)");
-            cluster.signal(node as usize, libc::SIGTERM);
-        }
-        ChaosKind::KillAll => {
-            eprintln!("{app}: chaos: SIGKILL every node");
-            for node in 0..cluster.pids.len() {
-                cluster.signal(node, libc::SIGKILL);
-            }
-        }
-        ChaosKind::Suspend { node } => {
-            let target = node.map(|n| n as usize).or_else(|| cluster.pids.iter().position(Option::is_some));
-            if let Some(t) = target {
-                eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
-                cluster.signal(t, libc::SIGUSR1);
-            }
-        }
-        ChaosKind::Slow { node, factor } => {
-            match factor {
-                f if f.is_infinite() => eprintln!("{app}: chaos: node {node} hangs"),
-                f if f <= 1.0 => eprintln!("{app}: chaos: node {node} runs at full speed again"),
-                f => eprintln!("{app}: chaos: node {node} runs {f} times slower"),
-            }
-            cluster.tell(node as usize, &format!("{SLOW_ORDER}{factor}"));
-            if factor.is_infinite() {
-                cluster.hung.push(node as usize);
-            }
-        }
-        ChaosKind::Fail { node, rate } => {
-            eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
-            cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
-        }
-        ChaosKind::Vanish { node } => {
-            eprintln!("{app}: chaos: node {node} dies silently (SIGKILL, nobody told)");
-            cluster.silent.push(node as usize);
-            cluster.signal(node as usize, libc::SIGKILL);
-        }
-        kind @ ChaosKind::Partition { node, cut } => {
-            match cut {
-                true => eprintln!("{app}: chaos: node {node} is cut off from the others"),
-                false => eprintln!("{app}: chaos: node {node} is reachable again"),
-            }
-            cluster.network(kind);
-        }
-        kind @ ChaosKind::Cut { from, to, both, cut } => {
-            let link = if both { format!("{from}-{to}") } else { format!("{from}>{to}") };
-            match cut {
-                true => eprintln!("{app}: chaos: link {link} cut"),
-                false => eprintln!("{app}: chaos: link {link} works again"),
-            }
-            cluster.network(kind);
-        }
-        kind @ ChaosKind::Split { cut, .. } => {
-            let nodes: Vec<String> = kind.nodes().iter().map(u32::to_string).collect();
-            match cut {
-                true => eprintln!("{app}: chaos: nodes {} cut off from the others", nodes.join("+")),
-                false => eprintln!("{app}: chaos: nodes {} reachable again", nodes.join("+")),
-            }
-            cluster.network(kind);
-        }
-        kind @ ChaosKind::Loss { node, rate } => {
-            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
-            eprintln!("{app}: chaos: {who} loses {:.0} % of the packets it sends", rate * 100.0);
-            cluster.network(kind);
-        }
-        kind @ ChaosKind::Delay { node, ms, jitter } => {
-            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
-            eprintln!("{app}: chaos: {who} delays its packets by {ms} ms (+ up to {jitter} ms)");
-            cluster.network(kind);
-        }
-        ChaosKind::Join => match cluster.live_addr() {
-            Some(addr) => {
-                let node = cluster.spawn(Some(addr))?;
-                eprintln!("{app}: chaos: node {node} joins through {addr}");
-            }
-            None => eprintln!("{app}: chaos: no live node to join through; join skipped"),
-        },
-    }
-    Ok(())
 }
 
 /// Whether the nodes write their figures (`--stats-json`), for the table a

@@ -1,0 +1,90 @@
+//! `--chaos` applied to a running cluster.
+
+use super::{ChaosKind, Cluster, RunError, FAIL_ORDER, SLOW_ORDER};
+
+pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result<(), RunError> {
+    match kind {
+        ChaosKind::Kill { node } => {
+            eprintln!("{app}: chaos: SIGKILL node {node}");
+            cluster.signal(node as usize, libc::SIGKILL);
+        }
+        ChaosKind::Leave { node } => {
+            eprintln!("{app}: chaos: SIGTERM node {node} (graceful leave)");
+            cluster.signal(node as usize, libc::SIGTERM);
+        }
+        ChaosKind::KillAll => {
+            eprintln!("{app}: chaos: SIGKILL every node");
+            for node in 0..cluster.pids.len() {
+                cluster.signal(node, libc::SIGKILL);
+            }
+        }
+        ChaosKind::Suspend { node } => {
+            let target = node.map(|n| n as usize).or_else(|| cluster.pids.iter().position(Option::is_some));
+            if let Some(t) = target {
+                eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
+                cluster.signal(t, libc::SIGUSR1);
+            }
+        }
+        ChaosKind::Slow { node, factor } => {
+            match factor {
+                f if f.is_infinite() => eprintln!("{app}: chaos: node {node} hangs"),
+                f if f <= 1.0 => eprintln!("{app}: chaos: node {node} runs at full speed again"),
+                f => eprintln!("{app}: chaos: node {node} runs {f} times slower"),
+            }
+            cluster.tell(node as usize, &format!("{SLOW_ORDER}{factor}"));
+            if factor.is_infinite() {
+                cluster.hung.push(node as usize);
+            }
+        }
+        ChaosKind::Fail { node, rate } => {
+            eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
+            cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
+        }
+        ChaosKind::Vanish { node } => {
+            eprintln!("{app}: chaos: node {node} dies silently (SIGKILL, nobody told)");
+            cluster.silent.push(node as usize);
+            cluster.signal(node as usize, libc::SIGKILL);
+        }
+        kind @ ChaosKind::Partition { node, cut } => {
+            match cut {
+                true => eprintln!("{app}: chaos: node {node} is cut off from the others"),
+                false => eprintln!("{app}: chaos: node {node} is reachable again"),
+            }
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Cut { from, to, both, cut } => {
+            let link = if both { format!("{from}-{to}") } else { format!("{from}>{to}") };
+            match cut {
+                true => eprintln!("{app}: chaos: link {link} cut"),
+                false => eprintln!("{app}: chaos: link {link} works again"),
+            }
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Split { cut, .. } => {
+            let nodes: Vec<String> = kind.nodes().iter().map(u32::to_string).collect();
+            match cut {
+                true => eprintln!("{app}: chaos: nodes {} cut off from the others", nodes.join("+")),
+                false => eprintln!("{app}: chaos: nodes {} reachable again", nodes.join("+")),
+            }
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Loss { node, rate } => {
+            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
+            eprintln!("{app}: chaos: {who} loses {:.0} % of the packets it sends", rate * 100.0);
+            cluster.network(kind);
+        }
+        kind @ ChaosKind::Delay { node, ms, jitter } => {
+            let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
+            eprintln!("{app}: chaos: {who} delays its packets by {ms} ms (+ up to {jitter} ms)");
+            cluster.network(kind);
+        }
+        ChaosKind::Join => match cluster.live_addr() {
+            Some(addr) => {
+                let node = cluster.spawn(Some(addr))?;
+                eprintln!("{app}: chaos: node {node} joins through {addr}");
+            }
+            None => eprintln!("{app}: chaos: no live node to join through; join skipped"),
+        },
+    }
+    Ok(())
+}

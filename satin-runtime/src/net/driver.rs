@@ -257,7 +257,7 @@ pub(super) async fn drive(
     let first_root = (crate::check_call(&root.1).unwrap_or("?").to_string(), root.0);
     let mut node = match spec.contact {
         None => {
-            let root = JobSpec { depth: 0, ..JobSpec::new(root.0, 0, root.1) };
+            let root = JobSpec::root(root.0, root.1);
             Node::member(spec.id, spec.cluster, &[], spec.id, root, spec.config.clone(), spec.id)
         }
         Some(_) => {
@@ -596,7 +596,7 @@ impl Driver {
                 }
             }
             Input::NextRoot { key, payload } => {
-                let root = JobSpec { depth: 0, ..JobSpec::new(key, 0, payload) };
+                let root = JobSpec::root(key, payload);
                 self.node.next_root(now, root, &mut self.exec);
             }
             Input::Close => {

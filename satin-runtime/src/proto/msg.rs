@@ -44,6 +44,12 @@ impl JobSpec {
     pub fn new(key: JobKey, stamp: u64, payload: Vec<u8>) -> JobSpec {
         JobSpec { key, stamp, payload, redone: false, epoch: 0, depth: crate::checkpoint::DEPTH_UNKNOWN, parent: 0 }
     }
+
+    /// A run's root job: depth 0, no steal, epoch 0 (the core sets the
+    /// epoch and `redone` when it starts or restarts it).
+    pub fn root(key: JobKey, payload: Vec<u8>) -> JobSpec {
+        JobSpec { depth: 0, ..JobSpec::new(key, 0, payload) }
+    }
 }
 
 /// A result table entry: the value itself, where to fetch it, or who is

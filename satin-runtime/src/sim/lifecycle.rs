@@ -23,8 +23,7 @@ impl World<'_> {
         let base = self.nodes.len();
         let members: Vec<(u64, u32)> =
             (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
-        let root =
-            crate::proto::JobSpec { depth: 0, ..crate::proto::JobSpec::new(key_of(0), 0, 0u32.to_le_bytes().to_vec()) };
+        let root = crate::proto::JobSpec::root(key_of(0), 0u32.to_le_bytes().to_vec());
         let mut protocol = cfg.protocol.clone();
         protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
         // Only the first run places its first write; a resumed one starts over.

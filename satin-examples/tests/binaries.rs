@@ -104,6 +104,12 @@ fn a_program_with_its_own_arguments_runs_on_several_nodes() {
     assert!(msg.starts_with("plain_main: error: invalid value '0' for '--workers"), "{msg}");
     let own_bad = run(bin, &["many"]);
     assert_eq!(own_bad.status.code(), Some(2));
+    // A misspelt satin flag is not handed to the program (which would run
+    // alone without a word).
+    let typo = run(bin, &["10", "--lisen", "127.0.0.1:1"]);
+    assert_eq!(typo.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&typo.stderr);
+    assert!(msg.contains("did you mean '--listen'"), "{msg}");
 }
 
 /// The value of `"key":` in a one-line JSON object.

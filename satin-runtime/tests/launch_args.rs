@@ -42,3 +42,19 @@ fn bad_satin_flags_are_errors_and_satin_help_is_text() {
     let Ok(Split::Help(text)) = split(&["prog", "x", "--satin-help"]) else { panic!("help") };
     assert!(text.contains("--listen") && text.contains("--checkpoint"), "{text}");
 }
+
+#[test]
+fn a_misspelt_satin_flag_is_an_error_that_names_the_right_one() {
+    let e = split(&["prog", "10", "--lisen", "127.0.0.1:1"]).unwrap_err();
+    assert!(e.contains("did you mean '--listen'"), "{e}");
+    let e = split(&["prog", "--wokers=2"]).unwrap_err();
+    assert!(e.contains("did you mean '--workers'"), "{e}");
+    // Not every flag near one of satin's is a typo: the program's own stay
+    // its own (`--fast` beside `--ft`, `--list` beside `--listen`), and so
+    // does what follows `--` or what the program names as its own.
+    let Ok(Split::Run(_, own)) = split(&["prog", "--fast", "--list", "--", "--lisen"]) else { panic!() };
+    assert_eq!(own, ["prog", "--fast", "--list", "--", "--lisen"]);
+    let line = ["prog", "--lisen"].map(String::from);
+    let Ok(Split::Run(_, own)) = Launch::from_args_with("prog", line, &["--lisen"]) else { panic!() };
+    assert_eq!(own, ["prog", "--lisen"]);
+}

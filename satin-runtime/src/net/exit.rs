@@ -11,8 +11,8 @@ use crate::Builder;
 /// [`Launch::from_args`] on this process's command line; help goes to
 /// standard output and ends the process with status 0, a bad flag to
 /// standard error with status 2.
-pub(super) fn launch_from_env(app: &str) -> (Launch, Vec<String>) {
-    match Launch::from_args(app, std::env::args()) {
+pub(super) fn launch_from_env(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+    match Launch::from_args_with(app, std::env::args(), own_flags) {
         Ok(Split::Run(launch, own)) => (*launch, own),
         Ok(Split::Help(text)) => {
             // A closed pipe (`| head`) is not an error worth a panic.

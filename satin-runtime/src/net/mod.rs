@@ -111,6 +111,42 @@ pub enum FtArg {
     Table,
 }
 
+/// The satin flag `arg` (a long flag satin does not know) looks like a
+/// misspelling of, if any: one edit away from a name of 4 letters or
+/// more, two from one of 6 or more (`--lisen`, `--wokers`; not `--fast`
+/// beside `--ft`, nor `--list` beside `--listen`). `own_flags` are the
+/// program's.
+fn misspelt<'f>(arg: &str, flags: &'f [(Option<String>, Option<char>, bool)], own_flags: &[&str]) -> Option<&'f str> {
+    let given = arg.strip_prefix("--")?.split('=').next()?;
+    if given.is_empty() || own_flags.iter().any(|f| f.strip_prefix("--").unwrap_or(f) == given) {
+        return None;
+    }
+    flags.iter().filter_map(|(long, _, _)| long.as_deref()).find(|known| {
+        let shorter = given.len().min(known.len());
+        match edit_distance(given, known) {
+            1 => shorter >= 4,
+            2 => shorter >= 6,
+            _ => false,
+        }
+    })
+}
+
+/// Levenshtein distance between two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// What [`Launch::from_args`] found on a command line.
 #[derive(Debug)]
 pub enum Split {
@@ -284,8 +320,9 @@ impl Launch {
     /// `--workers`, `--chaos`, … — the examples' flags) out of the
     /// program's command line, for a program that parses its own: returns
     /// them and the program's own arguments (its name first), in order.
-    /// `--satin-help` prints them and exits; a bad value exits with status
-    /// 2 and a message. After `--` everything is the program's.
+    /// `--satin-help` prints them and exits; a bad value, or an unknown
+    /// flag one or two letters away from one of satin's (`--lisen`), exits
+    /// with status 2 and a message. After `--` everything is the program's.
     ///
     /// ```no_run
     /// let (launch, args) = satin::net::Launch::from_env("myprog");
@@ -295,12 +332,29 @@ impl Launch {
     /// println!("{answer}");
     /// ```
     pub fn from_env(app: &str) -> (Launch, Vec<String>) {
-        exit::launch_from_env(app)
+        exit::launch_from_env(app, &[])
+    }
+
+    /// [`Launch::from_env`] for a program with flags of its own that look
+    /// like satin's (see [`Launch::from_args_with`]).
+    pub fn from_env_with(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+        exit::launch_from_env(app, own_flags)
     }
 
     /// [`Launch::from_env`] on a given command line (program name first),
     /// without exiting.
     pub fn from_args(app: &str, args: impl IntoIterator<Item = String>) -> Result<Split, String> {
+        Launch::from_args_with(app, args, &[])
+    }
+
+    /// [`Launch::from_args`] for a program with flags of its own that look
+    /// like satin's (`--list` beside `--listen`): `own_flags` (`"--list"`)
+    /// are the program's, never taken for a misspelt satin flag.
+    pub fn from_args_with(
+        app: &str,
+        args: impl IntoIterator<Item = String>,
+        own_flags: &[&str],
+    ) -> Result<Split, String> {
         use clap::{CommandFactory, FromArgMatches};
         // Once per process: the name shows in help and error messages.
         let name: &'static str = Box::leak(app.to_string().into_boxed_str());
@@ -339,7 +393,16 @@ impl Launch {
                         ours.extend(args.next());
                     }
                 }
-                None => own.push(arg),
+                None => {
+                    if let Some(known) = misspelt(&arg, &flags, own_flags) {
+                        let given = arg.split('=').next().unwrap_or_default();
+                        return Err(format!(
+                            "unknown flag '{given}': did you mean '--{known}'? (a flag of the program's own that \
+                             looks like one of satin's goes after `--`)"
+                        ));
+                    }
+                    own.push(arg)
+                }
             }
         }
         let matches = cmd.try_get_matches_from(ours).map_err(|e| {

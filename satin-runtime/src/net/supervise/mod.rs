@@ -469,9 +469,18 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<
         .collect();
     // The nodes' figures: in the file asked for, or in a scratch one for
     // the table printed at the end.
-    let scratch = tempfile::tempdir().map_err(|e| RunError::Failed(format!("cannot make a scratch directory: {e}")))?;
-    let stats = args.stats_json.clone().unwrap_or_else(|| scratch.path().join("stats.json"));
-    let stats = (figures == Figures::Table).then_some(stats);
+    let mut _scratch = None; // removed with its file when the run is over
+    let stats = match (figures, &args.stats_json) {
+        (Figures::None, _) => None,
+        (Figures::Table, Some(file)) => Some(file.clone()),
+        (Figures::Table, None) => {
+            let dir =
+                tempfile::tempdir().map_err(|e| RunError::Failed(format!("cannot make a scratch directory: {e}")))?;
+            let file = dir.path().join("stats.json");
+            _scratch = Some(dir);
+            Some(file)
+        }
+    };
     let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref() })?;
     if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {

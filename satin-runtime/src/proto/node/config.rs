@@ -68,7 +68,7 @@ pub struct Config {
     pub quorum: QuorumConfig,
     /// The program may make more annotated calls after the first: a run's
     /// end leaves the node in the cluster, every node gets the answer, and
-    /// [`Node::next_root`] starts the next run (see `sequence.rs`).
+    /// [`Node::next_root`](super::Node::next_root) starts the next run (see `sequence.rs`).
     pub sequence: bool,
 }
 

@@ -257,7 +257,7 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
             .env("SLURM_PROCID", rank.to_string())
             .env("SLURM_STEP_NODELIST", "localhost")
             .env("SLURM_CPUS_PER_TASK", "1")
-            .env("RUST_LOG", "satin::net=info")
+            .env("RUST_LOG", "satin_net=info")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -22,7 +22,7 @@ const Q16: &str = "14772512";
 /// Returns its output, its log and the nodes' figures.
 fn faulty(nodes: &str, chaos: &str, extra: &[&str]) -> (std::process::Output, String, Stats) {
     let args = [&["16", "--local-nodes", nodes, "--workers", "1", "--chaos", chaos][..], extra].concat();
-    let (out, stats) = run_with_stats(NQUEENS, &args, &[("RUST_LOG", "satin::net=info")]);
+    let (out, stats) = run_with_stats(NQUEENS, &args, &[("RUST_LOG", "satin_net=info")]);
     let log = stderr(&out);
     (out, log, stats)
 }

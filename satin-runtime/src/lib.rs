@@ -31,41 +31,17 @@
 //! never read, and (across machines) re-execute lost work and reuse results.
 
 #![warn(missing_docs)]
-#![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod checkpoint;
-pub mod codec;
-pub mod dag;
-pub mod dist;
-mod job;
+pub use satin_core::*;
+
+/// Static task graphs and their schedulers (HEFT, fault-tolerant
+/// duplication): the `dag` feature, on with `net`.
+#[cfg(feature = "dag")]
+pub use satin_dag as dag;
+/// Real distributed runs over QUIC, and the command line of a node: the
+/// `net` feature, on by default.
 #[cfg(feature = "net")]
-pub mod net;
-#[allow(missing_docs)] // protocol messages and counters: documented where not self-explanatory
-pub mod proto;
-mod sched;
-pub mod shared;
-#[allow(missing_docs)]
-pub mod sim;
-
-pub use job::{
-    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError, BuildKeyHasher,
-    CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
-};
-pub use satin_macros::divide_and_conquer;
-pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
-
-/// Items used by the code that `#[divide_and_conquer]` generates. Not a public
-/// API: names and signatures here change without notice.
-#[doc(hidden)]
-pub mod __private {
-    pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
-    pub use crate::job::fields::{de_field, ser_field, ser_lent};
-    pub use crate::job::generic::{instance, GenericFn};
-    pub use crate::job::receiver::ReceiverMut;
-    pub use crate::job::{assert_param, assert_result, enter, JobFn};
-    pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
-    pub use core::pin::pin;
-    pub use inventory;
-    pub use postcard;
-    pub use serde;
-}
+pub use satin_net as net;
+/// The deterministic simulator of many nodes: the `sim` feature.
+#[cfg(feature = "sim")]
+pub use satin_sim as sim;

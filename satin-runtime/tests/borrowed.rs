@@ -165,7 +165,7 @@ fn an_owned_call_encodes_as_the_tuple_of_its_parameters() {
     let job = __SatinJob_span(3, 9, "ab".to_string());
     let params = postcard::to_allocvec(&(3u64, 9u64, "ab")).unwrap();
     assert_eq!(postcard::to_allocvec(&job).unwrap(), params);
-    assert_eq!(job.key(), satin::JobKey::of_params::<__SatinJob_span>(&params));
+    assert_eq!(job.key(), <__SatinJob_span as satin::Job>::key_of_params(&params));
     let back: __SatinJob_span = postcard::from_bytes(&params).unwrap();
     assert_eq!((back.0, back.1, back.2.as_str()), (3, 9, "ab"));
     assert!(postcard::from_bytes::<__SatinJob_span>(&params[..2]).is_err());

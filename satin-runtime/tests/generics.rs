@@ -4,7 +4,7 @@
 //! encoded; an instantiation a process has not registered is refused,
 //! not failed.
 
-use satin::{check_call, divide_and_conquer, encode_job, knows_call, Job, JobKey, Runtime};
+use satin::{check_call, divide_and_conquer, encode_job, knows_call, Job, Runtime};
 use serde::{Deserialize, Serialize};
 
 /// Merge sort over any ordered type: borrowed input, owned output.
@@ -88,8 +88,8 @@ fn each_instantiation_travels_under_its_own_id_and_keys() {
     let small: &[u32] = &[3, 1, 2];
     let large: &[u64] = &[3, 1, 2];
     // The same bytes, different functions: different keys.
-    assert_ne!(JobKey::of(&__SatinJob_msort(small)), JobKey::of(&__SatinJob_msort(large)));
-    assert_eq!(JobKey::of(&__SatinJob_msort(small)), JobKey::of(&__SatinJob_msort(small)));
+    assert_ne!(__SatinJob_msort(small).key(), __SatinJob_msort(large).key());
+    assert_eq!(__SatinJob_msort(small).key(), __SatinJob_msort(small).key());
     let id = <__SatinJob_msort<'static, u32> as Job>::instance_id();
     assert_eq!(id, concat!("generics::msort(& [T]) -> Vec < T >", "::<u32>"));
     assert_eq!(<__SatinJob_msort<'static, u32> as Job>::FN_ID, "generics::msort(& [T]) -> Vec < T >");

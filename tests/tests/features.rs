@@ -1,10 +1,11 @@
-//! A local-only user turns the `net` feature off: `satin` must still build,
-//! and then without quinn, rustls, tokio or clap.
+//! A local-only user turns the default features off: `satin` must still
+//! build, and then without quinn, rustls, tokio or clap, and without the
+//! simulator or the task graphs (crates of their own).
 
 use std::process::Command;
 
 #[test]
-fn satin_builds_without_the_net_feature_and_without_its_crates() {
+fn satin_builds_without_default_features_and_without_the_other_layers() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let cargo = env!("CARGO");
     let target = root.join("target/no-net");
@@ -22,8 +23,10 @@ fn satin_builds_without_the_net_feature_and_without_its_crates() {
         .expect("cargo runs");
     assert!(tree.status.success(), "{}", String::from_utf8_lossy(&tree.stderr));
     let tree = String::from_utf8_lossy(&tree.stdout);
-    for heavy in ["quinn ", "rustls ", "tokio ", "clap ", "indicatif "] {
+    for heavy in ["quinn ", "rustls ", "tokio ", "clap ", "indicatif ", "satin-net ", "satin-sim ", "satin-dag "] {
         assert!(!tree.contains(heavy), "{heavy}in a build without `net`:\n{tree}");
     }
-    assert!(tree.contains("crossbeam-deque "), "{tree}");
+    for layer in ["crossbeam-deque ", "satin-core ", "satin-proto "] {
+        assert!(tree.contains(layer), "{layer}missing:\n{tree}");
+    }
 }

@@ -1,0 +1,185 @@
+//! What a job is: the serialisable parameters of one call of an annotated
+//! function, plus how to run it.
+
+pub(crate) mod borrow;
+pub(crate) mod fields;
+pub(crate) mod generic;
+pub(crate) mod receiver;
+pub(crate) mod registry;
+
+pub use borrow::{Travel, TravelMut, WriteBackError};
+pub use generic::TypeParam;
+pub use registry::{
+    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, CallError, JobFn, OwnedJob,
+};
+pub use satin_proto::{BuildKeyHasher, JobKey, KeyHasher};
+
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::sched::Ctx;
+
+/// One call of a `#[divide_and_conquer]` function, with its parameters.
+///
+/// The macro implements this for a struct it generates per function; users do
+/// not implement it by hand. Parameters cross threads (and, in distributed
+/// runs, machines), hence the serde and `Send` bounds; a job may borrow its
+/// parameters (see `borrow.rs`): the frame that spawns it waits for it.
+pub trait Job: Serialize + Send + Sized {
+    /// The function's return type.
+    type Output: ResultValue;
+
+    /// Stable function id: module path, name and signature as written in the
+    /// source. The same source built on another machine has the same id.
+    const FN_ID: &'static str;
+
+    /// The id calls travel under: the function id, and for a generic
+    /// function its type arguments too (see `generic.rs`). Keys include it,
+    /// so `f::<u32>(x)` and `f::<u64>(x)` are different calls.
+    #[inline]
+    fn instance_id() -> &'static str {
+        Self::FN_ID
+    }
+
+    /// Whether the call changes data it borrows (`&mut` parameters). Such a
+    /// call's outcome is its result and that data; it is neither published
+    /// to nor looked up in the result table, only run (again).
+    const MUTATES: bool = false;
+
+    /// Takes the outcome of this call as another node encoded it: decodes
+    /// the result and writes back what the call changed in its `&mut`
+    /// parameters.
+    fn accept(self, outcome: &[u8]) -> Result<Self::Output, AcceptError> {
+        postcard::from_bytes(outcome).map_err(AcceptError::Decode)
+    }
+
+    /// Runs the call with parallel recursion inside the runtime context `ctx`.
+    /// In distributed runs, calls near the top of the tree are tracked, and
+    /// inside a job re-executed after a failure looked up first.
+    ///
+    /// A worker with enough jobs queued for thieves runs the call lazily:
+    /// as the sequential function, which costs what a plain call costs,
+    /// except that every call polls whether some worker wants work and then
+    /// runs in parallel (heartbeat scheduling's idea: parallelism is made
+    /// only when it is wanted). No grain-size cut-off is needed.
+    #[inline]
+    fn run(self, ctx: &Ctx<'_>) -> Self::Output {
+        if ctx.slow.get() {
+            return crate::sched::run_slow(self, ctx);
+        }
+        if ctx.worker.has_enough_queued() {
+            return self.run_lazy(ctx);
+        }
+        self.run_parallel(ctx)
+    }
+
+    /// The function's body with parallel recursion (generated).
+    fn run_parallel(self, ctx: &Ctx<'_>) -> Self::Output;
+
+    /// The function's sequential body, each call polling [`Ctx::promote`]
+    /// to run in parallel instead (generated).
+    fn run_lazy(self, ctx: &Ctx<'_>) -> Self::Output;
+
+    /// Runs the call as the plain sequential function.
+    fn run_sequential(self) -> Self::Output;
+
+    /// The job's content key: blake3(function id ‖ postcard(params)).
+    ///
+    /// Computed only when needed (steals across machines, result table,
+    /// checkpoints); the local fast path never hashes.
+    fn key(&self) -> JobKey {
+        let params = postcard::to_stdvec(self).expect("postcard encoding into a Vec cannot fail");
+        Self::key_of_params(&params)
+    }
+
+    /// The key of a call of this function whose parameters encode
+    /// (postcard) as `params`.
+    fn key_of_params(params: &[u8]) -> JobKey {
+        JobKey::of_call(Self::instance_id(), params)
+    }
+}
+
+/// Runs `job` in the calling thread's runtime context if there is one, or
+/// sequentially if not. This is the body of every annotated function's public
+/// entry point.
+#[inline]
+pub fn enter<J: Job>(job: J) -> J::Output {
+    match crate::sched::current_ctx() {
+        // SAFETY: `current_ctx` only returns a context that the worker thread
+        // installed for the job it is executing right now; it outlives this call.
+        Some(ctx) => job.run(unsafe { &*ctx }),
+        None => match crate::dist::take_root_runner() {
+            Some(runner) => run_distributed(job, runner),
+            None => {
+                // A generic function's instantiation used here, outside a
+                // run, is one this process can run for others (see
+                // `generic.rs`); free for any other function.
+                J::instance_id();
+                job.run_sequential()
+            }
+        },
+    }
+}
+
+#[inline(never)]
+fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Output {
+    let bytes = runner(job.key(), registry::encode_call(&job));
+    crate::dist::put_back_root_runner(runner);
+    job.accept(&bytes)
+        .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
+}
+
+/// Why an outcome from another node cannot be taken.
+#[derive(Debug)]
+pub enum AcceptError {
+    /// The bytes do not decode as the result (and `&mut` data).
+    Decode(postcard::Error),
+    /// A `&mut` slice came back with another length.
+    WriteBack(WriteBackError),
+}
+
+impl std::fmt::Display for AcceptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AcceptError::Decode(e) => e.fmt(f),
+            AcceptError::WriteBack(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AcceptError {}
+
+impl From<postcard::Error> for AcceptError {
+    fn from(e: postcard::Error) -> Self {
+        AcceptError::Decode(e)
+    }
+}
+
+impl From<WriteBackError> for AcceptError {
+    fn from(e: WriteBackError) -> Self {
+        AcceptError::WriteBack(e)
+    }
+}
+
+/// Marker trait for values that can be a parameter of an annotated function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a #[divide_and_conquer] function",
+    label = "parameters must be `Serialize + DeserializeOwned + Send + 'static`",
+    note = "parameters travel to other threads and machines: use an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`"
+)]
+pub trait Param: Serialize + DeserializeOwned + Send + 'static {}
+impl<T: Serialize + DeserializeOwned + Send + 'static> Param for T {}
+
+/// Marker trait for values that can be returned by an annotated function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the result of a #[divide_and_conquer] function",
+    label = "results must be `Serialize + DeserializeOwned + Send + 'static`",
+    note = "results travel back from other threads and machines: return an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`"
+)]
+pub trait ResultValue: Serialize + DeserializeOwned + Send + 'static {}
+impl<T: Serialize + DeserializeOwned + Send + 'static> ResultValue for T {}
+
+/// Compile-time check used by generated code, spanned on a parameter type.
+pub const fn assert_param<T: Param>() {}
+
+/// Compile-time check used by generated code, spanned on the return type.
+pub const fn assert_result<T: ResultValue>() {}

@@ -1,0 +1,44 @@
+//! Satin's local runtime: jobs and their keys, the work-stealing scheduler
+//! of one process, checkpoint files, shared values, and the executor a node
+//! driver gives the protocol core. Users depend on `satin`, which
+//! re-exports this crate's public API beside the optional layers (QUIC
+//! driver, simulator, task graphs).
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+// The code `#[divide_and_conquer]` generates names `::satin`; inside this
+// crate (its unit tests) that is this crate.
+extern crate self as satin;
+
+pub mod checkpoint;
+pub mod dist;
+mod job;
+mod sched;
+pub mod shared;
+
+pub use satin_proto as proto;
+pub use satin_proto::codec;
+
+pub use job::{
+    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError, BuildKeyHasher,
+    CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
+};
+pub use satin_macros::divide_and_conquer;
+pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
+
+/// Items used by the code that `#[divide_and_conquer]` generates. Not a public
+/// API: names and signatures here change without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
+    pub use crate::job::fields::{de_field, ser_field, ser_lent};
+    pub use crate::job::generic::{instance, GenericFn};
+    pub use crate::job::receiver::ReceiverMut;
+    pub use crate::job::{assert_param, assert_result, enter, JobFn};
+    pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
+    pub use core::pin::pin;
+    pub use inventory;
+    pub use postcard;
+    pub use serde;
+}

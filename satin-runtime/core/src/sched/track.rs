@@ -1,0 +1,178 @@
+//! The slow path of `Job::run`, taken only in distributed runs and only near
+//! the top of the tree.
+//!
+//! - *Tracking*: a call's depth (calls from the root) and duration are
+//!   measured; one that ran long enough is published to the result table
+//!   (key, encoded value, depth, its id and its nearest tracked ancestor's
+//!   id), so that little finished work dies with a crashed node — the
+//!   master's own top-level work included — and so that checkpoints have
+//!   something to save. Depths whose calls are short on average stop being
+//!   tracked: below them the recursion runs at full speed.
+//! - *Lookups*: inside a job re-executed after a failure (or resumed from a
+//!   checkpoint), a call first looks its result up: a value is used; a
+//!   pointer, or a job of an older epoch still running elsewhere, is waited
+//!   for (the driver fetches it, or the running job publishes it). Calls are
+//!   hashed only where results can be: at the depths where results of
+//!   tracked calls sit, and — below the tracked levels, where depths are
+//!   not known — within `SATIN_LOOKUP_DEPTH` calls below the redone job.
+//!
+//! The fast path (`Ctx::slow` false) reads one flag per call.
+
+use std::time::Instant;
+
+use super::ctx::{Aborted, Ctx};
+use super::remote::{Remote, RemoteEvent};
+use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
+use crate::proto::SharedEntry;
+use crate::{Job, JobKey};
+
+/// How many nested calls below a redone job look up the result table
+/// whatever their depth: results of jobs stolen across nodes sit near the
+/// top of the tree (thieves take the oldest jobs). Override with
+/// `SATIN_LOOKUP_DEPTH`.
+pub(crate) fn lookup_depth_limit() -> u32 {
+    static LIMIT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("SATIN_LOOKUP_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_LOOKUP_DEPTH)
+    })
+}
+
+pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
+
+/// Encoded parameters: on the stack when they are small.
+enum Params<'a> {
+    Stack(&'a [u8]),
+    Heap(Vec<u8>),
+}
+
+impl Params<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Params::Stack(b) => b,
+            Params::Heap(v) => v,
+        }
+    }
+}
+
+fn encode<'a, J: Job>(job: &J, buf: &'a mut [u8; 128]) -> Params<'a> {
+    match postcard::to_slice(job, buf) {
+        Ok(b) => Params::Stack(b),
+        Err(_) => Params::Heap(postcard::to_stdvec(job).expect("postcard encodes any serde value into a Vec")),
+    }
+}
+
+/// `Job::run` when `ctx.slow` is set.
+#[cold]
+#[inline(never)]
+pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
+    let registry = ctx.worker.registry();
+    let Some(remote) = registry.remote.get() else { return job.run_parallel(ctx) };
+    if J::MUTATES {
+        // Its outcome includes the data it changes in place, which the
+        // table does not hold: it only runs (again), untracked.
+        return run_fast(job, ctx);
+    }
+    let depth = ctx.depth.get();
+    let known = depth != DEPTH_UNKNOWN;
+    let redone = ctx.redone.get();
+    let rel = ctx.lookup_depth.get();
+    let limit = lookup_depth_limit();
+    // Where the depth is known, calls are looked up only at depths where
+    // results of tracked calls sit; below the tracked levels, a few levels
+    // under the redone job (results of short stolen jobs sit there).
+    let (look_here, look_below) = match (redone, known) {
+        (false, _) => (false, false),
+        (true, true) => (remote.table.has_depth(depth), remote.table.has_deeper(depth)),
+        (true, false) => (rel < limit, rel + 1 < limit),
+    };
+    let track = known && remote.tracking() && remote.tracks(depth);
+    if !look_below && !track {
+        let found = if look_here {
+            let mut buf = [0u8; 128];
+            let params = encode(&job, &mut buf);
+            lookup::<J>(remote, ctx, J::key_of_params(params.bytes()))
+        } else {
+            None
+        };
+        // Below everything the slow path is for: full speed from here on.
+        return found.unwrap_or_else(|| run_fast(job, ctx));
+    }
+    let mut buf = [0u8; 128];
+    let params = (look_here || track).then(|| encode(&job, &mut buf));
+    let mut key = None;
+    if look_here {
+        let k = J::key_of_params(params.as_ref().expect("encoded above").bytes());
+        if let Some(v) = lookup::<J>(remote, ctx, k) {
+            return v;
+        }
+        key = Some(k);
+    }
+    let outer_depth = ctx.depth.replace(if known { depth + 1 } else { DEPTH_UNKNOWN });
+    let outer_frame = ctx.frame.get();
+    let outer_redone = ctx.redone.replace(look_below);
+    ctx.lookup_depth.set(rel + 1);
+    let frame = if track { remote.next_frame() } else { outer_frame };
+    ctx.frame.set(frame);
+    let start = track.then(Instant::now);
+    // An unwinding call leaves `ctx` behind: it belongs to the job that
+    // catches the unwind, which is done with it.
+    let out = job.run_parallel(ctx);
+    ctx.depth.set(outer_depth);
+    ctx.frame.set(outer_frame);
+    ctx.redone.set(outer_redone);
+    ctx.lookup_depth.set(rel);
+    if let Some(start) = start {
+        let ran = start.elapsed();
+        remote.record_duration(depth, ran.as_nanos() as u64);
+        if ran.as_nanos() as u64 >= remote.publish_after() {
+            let key = key.unwrap_or_else(|| J::key_of_params(params.as_ref().expect("encoded above").bytes()));
+            let value = postcard::to_allocvec(&out).expect("postcard encodes any serde value into a Vec");
+            let meta = ResultMeta { depth, id: frame, parent: outer_frame };
+            remote.send(RemoteEvent::Published { key, value, meta, ran });
+        }
+    }
+    out
+}
+
+/// Runs the call and its whole subtree without the slow path.
+fn run_fast<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
+    ctx.slow.set(false);
+    let depth = ctx.depth.replace(DEPTH_UNKNOWN);
+    let out = job.run_parallel(ctx);
+    ctx.slow.set(true);
+    ctx.depth.set(depth);
+    out
+}
+
+/// Looks `key` up for a call of `ctx`: a value in the table, or one worth
+/// waiting for.
+fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Output> {
+    let registry = ctx.worker.registry();
+    registry.table_lookups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let entry = remote.table.get(&key);
+    // Only a job of an older epoch may be waited for (see
+    // `proto::JobSpec::epoch`); the wait runs other work meanwhile, none
+    // newer than this frame.
+    let worth_waiting = match &entry {
+        Some(SharedEntry::Pointer) => true,
+        Some(SharedEntry::Running { epoch }) => *epoch < ctx.epoch,
+        // With a home table, what this replica lacks its homes may hold.
+        None => remote.table.asks_homes(),
+        Some(SharedEntry::Value(_)) => false,
+    };
+    let bytes = match entry {
+        Some(SharedEntry::Value(v)) => Some(v.to_vec()),
+        _ if worth_waiting => {
+            let wait = remote.ask(key, ctx.epoch);
+            ctx.worker.wait_until_in(ctx.epoch, || wait.is_done() || ctx.is_aborted());
+            if ctx.is_aborted() {
+                std::panic::resume_unwind(Box::new(Aborted));
+            }
+            wait.value()
+        }
+        _ => None,
+    }?;
+    let value = postcard::from_bytes::<J::Output>(&bytes).ok()?;
+    registry.table_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Some(value)
+}

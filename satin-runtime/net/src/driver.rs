@@ -1,0 +1,807 @@
+//! The QUIC driver of one node: carries the protocol core's actions out over
+//! quinn and feeds it messages, peer deaths, timers and executor events.
+//!
+//! Topology: every node sends to a peer over a connection it opened itself
+//! (one unidirectional stream, frames in order; beats as datagrams) and
+//! receives on connections the peer opened. A connection that fails is a
+//! suspicion, not a death: the core hears of it (`handle_link_down`) and the
+//! connection is opened again; who is out of the run is the majority's
+//! decision (`proto/quorum`), or a supervisor's notice of a process that
+//! ended.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::{info, warn};
+
+use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
+use super::conn::{accept_loop, advertised, endpoint, Link, Net};
+use super::netfault::Faults;
+use super::progress::Progress;
+use super::shared_sync::SharedSync;
+use super::tls::Pool;
+use super::trace::Trace;
+use super::wire::Frame;
+use satin_core::dist::{ExecEvent, LocalExecutor};
+use satin_core::{JobKey, Runtime};
+use satin_proto::codec::{self, Hello};
+use satin_proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
+
+/// Stands for the contact node until its real id is known.
+pub(crate) const CONTACT: NodeId = u64::MAX;
+/// How often the driver checks for idle workers while jobs run.
+const IDLE_CHECK: Duration = Duration::from_millis(2);
+/// How soon a lost connection to a member is opened again.
+const RECONNECT: Duration = Duration::from_millis(200);
+
+/// Who this node is and how it connects.
+pub(crate) struct NodeSpec {
+    pub(crate) id: NodeId,
+    pub(crate) cluster: ClusterId,
+    pub(crate) listen: SocketAddr,
+    /// `None`: this node starts the run as its master.
+    pub(crate) contact: Option<SocketAddr>,
+    pub(crate) idle_timeout: Duration,
+    /// After SIGTERM, how long the jobs running here may take to finish
+    /// before they are aborted and the node leaves anyway.
+    pub(crate) leave_timeout: Duration,
+    /// How long a joiner keeps trying while its contact does not answer.
+    pub(crate) join_wait: Duration,
+    pub(crate) config: Config,
+    pub(crate) max_frame: usize,
+    pub(crate) hello: Hello,
+    /// How logs and traces name this node (its number under a supervisor).
+    pub(crate) label: String,
+    pub(crate) trace: Option<std::path::PathBuf>,
+    /// Show a progress bar (on the master, when stderr is a terminal).
+    pub(crate) progress: bool,
+    /// The checkpoint file, if the run keeps one.
+    pub(crate) checkpoint: Option<CheckpointSpec>,
+    /// A run of this process alone (a local run that keeps a checkpoint):
+    /// nothing to say about listening.
+    pub(crate) lone: bool,
+    /// Started by `--local-nodes`: the supervisor writes death notices to
+    /// this node's standard input.
+    pub(crate) supervised: bool,
+    /// Faults of this node's network (`--chaos` under `--local-nodes`).
+    pub(crate) faults: Option<Arc<Faults>>,
+    /// Results a former incarnation of this process finished (it was
+    /// removed while cut off and joins again as a new node).
+    pub(crate) carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
+}
+
+/// How a node's run ended.
+pub(crate) enum RunEnd {
+    /// The run is over; the answer, unless this node is not the master and
+    /// the answer was too large to be sent around.
+    Answer {
+        value: Option<Vec<u8>>,
+        master: bool,
+    },
+    Left,
+    Failed(String),
+    /// The run was suspended: the same command resumes it.
+    Suspended,
+    /// This node had no majority for the configured wait.
+    LostMajority {
+        waited: Duration,
+    },
+    /// The majority removed this node while it was cut off (or deposed as
+    /// master); `carry` is what it finished (see [`Action::Expelled`]),
+    /// `at` where the member that said so listens.
+    Expelled {
+        by: NodeId,
+        at: Option<SocketAddr>,
+        carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
+    },
+}
+
+pub(crate) use super::report::NodeReport;
+
+pub(super) enum Input {
+    /// A peer opened a connection and passed the handshake.
+    Hello {
+        id: NodeId,
+        addr: SocketAddr,
+        conn: quinn::Connection,
+    },
+    /// A connection this node opened to `id` is up.
+    Linked {
+        id: NodeId,
+        conn: quinn::Connection,
+    },
+    /// The connection this node opened to `id` ended in order: `id` is
+    /// through with the run (it ended, or `id` left).
+    Closed {
+        id: NodeId,
+    },
+    Addr {
+        id: NodeId,
+        addr: SocketAddr,
+    },
+    Message {
+        from: NodeId,
+        msg: Msg,
+    },
+    /// A connection to or from `id` failed (see [`Link::PeerDown`]).
+    PeerDown {
+        id: NodeId,
+        reason: String,
+        unanswered: bool,
+        ours: bool,
+        declared_dead: bool,
+    },
+    Exec(ExecEvent),
+    Checkpoint(Done),
+    /// The supervisor saw the process of the node at `addr` end.
+    ProcessEnded {
+        addr: SocketAddr,
+    },
+    /// Chaos from the supervisor: run the workers `factor` times slower
+    /// (infinite: hung).
+    Slow {
+        factor: f64,
+    },
+    /// Chaos from the supervisor: jobs stolen from now on fail with
+    /// probability `rate`.
+    FailRate {
+        rate: f64,
+    },
+    /// The program's next annotated call: the next run (see `session.rs`).
+    NextRoot {
+        key: JobKey,
+        payload: Vec<u8>,
+    },
+    /// The program is over: end the node.
+    Close,
+}
+
+impl From<Link<Msg>> for Input {
+    fn from(link: Link<Msg>) -> Input {
+        match link {
+            Link::Hello { id, addr, conn } => Input::Hello { id, addr, conn },
+            Link::Linked { id, conn } => Input::Linked { id, conn },
+            Link::Closed { id } => Input::Closed { id },
+            Link::Addr { id, addr } => Input::Addr { id, addr },
+            Link::Message { from, msg } => Input::Message { from, msg },
+            Link::PeerDown { id, reason, unanswered, ours, declared_dead } => {
+                Input::PeerDown { id, reason, unanswered, ours, declared_dead }
+            }
+        }
+    }
+}
+
+/// Feeds what the supervisor tells this node to the event loop; changes
+/// to the network's faults go straight to the socket.
+fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Option<Arc<Faults>>) {
+    use super::supervise::Order;
+    super::supervise::read_orders(move |order| {
+        let got = match order {
+            Order::Gone(addr) => Input::ProcessEnded { addr },
+            Order::Slow(factor) => Input::Slow { factor },
+            Order::Fail(rate) => Input::FailRate { rate },
+            Order::Net(order) => {
+                match faults.as_ref().map(|f| f.apply(&order)) {
+                    Some(Err(e)) => warn!("{e}"),
+                    None => warn!("network fault order {order:?}, but this node's socket takes none"),
+                    Some(Ok(())) => {}
+                }
+                return true;
+            }
+        };
+        input.send(got).is_ok()
+    });
+}
+
+/// How one run of a node ended, and its figures.
+pub(crate) type RunOver = (RunEnd, Option<NodeReport>);
+
+/// Everything one node's event loop owns.
+struct Driver {
+    spec: NodeSpec,
+    start: Instant,
+    node: Node,
+    exec: LocalExecutor,
+    net: Net<Msg, Input>,
+    /// Every instant the core asked to be woken at (each is kept, as the
+    /// simulator keeps each: a later one is not lost to an earlier one).
+    timers: std::collections::BTreeSet<u64>,
+    joined: bool,
+    join_until: Instant,
+    join_request: Option<Msg>,
+    end: Option<RunEnd>,
+    trace: Option<Trace>,
+    progress: Option<Progress>,
+    /// The leader last logged, and whether this node was in a minority.
+    seen_leader: (Option<NodeId>, bool),
+    /// The checkpoint file's thread, once this node writes the file.
+    checkpointer: Option<Checkpointer>,
+    /// Records and bytes the checkpoint file's thread confirmed so far.
+    checkpoint_written: (u64, u64),
+    /// Whether this node was the master of the last run that ended.
+    answered_as_master: Option<bool>,
+    /// The program is over (`Input::Close`).
+    closing: bool,
+    /// Where the end of each run goes (the program's thread waits).
+    ends: std::sync::mpsc::Sender<RunOver>,
+    /// The program's first call (function id, key): what its checkpoint
+    /// file belongs to.
+    first_root: (String, JobKey),
+    /// Chaos: pauses the workers (`--chaos slow`, `hang`).
+    throttle: Option<super::throttle::Throttle>,
+    input: tokio::sync::mpsc::UnboundedSender<Input>,
+    /// Shared incumbents sent to and merged from peers.
+    shared: SharedSync,
+}
+
+pub(super) async fn drive(
+    mut spec: NodeSpec,
+    pool: &Pool,
+    runtime: Arc<Runtime>,
+    root: (JobKey, Vec<u8>),
+    (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
+    ends: std::sync::mpsc::Sender<RunOver>,
+) -> RunOver {
+    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, spec.faults.clone()) {
+        Ok(e) => e,
+        Err(e) => return (RunEnd::Failed(e), None),
+    };
+    let bound = endpoint.local_addr().unwrap_or(spec.listen);
+    let addr = advertised(bound, spec.contact);
+    if !spec.lone {
+        eprintln!("satin: node {} listening on {addr}", spec.id);
+    }
+
+    let first_root = (satin_core::check_call(&root.1).unwrap_or("?").to_string(), root.0);
+    let mut node = match spec.contact {
+        None => {
+            let root = JobSpec::root(root.0, root.1);
+            Node::member(spec.id, spec.cluster, &[], spec.id, root, spec.config.clone(), spec.id)
+        }
+        Some(_) => {
+            let mut node = Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id);
+            node.carry_results(std::mem::take(&mut spec.carry));
+            node
+        }
+    };
+    if spec.supervised {
+        read_supervisor(input_tx.clone(), spec.faults.clone());
+    }
+    let exec_tx = input_tx.clone();
+    let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
+    let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
+        let _ = exec_tx.send(Input::Exec(e));
+    }) {
+        Ok(x) => x,
+        Err(e) => return (RunEnd::Failed(e.to_string()), None),
+    };
+    exec.keep_orphans(spec.config.keeps_orphans());
+    // Peers check each other's root call too: another problem is refused.
+    spec.hello = spec.hello.clone().with_root(root.0 .0);
+    let hello_frame = codec::encode(
+        &Frame::<Msg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
+        spec.max_frame,
+    )
+    .expect("a hello frame is small");
+    let accept =
+        tokio::spawn(accept_loop::<Msg, Input>(endpoint.clone(), spec.hello.clone(), spec.max_frame, input_tx.clone()));
+    let driver_input = input_tx.clone();
+    let mut net = Net {
+        endpoint,
+        me: spec.id,
+        hello_frame,
+        max_frame: spec.max_frame,
+        addrs: HashMap::new(),
+        peers: HashMap::new(),
+        dead: HashSet::new(),
+        retry_at: HashMap::new(),
+        links: HashMap::new(),
+        outgoing: HashMap::new(),
+        input: input_tx,
+        bytes_sent: 0,
+        frames_sent: 0,
+        message: std::marker::PhantomData,
+    };
+    if let Some(contact) = spec.contact {
+        net.addrs.insert(CONTACT, contact);
+    }
+    let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
+    let trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
+    let progress = (spec.progress && spec.contact.is_none()).then(Progress::new);
+    let mut d = Driver {
+        joined: spec.contact.is_none(),
+        join_until: Instant::now() + spec.join_wait,
+        spec,
+        start: Instant::now(),
+        node,
+        exec,
+        net,
+        timers: Default::default(),
+        join_request: None,
+        end: None,
+        trace,
+        progress,
+        seen_leader: (None, false),
+        checkpointer: None,
+        checkpoint_written: (0, 0),
+        answered_as_master: None,
+        closing: false,
+        ends,
+        first_root,
+        throttle: None,
+        input: driver_input,
+        shared: SharedSync::start(),
+    };
+    let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut leave_deadline: Option<Instant> = None;
+    let mut idle_check = tokio::time::interval(IDLE_CHECK);
+    idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+    let now = d.now();
+    d.node.start(now, &mut d.exec);
+    if d.spec.contact.is_none() {
+        d.node.handle_idle(now, &mut d.exec);
+    }
+    loop {
+        d.carry_out_actions();
+        if d.end.is_some() {
+            break;
+        }
+        d.connect_to_members();
+        let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
+        tokio::select! {
+            // Workers that run out of work while entry jobs still run (a
+            // sync waiting for another node, a subtree with little
+            // parallelism left) make the node steal: look every few ms.
+            _ = idle_check.tick() => d.tick(),
+            got = input.recv() => {
+                let Some(got) = got else { break };
+                d.on_input(got);
+            }
+            _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {
+                let now = d.now();
+                d.timers = d.timers.split_off(&(now + 1));
+                d.node.handle_timeout(now, &mut d.exec);
+            }
+            _ = async { suspend.as_mut().expect("guarded").recv().await }, if suspend.is_some() => {
+                warn!("SIGUSR1: suspending the run");
+                let now = d.now();
+                d.node.suspend(now);
+            }
+            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
+                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", d.spec.leave_timeout);
+                leave_deadline = Some(Instant::now() + d.spec.leave_timeout);
+                d.marker(&format!("node {} leaving", d.spec.label));
+                let now = d.now();
+                d.node.begin_leave(now, &mut d.exec);
+            }
+            _ = tokio::time::sleep_until(leave_deadline.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)), if leave_deadline.is_some() => {
+                warn!("leave deadline reached: aborting the jobs still running here");
+                leave_deadline = None;
+                terminate = None;
+                let now = d.now();
+                d.node.leave(now, &mut d.exec);
+            }
+        }
+    }
+    accept.abort();
+    d.finish().await
+}
+
+impl Driver {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// A run's answer (`RunEnd::Answer`): in a sequence it goes to the
+    /// program at once and the node stays for the next run (a joiner
+    /// catching up gets several in a row); else the node ends with it.
+    fn answered(&mut self, end: RunEnd) {
+        if !self.spec.config.sequence {
+            self.end = Some(end);
+            return;
+        }
+        if let RunEnd::Answer { master, .. } = end {
+            self.answered_as_master = Some(master);
+        }
+        let _ = self.ends.send((end, Some(self.report())));
+    }
+
+    /// This node's figures so far.
+    fn report(&self) -> NodeReport {
+        NodeReport {
+            id: self.spec.id,
+            stats: self.node.stats().clone(),
+            table_hits: self.exec.table_hits(),
+            table_lookups: self.exec.table_lookups(),
+            table_len: self.node.table_len(),
+            table_replicas: self.node.table_replicas(),
+            bytes_sent: self.net.bytes_sent,
+            frames_sent: self.net.frames_sent,
+            packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
+            records_written: self.checkpoint_written.0,
+            checkpoint_bytes: self.checkpoint_written.1,
+        }
+    }
+
+    fn marker(&mut self, text: &str) {
+        if let Some(t) = &mut self.trace {
+            t.marker(text);
+        }
+    }
+
+    /// Carries out what the core asked for.
+    fn carry_out_actions(&mut self) {
+        // An improvement goes out before anything this node sends after it
+        // (a result that depends on it, say): a peer that hears of one
+        // from here has heard of the other first.
+        self.send_shared_improvements();
+        while let Some(action) = self.node.poll_action() {
+            match action {
+                Action::Send { to, msg } => {
+                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
+                        self.join_request = Some(msg.clone());
+                    }
+                    self.net.send(to, msg)
+                }
+                Action::Broadcast { msg } => self.send_to_members(msg),
+                Action::SetTimer { at } => {
+                    self.timers.insert(at);
+                }
+                Action::Done { value } => self.answered(RunEnd::Answer { value: Some(value), master: true }),
+                Action::Finished { value } => self.answered(RunEnd::Answer { value, master: false }),
+                Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
+                Action::Stop => {
+                    self.end.get_or_insert(RunEnd::Left);
+                }
+                Action::CheckpointOpen => self.open_checkpoint(),
+                Action::CheckpointWrite { seq, mut records } => {
+                    if let Some(c) = &self.checkpointer {
+                        records.extend(SharedSync::checkpoint_record());
+                        c.write(seq, records);
+                    }
+                }
+                Action::Suspended => self.end = Some(RunEnd::Suspended),
+                Action::Forget { peer } => {
+                    if !self.net.dead.contains(&peer) {
+                        info!("node {peer} is out of the run");
+                        self.marker(&format!("node {peer} removed; recovery"));
+                        self.net.cut(peer);
+                    }
+                }
+                Action::LostMajority { waited } => {
+                    info!("giving up: {}", self.node.quorum_summary());
+                    self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
+                }
+                Action::Expelled { by, carry } => {
+                    let at = self.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
+                    self.end = Some(RunEnd::Expelled { by, at, carry })
+                }
+            }
+        }
+        if let Some(p) = &mut self.progress {
+            p.update(&self.node, self.net.frames_sent);
+        }
+        self.log_leadership();
+    }
+
+    /// Says when the leader changes or this node loses (or regains) the
+    /// majority: the moments a user watching a partition wants to see.
+    fn log_leadership(&mut self) {
+        let now = (self.node.leader(), self.node.in_minority());
+        if now == self.seen_leader || !self.node.joined() {
+            return;
+        }
+        match now {
+            (_, true) if !self.seen_leader.1 => {
+                warn!(
+                    "no majority of the run reachable: taking no new work until it is ({})",
+                    self.node.quorum_summary()
+                )
+            }
+            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {l}"),
+            (Some(l), _) if Some(l) != self.seen_leader.0 => {
+                info!("leader is now {l} ({})", self.node.quorum_summary())
+            }
+            _ => {}
+        }
+        self.seen_leader = now;
+    }
+
+    fn send_shared_improvements(&mut self) {
+        if let Some(msg) = self.shared.improved() {
+            self.send_to_members(msg);
+        }
+    }
+
+    fn send_to_members(&mut self, msg: Msg) {
+        let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        for p in peers {
+            self.net.send(p, msg.clone());
+        }
+    }
+
+    /// Connect to every member early (and again after a lost connection),
+    /// so that beats reach them all.
+    fn connect_to_members(&mut self) {
+        let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        for m in members {
+            if self.net.may_connect(m) {
+                self.net.connect(m);
+            }
+        }
+    }
+
+    /// The periodic check: idle workers steal, and the publication
+    /// threshold grows with the run (a long run publishes only its longer
+    /// jobs, so their number stays bounded).
+    fn tick(&mut self) {
+        let now = self.now();
+        self.node.handle_idle(now, &mut self.exec);
+        self.send_shared_improvements();
+        if let Some(threshold) = self.spec.config.publish_threshold(now) {
+            self.exec.set_publish_after(Duration::from_nanos(threshold));
+        }
+    }
+
+    fn on_input(&mut self, got: Input) {
+        let now = self.now();
+        match got {
+            Input::Hello { id, addr, conn } => {
+                self.net.addrs.entry(id).or_insert(addr);
+                self.net.linked(id, conn);
+                if let Some(everything) = SharedSync::everything() {
+                    self.net.send(id, everything);
+                }
+            }
+            Input::Linked { id, conn } => self.net.outgoing_up(id, conn),
+            Input::Closed { id } => {
+                if id == CONTACT && !self.joined {
+                    let at = self.spec.contact.map_or(String::new(), |c| c.to_string());
+                    self.end = Some(RunEnd::Failed(format!(
+                        "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
+                    )));
+                }
+            }
+            Input::Addr { id, addr } => {
+                self.net.addrs.entry(id).or_insert(addr);
+            }
+            Input::Message { from: _, msg: Msg::Shared { incumbents, objects } } => {
+                SharedSync::merge(incumbents, objects)
+            }
+            Input::Message { from, msg } => {
+                if matches!(msg, Msg::Welcome { .. }) {
+                    self.joined = true;
+                    self.net.drop_peer(CONTACT);
+                }
+                self.node.handle_message(now, from, msg, &mut self.exec);
+            }
+            Input::PeerDown { id, reason, unanswered, ours, declared_dead } => {
+                self.on_peer_down(id, reason, unanswered, ours, declared_dead)
+            }
+            Input::Exec(event) => self.on_exec(event),
+            Input::Checkpoint(done) => self.on_checkpoint(done),
+            Input::Slow { factor } => {
+                let workers = self.exec.worker_thread_ids();
+                self.throttle.get_or_insert_with(|| super::throttle::Throttle::start(workers)).set(factor);
+            }
+            Input::FailRate { rate } => self.exec.set_fail_rate(rate),
+            Input::ProcessEnded { addr } => {
+                let id = self.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
+                if let Some(id) = id {
+                    self.on_certain_death(id, "its process ended (seen by the supervisor)");
+                }
+            }
+            Input::NextRoot { key, payload } => {
+                let root = JobSpec::root(key, payload);
+                self.node.next_root(now, root, &mut self.exec);
+            }
+            Input::Close => {
+                self.closing = true;
+                self.end.get_or_insert(RunEnd::Left);
+            }
+        }
+    }
+
+    /// This node writes the checkpoint from now on (the master at start, or
+    /// a new master): its thread opens, checks and repairs the file.
+    fn open_checkpoint(&mut self) {
+        let Some(spec) = self.spec.checkpoint.clone() else {
+            let now = self.now();
+            self.node.handle_checkpoint_opened(now, Err("no checkpoint file was named".into()), &mut self.exec);
+            return;
+        };
+        // The file is the whole program's: named by its first call, whichever
+        // run a new master takes it over in.
+        let (root_fn, root_key) = self.first_root.clone();
+        let identity = satin_core::checkpoint::Identity {
+            program: self.spec.hello.application.clone(),
+            functions: self.spec.hello.functions,
+            root_fn,
+            root_key,
+        };
+        let c = self.checkpointer.get_or_insert_with(|| Checkpointer::start(spec, self.input.clone()));
+        c.open(identity);
+    }
+
+    fn on_checkpoint(&mut self, done: Done) {
+        let now = self.now();
+        let path = self.spec.checkpoint.as_ref().map(|c| c.path.display().to_string()).unwrap_or_default();
+        match done {
+            Done::Opened(Ok((records, report))) => {
+                if let Some(w) = report.warning(std::path::Path::new(&path)) {
+                    warn!("{w}");
+                }
+                let records = SharedSync::restore(records);
+                if !records.is_empty() {
+                    eprintln!("satin: resuming from {path}: {} saved results ({} bytes)", records.len(), report.bytes);
+                }
+                self.node.handle_checkpoint_opened(now, Ok(records), &mut self.exec);
+            }
+            Done::Opened(Err(e)) => {
+                warn!("checkpoint: {e}");
+                self.node.handle_checkpoint_opened(now, Err(e.to_string()), &mut self.exec);
+            }
+            Done::Written { seq, records, bytes } => {
+                self.checkpoint_written.0 += records;
+                self.checkpoint_written.1 += bytes;
+                self.node.handle_checkpoint_written(now, seq, records, bytes)
+            }
+            Done::WriteFailed { seq, error } => {
+                warn!("checkpoint write failed (the run goes on; results since the last write may be recomputed after a total loss): {error}");
+                self.node.handle_checkpoint_written(now, seq, 0, 0);
+            }
+        }
+    }
+
+    /// `id`'s process is gone for certain.
+    fn on_certain_death(&mut self, id: NodeId, reason: &str) {
+        if self.net.dead.contains(&id) {
+            return;
+        }
+        warn!("node {id} is gone: {reason}");
+        self.marker(&format!("node {id} gone; recovery"));
+        self.net.cut(id);
+        let now = self.now();
+        self.node.handle_peer_dead(now, id, &mut self.exec);
+    }
+
+    /// A connection failed. Not a death: a cut link, a partition or lost
+    /// packets look the same. The majority decides (`proto/quorum`); this
+    /// node opens its connection again meanwhile.
+    fn on_peer_down(&mut self, id: NodeId, reason: String, unanswered: bool, ours: bool, declared_dead: bool) {
+        if id != CONTACT || self.joined {
+            if self.net.dead.contains(&id) {
+                return;
+            }
+            let now = self.now();
+            if declared_dead {
+                warn!("node {id} closed its connection: this node was removed from the run ({reason})");
+                self.node.handle_declared_dead(now, id, &mut self.exec);
+                return;
+            }
+            info!("connection with node {id} lost ({reason}); the majority decides whether it is gone");
+            if ours {
+                self.net.reconnect_later(id, RECONNECT);
+            }
+            self.node.handle_link_down(now, id, &mut self.exec);
+            return;
+        }
+        self.contact_down(reason, unanswered, declared_dead);
+    }
+
+    /// The contact did not admit this node (yet).
+    fn contact_down(&mut self, reason: String, unanswered: bool, declared_dead: bool) {
+        let contact = self.spec.contact.map_or(String::new(), |c| c.to_string());
+        if unanswered && Instant::now() < self.join_until {
+            // The contact may not be listening yet (tasks of a batch job
+            // start in any order): knock again.
+            info!("no answer from the contact yet; trying again");
+            self.net.drop_peer(CONTACT);
+            if let Some(join) = &self.join_request {
+                self.net.send(CONTACT, join.clone());
+            }
+        } else if declared_dead {
+            // Admitted, then removed before it could work: the majority
+            // cannot reach this node (a link that stays cut).
+            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry: std::mem::take(&mut self.spec.carry) });
+        } else {
+            self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
+        }
+    }
+
+    fn on_exec(&mut self, event: ExecEvent) {
+        let now = self.now();
+        let ends_entry = event.ends_entry();
+        match event {
+            ExecEvent::Lookup { key, epoch } => match self.node.lookup(&key, epoch) {
+                Lookup::Hit(v) => self.exec.lookup_done(&key, Some(v)),
+                Lookup::Miss => self.exec.lookup_done(&key, None),
+                Lookup::Pending => {}
+            },
+            ExecEvent::Published { key, value, meta, ran } => {
+                self.node.handle_local_job_finished(now, ran.as_nanos() as u64, key, value, meta, &mut self.exec)
+            }
+            ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
+                self.span(&format!("job stolen from {victim}"), ran);
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_finished(now, victim, stamp, key, value, &mut self.exec);
+            }
+            ExecEvent::RootDone { value, ran } => {
+                self.span("root job", ran);
+                self.node.handle_root_finished(now, value, &mut self.exec)
+            }
+            ExecEvent::Aborted { stolen, ran } => {
+                self.span("aborted job", ran);
+                if let Some((victim, stamp)) = stolen {
+                    self.exec.stolen_done(victim, stamp);
+                    self.node.handle_job_aborted(now, victim, stamp, &mut self.exec);
+                }
+            }
+            ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
+                self.span(&format!("job stolen from {victim} (failed)"), ran);
+                warn!("a job stolen from node {victim} failed: {reason}");
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_failed(now, victim, stamp, reason, &mut self.exec);
+            }
+            ExecEvent::RootFailed { reason, ran } => {
+                self.span("root job (failed)", ran);
+                self.node.handle_root_failed(now, reason);
+            }
+        }
+        if ends_entry && self.exec.entry_ended() {
+            self.node.handle_idle(now, &mut self.exec);
+        }
+    }
+
+    fn span(&mut self, name: &str, ran: satin_core::Ran) {
+        if let Some(t) = &mut self.trace {
+            t.span(name, ran);
+        }
+    }
+
+    /// Ends the node: trace, figures, and the last frames out.
+    async fn finish(mut self) -> (RunEnd, Option<NodeReport>) {
+        if let Some(p) = self.progress.take() {
+            p.finish();
+        }
+        let label = self.spec.label.clone();
+        self.marker(&format!("node {label} done"));
+        if let Some(t) = &mut self.trace {
+            if let Err(e) = t.write() {
+                warn!("cannot write the trace: {e}");
+            }
+        }
+        let mut report = self.report();
+        // Whatever still runs here is not needed any more: abort it, so the
+        // pool winds down at once.
+        let _ = satin_proto::Executor::abandon_all(&mut self.exec);
+        // The last frames (the answer to every node) are worth waiting for
+        // where they can arrive: not at peers this node has not heard from
+        // lately (cut off, or gone).
+        match (&self.end, self.node.heard_lately()) {
+            // A node that only heard of the end has nothing left worth
+            // waiting for.
+            (Some(RunEnd::Answer { master: false, .. }), _) => self.net.stop_sending_except(&[]),
+            // Nor does one whose program ended after such an end.
+            (Some(RunEnd::Left), _) if self.closing && self.answered_as_master == Some(false) => {
+                self.net.stop_sending_except(&[])
+            }
+            (_, Some(reachable)) => self.net.stop_sending_except(&reachable),
+            _ => {}
+        }
+        let Driver { exec, net, end, checkpointer, .. } = self;
+        drop(exec);
+        // The last writes (the answer, a suspend's batch) must be on disk.
+        if let Some(c) = checkpointer {
+            (report.records_written, report.checkpoint_bytes) = c.close();
+        }
+        let flushing = Instant::now();
+        net.flush().await;
+        info!("flushed in {:?}", flushing.elapsed());
+        (end.unwrap_or(RunEnd::Left), Some(report))
+    }
+}

@@ -1,0 +1,64 @@
+//! The helpers for binaries: what [`super::try_run`] and friends return,
+//! said on stderr and turned into the process's exit status. The only
+//! place in the library that ends the process.
+
+use super::ending::{Ended, RunError, USAGE_STATUS};
+use super::workflow::{try_run_workflow, WorkflowOptions, WorkflowRun};
+use super::{supervise, try_run, Launch, Split};
+use satin_core::Builder;
+use satin_dag::Workflow;
+
+/// [`Launch::from_args`] on this process's command line; help goes to
+/// standard output and ends the process with status 0, a bad flag to
+/// standard error with status 2.
+pub(super) fn launch_from_env(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+    match Launch::from_args_with(app, std::env::args(), own_flags) {
+        Ok(Split::Run(launch, own)) => (*launch, own),
+        Ok(Split::Help(text)) => {
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{text}\n").as_bytes());
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("{app}: error: {e}");
+            std::process::exit(USAGE_STATUS)
+        }
+    }
+}
+
+/// Runs `f` as `args` say ([`try_run`]) and returns its result on the
+/// node that shows the answer. Every other way this process's part can
+/// end, ends the process: status 0 for a node whose answer is another's
+/// to show (or that left), for `--init-pool` and for a supervisor whose
+/// run gave an answer; otherwise the status of the [`RunError`], after
+/// its message on stderr.
+pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce() -> R + Send) -> R {
+    finish(app, try_run(app, args, builder, f))
+}
+
+/// Runs `workflow` as `args` say ([`try_run_workflow`]); ends the process
+/// as [`run`] does.
+pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options: &WorkflowOptions) -> WorkflowRun {
+    finish(app, try_run_workflow(app, args, workflow, options))
+}
+
+/// The value for the node that shows it; the end of the process for the
+/// others.
+fn finish<R>(app: &str, ended: Result<Ended<R>, RunError>) -> R {
+    // Under a supervisor every node that saw the end reports, and the
+    // supervisor prefers the master's output: the master may be killed
+    // between its answer and its output.
+    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
+    match ended {
+        Ok(Ended::Returned { value, master }) if master || supervised => value,
+        Ok(_) => std::process::exit(0),
+        Err(e) => {
+            if e.is_error() {
+                eprintln!("{app}: error: {e}");
+            } else {
+                eprintln!("{app}: {e}");
+            }
+            std::process::exit(e.exit_status())
+        }
+    }
+}

@@ -1,0 +1,620 @@
+//! Real distributed runs: the same binary on several machines (or several
+//! processes on one) over QUIC. The only module that uses tokio.
+//!
+//! [`Launch`] is the command line every application shares; [`run`] runs
+//! an application's top-level call as it says: on this machine's cores, as
+//! one node of a distributed run (`--listen`, `--join`), or as the
+//! supervisor of a one-machine cluster (`--local-nodes`).
+
+#![warn(missing_docs)]
+
+#[allow(missing_docs)] // the module docs describe the spec
+mod chaos;
+mod chaos_net;
+mod checkpointer;
+mod conn;
+mod driver;
+mod ending;
+mod exit;
+mod k8s;
+mod netfault;
+mod program;
+mod progress;
+mod rejoin;
+mod report;
+mod retry;
+mod session;
+mod shared_sync;
+mod slurm;
+mod supervise;
+mod throttle;
+mod tls;
+mod trace;
+mod wire;
+mod workflow;
+
+pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
+pub use ending::{
+    Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,
+};
+pub use exit::{run, run_workflow_with};
+pub use program::try_run;
+pub use report::write_local_stats;
+pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
+pub use workflow::{run_workflow, try_run_workflow, WorkflowOptions, WorkflowRun};
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use checkpointer::CheckpointSpec;
+use driver::NodeSpec;
+use satin_proto::codec::{Hello, DEFAULT_MAX_FRAME};
+use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
+
+/// How long a joiner keeps knocking by default (milliseconds).
+const DEFAULT_JOIN_WAIT_MS: u64 = 10_000;
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = match s.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => Duration::from_secs_f64(secs),
+        Ok(_) => return Err(format!("{s:?} is not a positive duration")),
+        Err(_) => humantime::parse_duration(s.trim()).map_err(|e| format!("{s:?}: {e} (e.g. 60s, 500ms, 2m)"))?,
+    };
+    if d.is_zero() {
+        return Err("the checkpoint interval must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+/// Load balancing between nodes (`--alg`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum AlgArg {
+    /// Random stealing: an idle node asks a random peer.
+    Rs,
+    /// Cluster-aware random stealing: inside its own cluster first, with
+    /// one wide-area request outstanding.
+    #[default]
+    Crs,
+    /// Master–worker: idle nodes ask the master only; workers never steal
+    /// from each other.
+    Mw,
+}
+
+/// How the result table is spread over the nodes (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TableArg {
+    /// The broadcast table, or the home table when the run is known to
+    /// start with 128 nodes or more (`--local-nodes`, `--slurm`, or the
+    /// `SATIN_NODES` variable).
+    #[default]
+    Auto,
+    /// Every entry to every node: lookups are local, traffic grows with
+    /// the square of the nodes.
+    Broadcast,
+    /// Every entry to its `--table-replicas` homes (consistent hashing);
+    /// lookups ask them.
+    Home,
+}
+
+/// Fault tolerance of a distributed run (`--ft`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FtArg {
+    /// A crash fails the run.
+    None,
+    /// Work stolen by a crashed node is re-executed; orphans are discarded.
+    Naive,
+    /// Re-execution plus the replicated result table: orphans' finished
+    /// results are reused.
+    #[default]
+    Table,
+}
+
+/// The satin flag `arg` (a long flag satin does not know) looks like a
+/// misspelling of, if any: one edit away from a name of 4 letters or
+/// more, two from one of 6 or more (`--lisen`, `--wokers`; not `--fast`
+/// beside `--ft`, nor `--list` beside `--listen`). `own_flags` are the
+/// program's.
+fn misspelt<'f>(arg: &str, flags: &'f [(Option<String>, Option<char>, bool)], own_flags: &[&str]) -> Option<&'f str> {
+    let given = arg.strip_prefix("--")?.split('=').next()?;
+    if given.is_empty() || own_flags.iter().any(|f| f.strip_prefix("--").unwrap_or(f) == given) {
+        return None;
+    }
+    flags.iter().filter_map(|(long, _, _)| long.as_deref()).find(|known| {
+        let shorter = given.len().min(known.len());
+        match edit_distance(given, known) {
+            1 => shorter >= 4,
+            2 => shorter >= 6,
+            _ => false,
+        }
+    })
+}
+
+/// Levenshtein distance between two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// What [`Launch::from_args`] found on a command line.
+#[derive(Debug)]
+pub enum Split {
+    /// This crate's flags, and the program's own arguments.
+    Run(Box<Launch>, Vec<String>),
+    /// `--satin-help`: the text to print.
+    Help(String),
+}
+
+/// [`Launch`] as a whole command line, for [`Launch::from_args`].
+#[derive(clap::Parser)]
+#[command(about = "Flags of a satin program: where and how it runs")]
+struct LaunchOnly {
+    #[command(flatten)]
+    launch: Launch,
+}
+
+/// How to run: on this machine, or as a node of a distributed run.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Launch {
+    /// Worker threads of this process (default: all cores; with
+    /// --local-nodes N, cores / N per node).
+    #[arg(long, short = 'w', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: Option<u32>,
+    /// Start a distributed run as its first node (the master), listening on
+    /// ADDR, e.g. 0.0.0.0:7000. With --join: the address to listen on.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Join the distributed run that the node at ADDR belongs to.
+    #[arg(long, value_name = "ADDR")]
+    pub join: Option<SocketAddr>,
+    /// Run a one-machine cluster: start N node processes on loopback,
+    /// supervise them and print the answer of the node that finishes as
+    /// master.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with_all = ["listen", "join"])]
+    pub local_nodes: Option<u32>,
+    /// Launched by srun: every task runs the same command; task 0 (on the
+    /// step's first host) is the master and listens on --slurm-port, the
+    /// others join it. --workers defaults to SLURM_CPUS_PER_TASK.
+    #[arg(long, conflicts_with_all = ["listen", "join", "local_nodes"])]
+    pub slurm: bool,
+    /// The port task 0 listens on under --slurm.
+    #[arg(long, value_name = "PORT", default_value_t = 7411, requires = "slurm")]
+    pub slurm_port: u16,
+    /// Started as a pod of a StatefulSet (or an indexed Job) in
+    /// Kubernetes: every pod runs the same command; pod 0 (its name ends in
+    /// -0) is the master and listens on --k8s-port, the others join it at
+    /// NAME-0.SERVICE. See deploy/k8s/satin.yaml.
+    #[arg(long, conflicts_with_all = ["listen", "join", "local_nodes", "slurm"])]
+    pub k8s: bool,
+    /// The port pod 0 listens on under --k8s (UDP: QUIC).
+    #[arg(long, value_name = "PORT", default_value_t = 7411, requires = "k8s")]
+    pub k8s_port: u16,
+    /// The headless Service that names the pods (default: the
+    /// StatefulSet's name, the pod name without its ordinal).
+    #[arg(long, value_name = "NAME", requires = "k8s")]
+    pub k8s_service: Option<String>,
+    /// How long a joining node keeps trying while its contact does not
+    /// answer yet (or its join gets lost), in milliseconds (default
+    /// 10000; 60000 with --slurm, whose tasks start in no particular
+    /// order).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub join_wait_ms: Option<u64>,
+    /// Name of this node's cluster: nodes steal inside their own cluster
+    /// first and keep one wide-area steal outstanding.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub cluster: String,
+    /// The pool credential (made by --init-pool). Only nodes holding it can
+    /// join. Also read from the SATIN_POOL environment variable.
+    #[arg(long, value_name = "FILE", env = "SATIN_POOL")]
+    pub pool: Option<PathBuf>,
+    /// Make a new pool credential at FILE (or DIR/pool.pem) and exit.
+    #[arg(long, value_name = "FILE")]
+    pub init_pool: Option<PathBuf>,
+    /// Fault tolerance across nodes.
+    #[arg(long, value_enum, default_value_t = FtArg::Table)]
+    pub ft: FtArg,
+    /// Load balancing between nodes.
+    #[arg(long, value_enum, default_value_t = AlgArg::Crs)]
+    pub alg: AlgArg,
+    /// The result table: every entry on every node, or on its homes. The
+    /// master's choice holds for the whole run (joiners take it).
+    #[arg(long, value_enum, default_value_t = TableArg::Auto)]
+    pub table: TableArg,
+    /// Homes per key of the home table.
+    #[arg(long, value_name = "K", default_value_t = satin_proto::DEFAULT_REPLICAS, value_parser = table_replicas)]
+    pub table_replicas: usize,
+    /// The longest silence a connection survives (milliseconds; QUIC
+    /// keep-alives probe four times in that span). Failure detection is
+    /// faster (--suspect-ms); this bounds it.
+    #[arg(long, value_name = "MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub idle_timeout_ms: u64,
+    /// A member the master has not heard from for this long (milliseconds)
+    /// is removed by the majority, and a master that has not heard from a
+    /// majority for this long steps down; at most --idle-timeout-ms.
+    /// Members beat every tenth of it.
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    pub suspect_ms: u64,
+    /// How long a node cut off from the majority of the run waits for the
+    /// network to heal before it gives up (milliseconds; exit status 4).
+    #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=86_400_000))]
+    pub heal_wait_ms: u64,
+    /// After SIGTERM (a graceful leave), how long the jobs running on this
+    /// node may take to finish before they are aborted and recomputed
+    /// elsewhere (milliseconds).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub leave_timeout_ms: u64,
+    /// Faults to inject into a --local-nodes cluster, e.g.
+    /// 'kill:node=2,at=50%;leave:node=3,at=2s;join:at=3s'. Processes: kill,
+    /// vanish (killed, nobody told), leave, join, suspend, slow, hang,
+    /// fail; the network, below QUIC: partition:node=N,at=T[,for=D],
+    /// cut:A-B,at=T (A>B: one way), loss:P, delay:MS[,jitter=MS].
+    #[arg(long, value_name = "SPEC", requires = "local_nodes")]
+    pub chaos: Option<String>,
+    /// Write a Chrome trace (open it in Perfetto) of this node's jobs,
+    /// crashes and recoveries to FILE; with --local-nodes, of every node.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write this node's figures (jobs stolen, table hits, checkpoint
+    /// records, …) as JSON to FILE when each run ends; with
+    /// --local-nodes, every node's, in one file: `{"nodes": [..]}`.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// No progress bar on the master.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Largest frame this node accepts or sends, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
+    pub max_frame: usize,
+    /// Keep finished results in FILE while the run goes on; the same
+    /// command with the same FILE resumes after every node was lost (or
+    /// after a suspend) and computes only what is missing. With several
+    /// nodes, FILE must be reachable by every node under the same path.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// How often results go to the checkpoint file: 60s, 10s, 500ms, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval, requires = "checkpoint")]
+    pub checkpoint_interval: Duration,
+    /// Discard an existing checkpoint in FILE and start over.
+    #[arg(long, requires = "checkpoint")]
+    pub checkpoint_fresh: bool,
+    /// How long a job given to another node is expected to take (e.g. 2s,
+    /// 1h); without it the estimate is learned per depth of the tree from
+    /// the jobs that came back. Timeouts count from it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub expect: Option<Duration>,
+    /// Past this many times its estimate, a node asks the thief whether a
+    /// job still runs there (no answer, or no: the job runs again).
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.25)]
+    pub soft_timeout: f64,
+    /// Past this many times its estimate, a job given to another node is
+    /// aborted there and runs again.
+    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
+    pub hard_timeout: f64,
+    /// Attempts after the first for a job that fails (panics) on another
+    /// node, before the failure ends the run (for jobs that touch flaky
+    /// resources; 0: a panic propagates at once, as in a local run).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
+    /// Never run copies of late jobs (straggler duplicates).
+    #[arg(long)]
+    pub no_duplicates: bool,
+    /// A task-graph run's master (--listen) waits for this many nodes,
+    /// itself included, before it starts: its schedule is made for them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=4096), conflicts_with_all = ["join", "local_nodes"])]
+    pub nodes: Option<u32>,
+}
+
+impl Launch {
+    /// Takes this crate's flags (`--listen`, `--join`, `--local-nodes`,
+    /// `--workers`, `--chaos`, … — the examples' flags) out of the
+    /// program's command line, for a program that parses its own: returns
+    /// them and the program's own arguments (its name first), in order.
+    /// `--satin-help` prints them and exits; a bad value, or an unknown
+    /// flag one or two letters away from one of satin's (`--lisen`), exits
+    /// with status 2 and a message. After `--` everything is the program's.
+    ///
+    /// ```no_run
+    /// let (launch, args) = satin::net::Launch::from_env("myprog");
+    /// let n: u32 = args[1].parse().expect("a number");
+    /// # fn work(n: u32) -> u32 { n }
+    /// let answer = satin::net::run("myprog", &launch, satin::Runtime::builder(), || work(n));
+    /// println!("{answer}");
+    /// ```
+    pub fn from_env(app: &str) -> (Launch, Vec<String>) {
+        exit::launch_from_env(app, &[])
+    }
+
+    /// [`Launch::from_env`] for a program with flags of its own that look
+    /// like satin's (see [`Launch::from_args_with`]).
+    pub fn from_env_with(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+        exit::launch_from_env(app, own_flags)
+    }
+
+    /// [`Launch::from_env`] on a given command line (program name first),
+    /// without exiting.
+    pub fn from_args(app: &str, args: impl IntoIterator<Item = String>) -> Result<Split, String> {
+        Launch::from_args_with(app, args, &[])
+    }
+
+    /// [`Launch::from_args`] for a program with flags of its own that look
+    /// like satin's (`--list` beside `--listen`): `own_flags` (`"--list"`)
+    /// are the program's, never taken for a misspelt satin flag.
+    pub fn from_args_with(
+        app: &str,
+        args: impl IntoIterator<Item = String>,
+        own_flags: &[&str],
+    ) -> Result<Split, String> {
+        use clap::{CommandFactory, FromArgMatches};
+        // Once per process: the name shows in help and error messages.
+        let name: &'static str = Box::leak(app.to_string().into_boxed_str());
+        let cmd = LaunchOnly::command().name(name).no_binary_name(true);
+        let flags: Vec<(Option<String>, Option<char>, bool)> = cmd
+            .get_arguments()
+            .map(|a| (a.get_long().map(str::to_string), a.get_short(), a.get_action().takes_values()))
+            .collect();
+        let takes = |arg: &str| -> Option<bool> {
+            if let Some(long) = arg.strip_prefix("--") {
+                let name = long.split('=').next().unwrap_or_default();
+                let f = flags.iter().find(|(l, _, _)| l.as_deref() == Some(name))?;
+                return Some(f.2 && !long.contains('='));
+            }
+            let mut chars = arg.strip_prefix('-')?.chars();
+            let short = chars.next()?;
+            let f = flags.iter().find(|(_, s, _)| *s == Some(short))?;
+            Some(f.2 && chars.next().is_none())
+        };
+        let (mut ours, mut own) = (Vec::new(), Vec::new());
+        let mut args = args.into_iter();
+        own.extend(args.next());
+        while let Some(arg) = args.next() {
+            if arg == "--" {
+                own.push(arg);
+                own.extend(args.by_ref());
+                break;
+            }
+            if arg == "--satin-help" {
+                return Ok(Split::Help(cmd.clone().render_help().to_string()));
+            }
+            match takes(&arg) {
+                Some(value) => {
+                    ours.push(arg);
+                    if value {
+                        ours.extend(args.next());
+                    }
+                }
+                None => {
+                    if let Some(known) = misspelt(&arg, &flags, own_flags) {
+                        let given = arg.split('=').next().unwrap_or_default();
+                        return Err(format!(
+                            "unknown flag '{given}': did you mean '--{known}'? (a flag of the program's own that \
+                             looks like one of satin's goes after `--`)"
+                        ));
+                    }
+                    own.push(arg)
+                }
+            }
+        }
+        let matches = cmd.try_get_matches_from(ours).map_err(|e| {
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            text.replace("'--help'", "'--satin-help'").trim_end().to_string()
+        })?;
+        let launch = LaunchOnly::from_arg_matches(&matches).map_err(|e| e.to_string())?.launch;
+        launch.check()?;
+        Ok(Split::Run(Box::new(launch), own))
+    }
+
+    /// Refuses flag values that make no sense together (the timeout
+    /// factors); [`run`] calls it too.
+    pub fn check(&self) -> Result<(), String> {
+        stragglers(self).check().map_err(|e| format!("--soft-timeout/--hard-timeout: {e}"))
+    }
+
+    fn is_distributed(&self) -> bool {
+        self.listen.is_some() || self.join.is_some()
+    }
+
+    /// Does [`run`] do more than run on this machine's cores: a node, a
+    /// supervisor, a launch under srun, a run that keeps a checkpoint, or
+    /// making a pool credential?
+    pub fn goes_beyond_this_process(&self) -> bool {
+        self.is_distributed()
+            || self.local_nodes.is_some()
+            || self.init_pool.is_some()
+            || self.slurm
+            || self.k8s
+            || self.checkpoint.is_some()
+    }
+}
+
+/// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
+/// elsewhere; and the task's number.
+fn slurm_launch(args: &Launch) -> Result<(Launch, u32), String> {
+    let task = slurm::SlurmTask::from_env(|k| std::env::var(k).ok())?;
+    let master = task.master_addr(args.slurm_port)?;
+    let mut launch = args.clone();
+    launch.slurm = false;
+    launch.workers = args.workers.or(task.cpus_per_task);
+    if task.rank == 0 {
+        // Listen on every interface, unless the master's host is this
+        // machine's loopback (a one-machine test of the launch).
+        let any = if master.is_ipv4() {
+            SocketAddr::from(([0, 0, 0, 0], master.port()))
+        } else {
+            SocketAddr::from(([0u16; 8], master.port()))
+        };
+        launch.listen = Some(if master.ip().is_loopback() { master } else { any });
+    } else {
+        launch.join = Some(master);
+        launch.join_wait_ms = Some(args.join_wait_ms.unwrap_or(60_000));
+    }
+    Ok((launch, task.rank))
+}
+
+/// The failure detector and the majority's wait as the flags say.
+fn quorum_config(args: &Launch) -> satin_proto::quorum::QuorumConfig {
+    let suspect = args.suspect_ms.min(args.idle_timeout_ms) * 1_000_000;
+    satin_proto::quorum::QuorumConfig {
+        heartbeat: suspect / 10,
+        suspect_after: suspect,
+        heal_wait: args.heal_wait_ms * 1_000_000,
+    }
+}
+
+/// Timeouts, retries and duplicates as the flags say.
+fn stragglers(args: &Launch) -> Stragglers {
+    Stragglers {
+        duplicates: !args.no_duplicates,
+        expect: args.expect.map(|d| d.as_nanos() as u64),
+        soft: args.soft_timeout,
+        hard: args.hard_timeout,
+        answer_timeout: args.idle_timeout_ms * 1_000_000,
+        retries: args.retries,
+        ..Stragglers::default()
+    }
+}
+
+/// Where no launcher can tell how many nodes the run starts with (pods of
+/// a StatefulSet, hosts started by hand), this variable says, for
+/// `--table auto`.
+pub const NODES_ENV: &str = "SATIN_NODES";
+
+/// How many nodes the run starts with, where the launch says: a
+/// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
+fn expected_nodes(args: &Launch) -> Option<usize> {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    var(workflow::CLUSTER_SIZE_ENV).or_else(|| var(NODES_ENV)).or_else(|| {
+        if args.slurm {
+            var("SLURM_NTASKS")
+        } else {
+            None
+        }
+    })
+}
+
+/// The result table a run gets from `--table` and `--table-replicas`, for
+/// a run expected to start with `expected` nodes (if known).
+pub fn table_placement(table: TableArg, replicas: usize, expected: Option<usize>) -> TablePlacement {
+    match table {
+        TableArg::Broadcast => TablePlacement::Broadcast,
+        TableArg::Home => TablePlacement::Home { replicas },
+        TableArg::Auto => match expected {
+            Some(n) if n >= satin_proto::HOME_TABLE_FROM => TablePlacement::Home { replicas },
+            _ => TablePlacement::Broadcast,
+        },
+    }
+}
+
+fn table_replicas(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(k) if (1..=16).contains(&k) => Ok(k),
+        _ => Err(format!("{s} is not a number of homes from 1 to 16")),
+    }
+}
+
+fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec, RunError> {
+    // A process the majority removed starts over as a joiner (`rejoin.rs`).
+    let contact = rejoin::contact().or(args.join);
+    let master = contact.is_none();
+    let listen = args.listen.unwrap_or_else(|| {
+        let loopback = contact.is_some_and(|j| j.ip().is_loopback());
+        SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
+    });
+    let id = if master { 0 } else { fresh_id() };
+    let ft = match args.ft {
+        FtArg::None => FtMode::None,
+        FtArg::Naive => FtMode::Naive,
+        FtArg::Table => FtMode::Table,
+    };
+    // Calls that ran 10 ms or more are published (the threshold then grows
+    // with the run, see `Config::publish_threshold`): a crash loses little
+    // finished work, the master's own included.
+    // A steal request unanswered for an eighth of the idle timeout goes to
+    // another victim: a dead victim does not starve its thieves until it
+    // is declared dead.
+    let steal = match args.alg {
+        AlgArg::Rs => StealPolicy::Random,
+        AlgArg::Crs => StealPolicy::ClusterAware,
+        AlgArg::Mw => StealPolicy::MasterWorker,
+    };
+    let table = table_placement(args.table, args.table_replicas, expected_nodes(args));
+    let config = Config {
+        ft,
+        steal,
+        table,
+        pointer_threshold: 64 << 10,
+        publish_after: Some(10_000_000),
+        steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
+        quorum: quorum_config(args),
+        sequence: true,
+        checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
+        stragglers: stragglers(args),
+        ..Config::default()
+    };
+    let cluster =
+        u32::from_le_bytes(blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"));
+    Ok(NodeSpec {
+        id,
+        cluster,
+        listen,
+        contact,
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        leave_timeout: Duration::from_millis(args.leave_timeout_ms),
+        config,
+        max_frame: args.max_frame,
+        hello: Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest()),
+        join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
+        label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
+        trace: args.trace.clone(),
+        progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
+        checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
+        lone: false,
+        supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
+        carry: rejoin::take_carry(),
+    })
+}
+
+/// The faults of this node's network: under a supervisor (whose `--chaos`
+/// may cut it off later), or when [`netfault::FAULTS_ENV`] names some.
+fn network_faults(id: u64) -> Result<Option<Arc<netfault::Faults>>, String> {
+    let from_start = std::env::var(netfault::FAULTS_ENV).ok();
+    if from_start.is_none() && std::env::var_os(supervise::SUPERVISED_ENV).is_none() {
+        return Ok(None);
+    }
+    let faults = netfault::Faults::new(id ^ u64::from(std::process::id()));
+    faults.apply_all(from_start.as_deref().unwrap_or_default())?;
+    Ok(Some(faults))
+}
+
+/// A node id for a joining process: unique with overwhelming probability,
+/// never 0 (the first master's).
+pub(crate) fn fresh_id() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut h = blake3::Hasher::new();
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&now.as_nanos().to_le_bytes());
+    let id = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes")) >> 1;
+    id.max(1)
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    // Colours only for a terminal: a log file or a pipe gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
+}

@@ -1,0 +1,197 @@
+//! A program's annotated calls as the runs of one node: [`try_run`].
+
+use std::cell::{Cell, RefCell};
+use std::net::SocketAddr;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::driver::{self, RunEnd};
+use super::ending::{Ended, NodeEnded, RunError};
+use super::tls::{init_pool, Pool};
+use super::{init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, supervise, FtArg, Launch};
+use satin_core::Builder;
+
+/// What the node that ends the run as master says on stderr.
+pub(super) const MASTER_LINE: &str = "the run is over; this node is its master";
+/// What a suspended node says on stderr.
+const SUSPENDED_LINE: &str = "the run is suspended; run the same command again to resume it from its checkpoint";
+
+/// Runs `f` as `args` say and returns how this process's part ended;
+/// never exits the process ([`super::run`] is the helper that does, for
+/// binaries).
+///
+/// - Neither `--listen`, `--join` nor `--local-nodes`: `f` runs on a pool
+///   built by `builder` (`--workers` overrides its worker count):
+///   [`Ended::Returned`] with `master` true.
+/// - `--listen`/`--join`: this process is one node of a distributed run.
+///   Each annotated call `f` makes is a run's root job, on the same nodes
+///   (every node runs the same `f` with the same arguments, so the k-th
+///   call is the same run everywhere, and every node gets each answer).
+///   Every node returns [`Ended::Returned`]; `master` says which one
+///   finished the last run as master. A node whose part ends without an
+///   answer (it left, lost the majority, was suspended) ends `f` early,
+///   by unwinding from the annotated call it was in — a `catch_unwind` of
+///   the program's own between would hold it up — and returns
+///   [`Ended::Left`] or the error.
+/// - `--local-nodes N`: starts N such processes and prints the master's
+///   standard output ([`Ended::Supervised`]).
+/// - `--init-pool FILE`: writes a new pool credential
+///   ([`Ended::PoolWritten`]).
+pub fn try_run<R: Send>(
+    app: &str,
+    args: &Launch,
+    builder: Builder,
+    f: impl FnOnce() -> R + Send,
+) -> Result<Ended<R>, RunError> {
+    if let Some(path) = &args.init_pool {
+        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
+        eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
+        return Ok(Ended::PoolWritten(file));
+    }
+    args.check().map_err(RunError::Usage)?;
+    if let Some(n) = args.local_nodes {
+        supervise::run(app, args, n, supervise::Figures::Table)?;
+        return Ok(Ended::Supervised);
+    }
+    let from_environment;
+    let (args, label) = if args.slurm || args.k8s {
+        let launched = if args.slurm { slurm_launch(args) } else { k8s::launch(args) };
+        let (launch, rank) = launched.map_err(RunError::Failed)?;
+        from_environment = launch;
+        (&from_environment, Some(rank.to_string()))
+    } else {
+        (args, None)
+    };
+    let mut builder = builder;
+    if let Some(w) = args.workers {
+        builder = builder.workers(w as usize);
+    }
+    let runtime = builder.build().map_err(|e| RunError::Failed(e.to_string()))?;
+    if args.checkpoint.is_some() && args.ft != FtArg::Table {
+        return Err(RunError::Failed(
+            "--checkpoint saves what the result table gets: it needs --ft table (the default)".into(),
+        ));
+    }
+    // A local run that keeps a checkpoint is a run of one node.
+    let lone = !args.is_distributed() && args.checkpoint.is_some();
+    if !args.is_distributed() && !lone {
+        let value = runtime.run(f);
+        if let Some(path) = &args.stats_json {
+            report::write_local_stats(path, &runtime)
+                .map_err(|e| RunError::Failed(format!("cannot write the statistics to {}: {e}", path.display())))?;
+        }
+        return Ok(Ended::Returned { value, master: true });
+    }
+    init_logging();
+    let pool = if lone {
+        Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))?
+    } else {
+        let pool_path = args.pool.clone().ok_or_else(|| {
+            RunError::Failed(
+                "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every \
+                 machine and pass it with --pool FILE or SATIN_POOL=FILE"
+                    .into(),
+            )
+        })?;
+        Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?
+    };
+    let mut spec = node_spec(app, args, label)?;
+    if lone {
+        spec.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        spec.lone = true;
+        spec.progress = false;
+    }
+    let runtime = Arc::new(runtime);
+    let app_name = app.to_string();
+    let (label, stats_json) = (spec.label.clone(), args.stats_json.clone());
+    let supervised = spec.supervised;
+    let mut runs = Vec::new();
+    // The node lives as long as the program makes annotated calls: each
+    // is a run of the same cluster (`proto/node/sequence.rs`).
+    let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
+    let master_of_last_run = Rc::new(Cell::new(false));
+    let (in_runner, last_master) = (Rc::clone(&session), Rc::clone(&master_of_last_run));
+    let mut first = Some((spec, pool, runtime));
+    let runner: satin_core::dist::RootRunner = Box::new(move |key, payload| {
+        let (end, report) = match first.take() {
+            Some((spec, pool, runtime)) => {
+                let started = session::Session::start(spec, pool, runtime, (key, payload));
+                let ended = started.wait();
+                *in_runner.borrow_mut() = Some(started);
+                ended
+            }
+            None => {
+                let session = in_runner.borrow();
+                session.as_ref().expect("started by the first call").next((key, payload))
+            }
+        };
+        if let (Some(r), Some(path)) = (&report, &stats_json) {
+            runs.push(r.figures());
+            if let Err(e) = report::write_nodes(path, vec![report::node_json(&label, r.id, &runs)]) {
+                eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
+            }
+        }
+        // (A node alone says what its checkpoint holds once it is closed;
+        // a supervisor prints its nodes' figures as a table.)
+        if let Some(r) = report.filter(|_| !lone && !supervised) {
+            eprintln!("{app_name}: node {label}: {}", r.stats_line());
+        }
+        match end {
+            RunEnd::Answer { value: Some(value), master } => {
+                if master && !lone {
+                    eprintln!("{app_name}: {MASTER_LINE}");
+                }
+                // Every node's program goes on to its next call; what it
+                // does after its last is the master's to show.
+                last_master.set(master);
+                value
+            }
+            RunEnd::Answer { value: None, .. } | RunEnd::Left => NodeEnded::unwind(None),
+            RunEnd::Failed(reason) => NodeEnded::unwind(Some(RunError::Failed(reason))),
+            RunEnd::Suspended => NodeEnded::unwind(Some(RunError::Suspended(SUSPENDED_LINE.into()))),
+            RunEnd::LostMajority { waited } => NodeEnded::unwind(Some(RunError::LostMajority { waited })),
+            RunEnd::Expelled { by, at, carry } => {
+                // Join again as a new node through the member that said so:
+                // the run goes on, and what this node finished is reused.
+                let why = match at {
+                    Some(contact) => {
+                        eprintln!(
+                            "{app_name}: the majority removed this node from the run while it was cut off (told \
+                             by node {by}); joining again through {contact} as a new node, with {} finished results",
+                            carry.len()
+                        );
+                        rejoin::rejoin(contact, &carry)
+                    }
+                    None => "the majority cannot reach it".to_string(),
+                };
+                let by = if by == driver::CONTACT { "its contact".to_string() } else { format!("node {by}") };
+                NodeEnded::unwind(Some(RunError::Expelled(format!(
+                    "the majority removed this node from the run while it was cut off (told by {by}); it left \
+                     ({why}; no answer is printed here)"
+                ))))
+            }
+        }
+    });
+    let returned = panic::catch_unwind(AssertUnwindSafe(|| satin_core::dist::with_root_runner(runner, f)));
+    // The node's last frames go out before the process ends.
+    let last = session.borrow_mut().take().and_then(session::Session::close);
+    let value = match returned {
+        Ok(value) => value,
+        Err(payload) => match payload.downcast::<NodeEnded>() {
+            Ok(ended) => return ended.0.map_or(Ok(Ended::Left), Err),
+            Err(payload) => panic::resume_unwind(payload),
+        },
+    };
+    if let (true, Some(r), Some(file)) = (lone, last, &args.checkpoint) {
+        eprintln!(
+            "{app}: checkpoint {}: {} results loaded, {} reused, {} records written ({} bytes)",
+            file.display(),
+            r.stats.records_loaded,
+            r.table_hits,
+            r.records_written,
+            r.checkpoint_bytes
+        );
+    }
+    Ok(Ended::Returned { value, master: lone || master_of_last_run.get() })
+}

@@ -1,0 +1,69 @@
+//! A node the majority removed while it was cut off joins the run again as
+//! a new node. The process starts over (`exec` of the same program with the
+//! same arguments: the same pid and pipes, so a supervisor keeps watching
+//! it) as a joiner of the member that told it, with the results it had
+//! finished, which the run then reuses.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use satin_core::checkpoint::ResultMeta;
+use satin_core::JobKey;
+
+/// Where a rejoining process joins (a member's address).
+const REJOIN_ENV: &str = "SATIN_REJOIN";
+/// The file holding the results it carries over (postcard).
+const CARRY_ENV: &str = "SATIN_CARRY";
+/// How often this process joined again already.
+const REJOINS_ENV: &str = "SATIN_REJOINS";
+/// A link that stays cut would have the node removed each time: a few
+/// tries, then it leaves for good.
+const MAX_REJOINS: u32 = 3;
+
+/// Results carried from one incarnation to the next.
+pub(super) type Carry = Vec<(JobKey, Vec<u8>, ResultMeta)>;
+
+/// The member this process joins through, if it is a rejoining one.
+pub(super) fn contact() -> Option<SocketAddr> {
+    std::env::var(REJOIN_ENV).ok()?.parse().ok()
+}
+
+/// The results the previous incarnation carried over (the file is
+/// removed: they are published once this node is welcomed).
+pub(super) fn take_carry() -> Carry {
+    let Some(path) = std::env::var_os(CARRY_ENV).map(PathBuf::from) else { return Vec::new() };
+    let bytes = std::fs::read(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    postcard::from_bytes(&bytes).unwrap_or_default()
+}
+
+/// Starts this process over as a new node joining through `contact`.
+/// Returns only if it cannot (too many rejoins, or `exec` failed): why.
+pub(super) fn rejoin(contact: SocketAddr, carry: &Carry) -> String {
+    let done: u32 = std::env::var(REJOINS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    if done >= MAX_REJOINS {
+        return format!("it was removed {} times; it does not join again", done + 1);
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return format!("cannot find this program to join again: {e}"),
+    };
+    let path = std::env::temp_dir().join(format!("satin-carry-{}-{done}", std::process::id()));
+    let write = postcard::to_stdvec(carry)
+        .map_err(|e| e.to_string())
+        .and_then(|b| std::fs::write(&path, b).map_err(|e| e.to_string()));
+    if let Err(e) = write {
+        return format!("cannot keep its finished results for the next incarnation: {e}");
+    }
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .env(REJOIN_ENV, contact.to_string())
+        .env(CARRY_ENV, &path)
+        .env(REJOINS_ENV, (done + 1).to_string());
+    // Anything buffered goes out before the image is replaced.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let _ = std::io::Write::flush(&mut std::io::stderr());
+    let e = std::os::unix::process::CommandExt::exec(&mut cmd);
+    let _ = std::fs::remove_file(&path);
+    format!("cannot start over as a new node: {e}")
+}

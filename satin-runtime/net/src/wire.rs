@@ -1,0 +1,119 @@
+//! What travels on a connection: one unidirectional stream per direction,
+//! opened by the sender, carrying length-prefixed frames in order.
+//!
+//! The first frame is `Hello` (who the sender is and whether it runs the
+//! same program); `Peer` frames tell the receiver where a node it is about
+//! to hear of listens, and precede the protocol message that names it.
+//! The protocol message is the divide-and-conquer core's [`Msg`] by
+//! default, or a task-graph run's message: both share the transport.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use satin_proto::codec::Hello;
+use satin_proto::{ClusterId, Msg, NodeId};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Frame<M = Msg> {
+    Hello { hello: Hello, id: NodeId, cluster: ClusterId, addr: SocketAddr },
+    Peer { id: NodeId, addr: SocketAddr },
+    Proto(M),
+}
+
+/// A protocol message that travels in [`Frame::Proto`].
+pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static {
+    /// Nodes this message names: their addresses go out before it.
+    fn names(&self) -> Vec<NodeId> {
+        Vec::new()
+    }
+
+    /// Whether the message may travel unreliably (a QUIC datagram): small,
+    /// repeated anyway, and worth more on time than in order — beats, which
+    /// a packet lost in the stream would hold up behind it.
+    fn unreliable(&self) -> bool {
+        false
+    }
+}
+
+impl Message for Msg {
+    fn names(&self) -> Vec<NodeId> {
+        match self {
+            Msg::Welcome { members, .. } => members.iter().map(|(id, _)| *id).collect(),
+            Msg::Quorum(q) => q.names(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn unreliable(&self) -> bool {
+        matches!(self, Msg::Quorum(q) if q.is_beat())
+    }
+}
+
+/// Application close codes: how a connection ended on purpose.
+pub(crate) mod close {
+    /// The run is over, or the node left: not a crash.
+    pub(crate) const DONE: u32 = 0;
+    /// The handshake failed (different program or protocol version).
+    pub(crate) const HANDSHAKE: u32 = 1;
+    /// A frame did not decode.
+    pub(crate) const BAD_FRAME: u32 = 2;
+    /// The closing node has declared the peer dead. A crash is noticed on
+    /// each connection on its own; after a short outage one may time out
+    /// and another survive. This code makes the peer see it too, so that no
+    /// node waits for a result from one that has given it up.
+    pub(crate) const DEAD: u32 = 3;
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::Frame;
+    use satin_proto::codec::{decode, encode, Hello};
+    use satin_proto::Msg;
+
+    fn arb_frame() -> impl Strategy<Value = Frame> {
+        let addr = (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| std::net::SocketAddr::from((ip, port)));
+        prop_oneof![
+            (any::<u64>(), any::<u32>(), addr.clone(), "[a-z]{0,12}").prop_map(|(id, cluster, addr, app)| {
+                Frame::Hello { hello: Hello::new(app, &["f"]), id, cluster, addr }
+            }),
+            (any::<u64>(), addr).prop_map(|(id, addr)| Frame::Peer { id, addr }),
+            any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
+            proptest::collection::vec(any::<u8>(), 0..200)
+                .prop_map(|value| Frame::Proto(Msg::Terminate { run: 1, value: Some(value) })),
+            (any::<u64>(), ".{0,40}").prop_map(|(stamp, reason)| Frame::Proto(Msg::JobFailed { stamp, reason })),
+            any::<u64>().prop_map(|stamp| Frame::Proto(Msg::JobRefused { stamp })),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn frames_round_trip_and_truncations_wait(frame in arb_frame()) {
+            let bytes = encode(&frame, 1 << 16).unwrap();
+            let (back, used) = decode::<Frame>(&bytes, 1 << 16).unwrap().unwrap();
+            prop_assert_eq!(back, frame);
+            prop_assert_eq!(used, bytes.len());
+            for cut in 0..bytes.len() {
+                prop_assert_eq!(decode::<Frame>(&bytes[..cut], 1 << 16).unwrap(), None);
+            }
+        }
+
+        #[test]
+        fn garbage_and_bit_flips_never_panic(
+            frame in arb_frame(),
+            garbage in proptest::collection::vec(any::<u8>(), 0..400),
+            at in any::<usize>(),
+            flip in 1u8..,
+        ) {
+            let _ = decode::<Frame>(&garbage, 1 << 16);
+            let mut bytes = encode(&frame, 1 << 16).unwrap();
+            let i = at % bytes.len();
+            bytes[i] ^= flip;
+            let _ = decode::<Frame>(&bytes, 1 << 16);
+        }
+    }
+}

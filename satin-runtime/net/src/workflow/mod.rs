@@ -1,0 +1,201 @@
+//! Task-graph runs across nodes: a [`Workflow`] played by node processes
+//! as the processors of its fault-tolerant schedule, over the same QUIC
+//! transport, pool credential, supervisor and chaos as divide-and-conquer
+//! runs. Every node runs the same program and builds the same workflow
+//! (its tasks are found by their place in it, and a digest of the plan
+//! checks that they agree); the master waits for the nodes, numbers them
+//! and starts the run; each node then runs its processor's items, sends
+//! news of every finished copy to every node (with the output to the nodes
+//! that need it), and takes over for a crashed processor with the
+//! duplicates the schedule placed for it.
+
+mod msg;
+mod node;
+mod recovery;
+mod start;
+mod worker;
+
+use std::time::Duration;
+
+use super::ending::{Ended, RunError};
+use super::program::MASTER_LINE;
+use super::{fresh_id, init_logging, init_pool, supervise, Launch, Pool};
+use satin_dag::{ft_schedule, FtParams, Workflow};
+use satin_proto::codec::Hello;
+
+/// How a run of a workflow went, as the node that reports it saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowRun {
+    /// Every task's output this node holds: the workflow's results (its
+    /// exit tasks') always, others where this node needed them.
+    pub outputs: Vec<Option<Vec<u8>>>,
+    /// Tasks with a finished copy.
+    pub tasks_completed: usize,
+    /// Tasks in the workflow.
+    pub tasks_total: usize,
+    /// From the start to the last task's end, as this node saw it.
+    pub makespan: Duration,
+    /// What the schedule planned.
+    pub planned: Duration,
+    /// Processors (nodes, or threads for a run on this machine).
+    pub procs: usize,
+    /// Duplicates that ran to their end (they do when their original's
+    /// processor crashed, or when its abort came late).
+    pub duplicates_completed: usize,
+    /// The processors that crashed.
+    pub crashed: Vec<usize>,
+    /// After the crash the rest was replanned (it ended sooner than the
+    /// duplicates would), rather than left to the duplicates.
+    pub replanned: bool,
+}
+
+/// How [`super::run_workflow_with`] runs a workflow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkflowOptions {
+    /// The fault-tolerant schedule's timing (slack, abort delay).
+    pub params: FtParams,
+    /// How long one unit of planned cost lasts.
+    pub unit: Duration,
+    /// After a crash, the lowest live node replans the rest of the run and
+    /// everyone follows the new plan when it ends sooner than continuing
+    /// with the duplicates (default: yes).
+    pub replan: bool,
+    /// An output from another node counts as in only its edge's planned
+    /// communication cost after it arrived: for synthetic tasks, whose
+    /// data is too small to take that long (default: no).
+    pub emulate_comm: bool,
+}
+
+impl WorkflowOptions {
+    /// Default timing, replanning after a crash, real communication.
+    pub fn new(unit: Duration) -> WorkflowOptions {
+        WorkflowOptions { params: FtParams::default(), unit, replan: true, emulate_comm: false }
+    }
+}
+
+/// Set by the supervisor for its nodes: how many nodes the cluster starts
+/// with.
+pub(super) const CLUSTER_SIZE_ENV: &str = "SATIN_CLUSTER_SIZE";
+
+/// Runs `workflow` as `args` say, its fault-tolerant schedule made with
+/// `params`; a unit of planned cost takes `unit`. A helper for binaries:
+/// see [`try_run_workflow`] for what it does, and [`super::run`] for how
+/// it ends the process when this node's part ends without the answer.
+pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> WorkflowRun {
+    super::run_workflow_with(app, args, workflow, &WorkflowOptions { params, ..WorkflowOptions::new(unit) })
+}
+
+/// Runs `workflow` as `args` say and returns how this process's part
+/// ended; never exits the process.
+///
+/// - Neither `--listen`, `--join` nor `--local-nodes`: on threads of this
+///   process, one per processor (`--workers`, default all cores, at least
+///   two).
+/// - `--listen ADDR --nodes N`: this process is the master; it waits for
+///   N nodes in all (itself included), then starts. `--join ADDR`: one of
+///   those nodes. Every node that saw the end returns the run;
+///   [`Ended::Returned`]'s `master` says which one ended it as master
+///   (the live one with the lowest processor number).
+/// - `--local-nodes N`: starts N such processes on loopback, injects
+///   `--chaos` and prints the master's standard output
+///   ([`Ended::Supervised`]).
+pub fn try_run_workflow(
+    app: &str,
+    args: &Launch,
+    workflow: &Workflow,
+    options: &WorkflowOptions,
+) -> Result<Ended<WorkflowRun>, RunError> {
+    let WorkflowOptions { params, unit, replan, emulate_comm } = *options;
+    let failed = |why: &str| Err(RunError::Failed(why.to_string()));
+    if let Some(path) = &args.init_pool {
+        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
+        eprintln!("{app}: wrote a new pool credential to {}", file.display());
+        return Ok(Ended::PoolWritten(file));
+    }
+    if args.stats_json.is_some() {
+        return Err(RunError::Usage("task-graph runs do not write --stats-json yet".into()));
+    }
+    if let Some(n) = args.local_nodes {
+        if n < 2 {
+            return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node");
+        }
+        // (Task-graph nodes keep no `--stats-json` figures.)
+        supervise::run(app, args, n, supervise::Figures::None)?;
+        return Ok(Ended::Supervised);
+    }
+    if args.slurm || args.checkpoint.is_some() {
+        return failed("task-graph runs take neither --slurm nor --checkpoint yet");
+    }
+    if !args.is_distributed() {
+        let run = on_threads(args, workflow, params, unit).map_err(RunError::Failed)?;
+        return Ok(Ended::Returned { value: run, master: true });
+    }
+    init_logging();
+    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
+    let nodes =
+        args.nodes.map(|n| n as usize).or_else(|| std::env::var(CLUSTER_SIZE_ENV).ok().and_then(|n| n.parse().ok()));
+    let master = args.join.is_none();
+    let nodes = match nodes {
+        Some(n) if n >= 2 => n,
+        Some(_) => return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node"),
+        None if master => return failed("the master of a task-graph run needs --nodes N: how many nodes to wait for"),
+        None => 0,
+    };
+    let Some(pool_path) = args.pool.clone() else {
+        return failed(
+            "a distributed run needs the pool credential: make one with --init-pool FILE and pass --pool FILE",
+        );
+    };
+    let pool = Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?;
+    let id = if master { node::MASTER } else { fresh_id() };
+    let listen = args.listen.unwrap_or_else(|| {
+        let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
+        std::net::SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
+    });
+    let spec = node::Spec {
+        id,
+        listen,
+        contact: args.join,
+        nodes,
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        max_frame: args.max_frame,
+        hello: Hello::new(app, &["task graph"]),
+        label: std::env::var(supervise::NODE_INDEX_ENV).unwrap_or_else(|_| id.to_string()),
+        trace: args.trace.clone(),
+        supervised,
+        params,
+        unit,
+        emulate_comm,
+        replan,
+    };
+    match node::run(spec, &pool, workflow) {
+        node::GraphEnd::Done { run, master } => {
+            if master {
+                eprintln!("{app}: {MASTER_LINE}");
+            }
+            Ok(Ended::Returned { value: run, master })
+        }
+        node::GraphEnd::Failed(why) => Err(RunError::Failed(why)),
+    }
+}
+
+/// The workflow on threads of this process, one per processor.
+fn on_threads(args: &Launch, workflow: &Workflow, params: FtParams, unit: Duration) -> Result<WorkflowRun, String> {
+    let cores = std::thread::available_parallelism().map_or(2, |c| c.get());
+    let procs = args.workers.map_or(cores, |w| w as usize).max(2);
+    let schedule = ft_schedule(workflow.graph(), procs, params);
+    match workflow.run_threads(&schedule, unit, None) {
+        Ok(r) => Ok(WorkflowRun {
+            outputs: r.outputs.into_iter().map(Some).collect(),
+            tasks_completed: workflow.graph().len(),
+            tasks_total: workflow.graph().len(),
+            makespan: r.elapsed,
+            planned: unit.mul_f64(schedule.makespan()),
+            procs,
+            duplicates_completed: r.duplicates_completed,
+            crashed: Vec::new(),
+            replanned: false,
+        }),
+        Err(e) => Err(e.to_string()),
+    }
+}

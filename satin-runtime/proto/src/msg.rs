@@ -1,0 +1,242 @@
+//! Messages between nodes. Encoded with postcard by real drivers; the
+//! simulator passes them by value and charges their encoded size.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::quorum::{QMsg, Snapshot};
+use crate::checkpoint::{Record, ResultMeta};
+use crate::JobKey;
+
+/// A node's identity for one lifetime: a restarted process is a new node.
+pub type NodeId = u64;
+
+/// Which cluster a node belongs to (cluster-aware stealing).
+pub type ClusterId = u32;
+
+/// A job as it travels: its key and whatever the executor needs to run it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub key: JobKey,
+    /// Set by the victim when the job is stolen: (victim, stamp) names this
+    /// steal, even if the same job is in flight twice (re-execution).
+    pub stamp: u64,
+    #[serde(with = "serde_bytes")]
+    pub payload: Vec<u8>,
+    /// Re-executed after a crash: look up the result table before running,
+    /// and so do all descendants.
+    pub redone: bool,
+    /// Which incarnation of the root job this job descends from: 0 for the
+    /// first, one more at every restart of the root. A job waits for
+    /// (adopts) a running job only of an older epoch, and a frame of an
+    /// older epoch never runs newer work nested above it: that keeps
+    /// adoption free of deadlocks (see `docs/architecture.md`).
+    pub epoch: u32,
+    /// Calls between the root and this job (`DEPTH_UNKNOWN` if not tracked).
+    pub depth: u32,
+    /// Id of the nearest enclosing tracked call on the victim (0: none).
+    pub parent: u64,
+}
+
+impl JobSpec {
+    /// A job with nothing known about where it sits in the tree.
+    pub fn new(key: JobKey, stamp: u64, payload: Vec<u8>) -> JobSpec {
+        JobSpec { key, stamp, payload, redone: false, epoch: 0, depth: crate::checkpoint::DEPTH_UNKNOWN, parent: 0 }
+    }
+
+    /// A run's root job: depth 0, no steal, epoch 0 (the core sets the
+    /// epoch and `redone` when it starts or restarts it).
+    pub fn root(key: JobKey, payload: Vec<u8>) -> JobSpec {
+        JobSpec { depth: 0, ..JobSpec::new(key, 0, payload) }
+    }
+}
+
+/// A result table entry: the value itself, where to fetch it, or who is
+/// computing it right now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entry {
+    /// Shared: a replica holds the same bytes as the message that carried them.
+    Value(#[serde(with = "arc_bytes")] Arc<[u8]>),
+    Pointer(NodeId),
+    /// `holder` runs the job (of root epoch `epoch`) and will publish its
+    /// result: a newer-epoch job that needs it waits instead of recomputing.
+    Running {
+        holder: NodeId,
+        epoch: u32,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Msg {
+    /// A new node asks to join; `cluster` is its cluster.
+    Join {
+        cluster: ClusterId,
+    },
+    /// Reply to `Join`, from the leader once the newcomer's `Add` is
+    /// committed: the members (id, cluster), the master, the root job, the
+    /// table's homes per key (0: a broadcast table), and the run's log.
+    Welcome {
+        members: Vec<(NodeId, ClusterId)>,
+        master: NodeId,
+        root: JobSpec,
+        table_replicas: u32,
+        quorum: Snapshot,
+        /// The answers of the program's runs so far (see
+        /// `node/sequence.rs`): a joiner's program goes through them to
+        /// the call the run is at.
+        answers: Vec<serde_bytes::ByteBuf>,
+    },
+    /// Leadership and membership (see `proto/quorum`).
+    Quorum(QMsg),
+    /// Graceful leave: run recovery as for a crash of the sender.
+    Leave,
+    StealRequest {
+        id: u64,
+    },
+    StealReply {
+        id: u64,
+        job: Option<JobSpec>,
+    },
+    /// The result of the job the receiver lost to the sender by steal `stamp`.
+    JobResult {
+        stamp: u64,
+        key: JobKey,
+        #[serde(with = "serde_bytes")]
+        value: Vec<u8>,
+    },
+    /// Replicate a table entry.
+    TablePut {
+        key: JobKey,
+        entry: Entry,
+        meta: ResultMeta,
+    },
+    /// The sender no longer computes `key` (its `Running` entry is void);
+    /// a waiting `Fetch` gets its answer separately.
+    NotRunning {
+        key: JobKey,
+        epoch: u32,
+    },
+    /// The sender's table, for a node that just joined (values up to the
+    /// pointer threshold, pointers otherwise).
+    TableSync {
+        entries: Vec<(JobKey, Entry, ResultMeta)>,
+    },
+    /// Hand finished results to the receiver (graceful leave).
+    HandOver {
+        results: Vec<(JobKey, Vec<u8>)>,
+    },
+    /// Ask a pointer's holder for the value — or the node that runs the
+    /// job, which answers when the job has finished (or ended without a
+    /// result: `None`).
+    Fetch {
+        key: JobKey,
+        /// For a running job: the epoch of the copy waited for (the
+        /// holder waits only with a copy that old, or older).
+        running: Option<u32>,
+    },
+    /// Ask a home of `key` what it knows of it (the home table).
+    TableGet {
+        key: JobKey,
+    },
+    /// A home's answer to `TableGet`: its entry, and who runs the job.
+    TableGot {
+        key: JobKey,
+        entry: Option<(Entry, ResultMeta)>,
+        running: Vec<(NodeId, u32)>,
+    },
+    FetchReply {
+        key: JobKey,
+        #[serde(with = "serde_bytes")]
+        value: Option<Vec<u8>>,
+    },
+    /// The run is over (sent by the master), with the root job's result
+    /// if it is small (at most `Config::pointer_threshold` bytes).
+    Terminate {
+        /// Which run of the program (see `node/sequence.rs`).
+        run: u32,
+        #[serde(with = "serde_bytes")]
+        value: Option<Vec<u8>>,
+    },
+    /// The job the receiver lost to the sender by steal `stamp` failed (it
+    /// panicked): the failure goes on in the receiver's waiting frame, as a
+    /// panic goes to the caller in a local run.
+    JobFailed {
+        stamp: u64,
+        reason: String,
+    },
+    /// The receiver's job stolen by steal `stamp` cannot run on the sender
+    /// (it does not know the job's function: a generic function's
+    /// instantiation it has never used): the receiver runs it itself.
+    JobRefused {
+        stamp: u64,
+    },
+    /// The root job failed: the run is over without an answer (sent by
+    /// the master).
+    RunFailed {
+        reason: String,
+    },
+    /// Results for the checkpoint coordinator to write: large ones, which
+    /// it knows only as pointers (small ones reach it as table updates).
+    /// `last`: the sender is suspending and sends nothing more.
+    CheckpointBatch {
+        records: Vec<Record>,
+        last: bool,
+    },
+    /// Please suspend the run (to the coordinator).
+    SuspendRequest,
+    /// Victim to thief: does the job of steal `stamp` still run with you?
+    /// (Its soft timeout passed.)
+    JobStatus {
+        stamp: u64,
+    },
+    /// Thief to victim: the answer to `JobStatus`, with how much work the
+    /// thief has done so far ([`crate::Executor::progress`]): the
+    /// victim compares its rate with its own to spot a slow or hung node.
+    JobStatusReply {
+        stamp: u64,
+        running: bool,
+        progress: (u64, u64),
+    },
+    /// Victim to thief: stop the job of steal `stamp` — another copy of it
+    /// finished, or it ran past its hard timeout. No result is wanted.
+    AbortJob {
+        stamp: u64,
+    },
+    /// Broadcast by a victim that dropped `node` (its jobs kept timing
+    /// out or failing): give it no work for `for_ns` nanoseconds. `drops`
+    /// counts its drops so far; a node dropped `Config::max_drops` times
+    /// leaves the run.
+    NodeDropped {
+        node: NodeId,
+        for_ns: u64,
+        drops: u32,
+    },
+    /// The run is being suspended (from the coordinator): send what you
+    /// have and stop.
+    Suspend,
+    /// Shared values (`crate::shared`), applied by the network driver:
+    /// incumbents as (name, maximize, value), other shared objects as
+    /// (name, encoded value or update). Updates are joins, so order and
+    /// repeats do not matter.
+    Shared {
+        incumbents: Vec<(String, bool, u64)>,
+        objects: Vec<(String, serde_bytes::ByteBuf)>,
+    },
+}
+
+/// Shared bytes on the wire as one byte string (not a sequence of numbers:
+/// the same encoding in postcard, but read at memory speed).
+mod arc_bytes {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Arc<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[u8]>, D::Error> {
+        Ok(serde_bytes::ByteBuf::deserialize(d)?.into_vec().into())
+    }
+}

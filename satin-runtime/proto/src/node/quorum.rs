@@ -1,0 +1,229 @@
+//! The run's log (`proto/quorum`) applied to this node: a new master and
+//! root epoch, members joining and removed, the answer once a majority
+//! holds it; suspicions passed on; and what a node that lost the majority,
+//! or was removed by it, does.
+
+use super::{Action, Node, Time};
+use crate::checkpoint::ResultMeta;
+use crate::msg::{JobSpec, Msg, NodeId};
+use crate::quorum::{Change, Output, QMsg};
+use crate::Executor;
+use crate::JobKey;
+
+impl Node {
+    /// Carries out what the quorum asks for.
+    pub(super) fn pump_quorum(&mut self, now: Time, exec: &mut impl Executor) {
+        while let Some(out) = self.quorum.poll() {
+            if self.stopped {
+                break;
+            }
+            match out {
+                Output::Send { to, msg } => self.actions.push_back(Action::Send { to, msg: Msg::Quorum(msg) }),
+                Output::Broadcast { msg } => self.actions.push_back(Action::Broadcast { msg: Msg::Quorum(msg) }),
+                Output::Apply { index, term, change } => {
+                    if let Change::Answer { .. } = change {
+                        self.decision = Some((term, index));
+                    }
+                    self.apply_change(now, term, change, exec)
+                }
+                Output::Admit { id } => self.admit(id),
+                Output::Expelled { by } => self.expelled(by, exec),
+                Output::GiveUp { waited } => {
+                    self.actions.push_back(Action::LostMajority { waited });
+                    self.stop();
+                }
+            }
+        }
+        self.stats.elections = self.quorum.elections;
+        self.stats.removals = self.quorum.removals;
+    }
+
+    /// A connection to `peer` failed. Not a death — a cut link or a lost
+    /// packet looks the same — but worth telling the leader: two members
+    /// that cannot talk cannot share work (see `proto/quorum`). What
+    /// travelled on the lost connection may be lost with it: questions to
+    /// `peer` are asked again or given up, and the jobs it stole from this
+    /// node are asked after at once.
+    pub fn handle_link_down(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
+        if self.stopped {
+            return;
+        }
+        self.quorum.link_down(now, peer);
+        self.pump_quorum(now, exec);
+        if self.stopped || !self.is_alive(peer) || !self.joined {
+            return;
+        }
+        self.lookups_lost_with(peer, exec);
+        self.asks_lost_with(peer, exec);
+        if self.local_steal.is_some_and(|(v, ..)| v == peer) {
+            self.local_steal = None;
+        }
+        if self.wide_steal.is_some_and(|(v, ..)| v == peer) {
+            self.wide_steal = None;
+        }
+        self.late_steals.retain(|(v, _)| *v != peer);
+        self.ask_after_jobs_of(now, peer);
+        self.handle_idle(now, exec);
+    }
+
+    /// The log entry (term, index) of the answer this node applied, if any:
+    /// every node that prints an answer prints the same one.
+    pub fn decision(&self) -> Option<(u32, u64)> {
+        self.decision
+    }
+
+    /// A member closed its connection with this node because it removed
+    /// it: the majority has decided this node is out.
+    pub fn handle_declared_dead(&mut self, now: Time, by: NodeId, exec: &mut impl Executor) {
+        if self.stopped || !self.joined {
+            return;
+        }
+        self.quorum.handle(now, by, QMsg::NotMember { term: 0 });
+        self.pump_quorum(now, exec);
+    }
+
+    /// Whether this node has no majority at the moment: it takes no new
+    /// work (steals none, gives none) until it has one again.
+    pub fn in_minority(&self) -> bool {
+        self.quorum.in_minority()
+    }
+
+    /// On the master, the members heard from lately (see
+    /// `Quorum::heard_lately`); `None` elsewhere.
+    pub fn heard_lately(&self) -> Option<Vec<NodeId>> {
+        self.quorum.heard_lately()
+    }
+
+    /// The quorum's state in one line (for logs).
+    pub fn quorum_summary(&self) -> String {
+        self.quorum.summary()
+    }
+
+    /// The leader this node follows, if it knows one (for status lines).
+    pub fn leader(&self) -> Option<NodeId> {
+        self.quorum.leader()
+    }
+
+    fn apply_change(&mut self, now: Time, term: u32, change: Change, exec: &mut impl Executor) {
+        match change {
+            Change::Lead { leader } => self.apply_leader(now, leader, term, exec),
+            Change::Add { id, cluster } => self.member_joined(id, cluster, exec),
+            Change::Promote { .. } => {}
+            Change::Remove { id } => {
+                self.actions.push_back(Action::Forget { peer: id });
+                if self.is_alive(id) {
+                    self.recover_from(now, id, exec);
+                }
+            }
+            Change::Answer { run, value } => self.answer_committed(run, value),
+        }
+    }
+
+    /// A new master leads from `term` on: it restarts the root job, whose
+    /// epoch is that term, and the jobs still running for the old tree
+    /// are announced so that the new one waits for them.
+    fn apply_leader(&mut self, now: Time, leader: NodeId, term: u32, exec: &mut impl Executor) {
+        if leader == self.master {
+            // Master again after losing the majority for a while: an
+            // answer found meanwhile goes into the log now.
+            if let (true, Some(value)) = (leader == self.id, self.answer.clone()) {
+                let travelling = self.answer_that_travels(value);
+                self.quorum.propose_answer(now, self.runs_done + 1, travelling);
+            }
+            return;
+        }
+        let old = self.master;
+        self.deposed.insert(old);
+        self.master = leader;
+        if let Some(root) = &mut self.root {
+            root.epoch = root.epoch.max(term);
+        }
+        self.checkpoint_new_master();
+        let epoch = self.root_epoch();
+        let running: Vec<(NodeId, u64)> = self.running_for.keys().chain(self.orphans.keys()).copied().collect();
+        for (victim, stamp) in running {
+            let old = self.running_for.get(&(victim, stamp)).or_else(|| self.orphans.get(&(victim, stamp)));
+            if old.is_some_and(|r| r.epoch < epoch) {
+                self.announce_running(victim, stamp);
+            }
+        }
+        if self.is_master() {
+            if let Some(root) = self.root.clone() {
+                self.stats.redone += 1;
+                exec.run_root(JobSpec { redone: true, ..root });
+            }
+        }
+        self.handle_idle(now, exec);
+    }
+
+    /// The master's root finished: the answer goes into the log.
+    pub(super) fn propose_answer(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
+        if self.answer_due {
+            // The answer was committed already (by an earlier master, too
+            // large to travel): this root ran only to print it.
+            self.finish_as_master(value);
+            return;
+        }
+        let travelling = self.answer_that_travels(value.clone());
+        self.answer = Some(value);
+        if self.quorum.propose_answer(now, self.runs_done + 1, travelling) {
+            self.pump_quorum(now, exec);
+        }
+    }
+
+    /// A majority holds the answer: the run is over. The leader prints it
+    /// (and tells everyone); every other node ends.
+    fn answer_committed(&mut self, run: u32, value: Option<Vec<u8>>) {
+        if run != self.runs_done + 1 {
+            // Proposed twice (a master that lost and regained the
+            // majority), or heard of through `Terminate` first.
+            return;
+        }
+        if !self.quorum.is_leader() {
+            let kept = self.config.sequence.then(|| value.clone()).flatten();
+            self.actions.push_back(Action::Finished { value });
+            self.run_over(kept);
+            return;
+        }
+        match self.answer.take().or(value) {
+            Some(v) => self.finish_as_master(v),
+            // Committed by a master that is gone, too large to travel: the
+            // root job (restarted here as master) computes it again.
+            None => self.answer_due = true,
+        }
+    }
+
+    fn finish_as_master(&mut self, value: Vec<u8>) {
+        let travelling = self.answer_that_travels(value.clone());
+        let run = self.runs_done + 1;
+        self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
+        let kept = self.config.sequence.then(|| value.clone());
+        self.actions.push_back(Action::Done { value });
+        self.run_over(kept);
+    }
+
+    /// The majority removed this node: it is out of the run. What it
+    /// finished goes with it (see [`Action::Expelled`]).
+    fn expelled(&mut self, by: NodeId, exec: &mut impl Executor) {
+        let abandoned = exec.abandon_all();
+        self.running_for.clear();
+        self.orphans.clear();
+        let mut carry: Vec<(JobKey, Vec<u8>, ResultMeta)> =
+            abandoned.finished.into_iter().map(|(k, v)| (k, v, ResultMeta::UNKNOWN)).collect();
+        carry.extend(self.table.large_values(0).into_iter().map(|(k, v, m)| (k, v.to_vec(), m)));
+        self.actions.push_back(Action::Expelled { by, carry });
+        self.stop();
+    }
+
+    /// Results a former incarnation of this process finished (it was
+    /// removed while cut off): published once this node is welcomed.
+    pub fn carry_results(&mut self, carry: Vec<(JobKey, Vec<u8>, ResultMeta)>) {
+        self.carried = carry;
+    }
+
+    pub(super) fn publish_carried(&mut self, exec: &mut impl Executor) {
+        for (key, value, meta) in std::mem::take(&mut self.carried) {
+            self.publish(key, value, meta, exec);
+        }
+    }
+}

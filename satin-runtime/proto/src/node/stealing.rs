@@ -1,0 +1,159 @@
+//! Work stealing between nodes: requests, replies, victim choice, back-off.
+
+use super::{Action, Node, Running, StealPolicy, Stolen, Time};
+use crate::msg::{JobSpec, Msg, NodeId};
+use crate::Executor;
+
+impl Node {
+    /// Local queue empty: steal if no request is outstanding.
+    pub fn handle_idle(&mut self, now: Time, exec: &mut impl Executor) {
+        if self.stopped || !self.joined {
+            return;
+        }
+        if self.draining {
+            // A steal reply still on its way may carry a job: leaving before
+            // it arrives would lose that job and make its victim redo it.
+            let awaiting_steal =
+                self.local_steal.is_some() || self.wide_steal.is_some() || !self.late_steals.is_empty();
+            // A master whose answer waits for the majority stays for it.
+            if !exec.runs_anything() && !awaiting_steal && self.answer.is_none() {
+                self.leave(now, exec);
+            }
+            return;
+        }
+        // A minority takes no new work: what it would compute, the
+        // majority computes too.
+        if exec.has_work() || self.quorum.in_minority() {
+            return;
+        }
+        if self.dropped_until.is_some_and(|t| now < t) {
+            return;
+        }
+        if self.backoff_until.is_some_and(|t| now < t) {
+            return;
+        }
+        self.backoff_until = None;
+        match self.config.steal {
+            StealPolicy::Random => {
+                if self.local_steal.is_none() && self.wide_steal.is_none() {
+                    if let Some(victim) = self.roster.random_any(&mut self.rng) {
+                        self.local_steal = Some((victim, self.request(now, victim), now));
+                    }
+                }
+            }
+            StealPolicy::MasterWorker => {
+                let master = self.master;
+                if self.local_steal.is_none() && master != self.id && self.is_alive(master) {
+                    self.local_steal = Some((master, self.request(now, master), now));
+                }
+            }
+            StealPolicy::ClusterAware => {
+                if self.local_steal.is_none() {
+                    if let Some(victim) = self.roster.random_local(&mut self.rng) {
+                        self.local_steal = Some((victim, self.request(now, victim), now));
+                    }
+                }
+                if self.wide_steal.is_none() {
+                    if let Some(victim) = self.roster.random_wide(&mut self.rng) {
+                        self.wide_steal = Some((victim, self.request(now, victim), now));
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn steal_request(&mut self, now: Time, thief: NodeId, id: u64, exec: &mut impl Executor) {
+        // A request can overtake its sender's `Leave`, or come from a node
+        // declared dead: a job given to it would be lost. A dropped node
+        // gets nothing until its cool-down is over.
+        let thief_ok =
+            self.joined && self.is_alive(thief) && !self.is_dropped(now, thief) && !self.quorum.in_minority();
+        // Under master–worker only the master gives work.
+        let thief_ok = thief_ok && (self.config.steal != StealPolicy::MasterWorker || self.master == self.id);
+        let mut job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
+        if let Some(spec) = &job {
+            self.next_stamp += 1;
+            self.stats.jobs_given += 1;
+            let policy = exec.policy(spec);
+            self.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now) });
+            self.set_late_timer(now);
+        } else if thief_ok {
+            // Nothing else to give: a copy of a late job, if one is worth it.
+            job = self.copy_for(now, thief, exec);
+        }
+        self.actions.push_back(Action::Send { to: thief, msg: Msg::StealReply { id, job } });
+    }
+
+    fn request(&mut self, now: Time, victim: NodeId) -> u64 {
+        self.next_request += 1;
+        self.stats.steal_requests += 1;
+        self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.next_request } });
+        if let Some(limit) = self.config.steal_timeout {
+            self.actions.push_back(Action::SetTimer { at: now + limit });
+        }
+        self.next_request
+    }
+
+    pub(super) fn steal_reply(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        id: u64,
+        job: Option<JobSpec>,
+        exec: &mut impl Executor,
+    ) {
+        if self.local_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.local_steal = None;
+        } else if self.wide_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.wide_steal = None;
+        } else {
+            self.late_steals.retain(|late| *late != (from, id));
+        }
+        match job {
+            Some(spec) if !exec.can_run(&spec) => {
+                // Given back at once; the owner runs it, and this node,
+                // still idle, asks elsewhere.
+                self.stats.refused += 1;
+                self.actions.push_back(Action::Send { to: from, msg: Msg::JobRefused { stamp: spec.stamp } });
+                self.handle_idle(now, exec);
+            }
+            Some(spec) => {
+                self.stats.jobs_stolen += 1;
+                self.failed_steals = 0;
+                let running = Running {
+                    key: spec.key,
+                    epoch: spec.epoch,
+                    depth: spec.depth,
+                    parent: spec.parent,
+                    announced: false,
+                };
+                self.running_for.insert((from, spec.stamp), running);
+                // A job of an older epoch is one a restarted root may reach:
+                // say it runs here, so that it is waited for, not redone.
+                if spec.epoch < self.root_epoch() {
+                    self.announce_running(from, spec.stamp);
+                }
+                exec.run_stolen(spec, from);
+            }
+            None => {
+                self.failed_steals += 1;
+                let victims = match self.config.steal {
+                    StealPolicy::MasterWorker => 1,
+                    _ => self.roster.live_peers(),
+                };
+                if self.failed_steals >= victims.max(1) {
+                    self.failed_steals = 0;
+                    // Nobody has work to give: run a copy of a late job.
+                    if self.copy_here(now, exec) {
+                        return;
+                    }
+                    let until = now + self.config.steal_backoff;
+                    self.backoff_until = Some(until);
+                    self.actions.push_back(Action::SetTimer { at: until });
+                    return;
+                }
+                self.handle_idle(now, exec);
+            }
+        }
+    }
+}

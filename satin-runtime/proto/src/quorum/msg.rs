@@ -1,0 +1,95 @@
+//! What the members say to each other about leadership and membership.
+
+use serde::{Deserialize, Serialize};
+
+use super::log::LogEntry;
+use crate::msg::{ClusterId, NodeId};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QMsg {
+    /// Leader to member, every heartbeat: the entries after the first
+    /// `prev` (whose last has term `prev_term`), and how many are
+    /// committed. Empty: a heartbeat.
+    Append {
+        term: u32,
+        prev: u64,
+        prev_term: u32,
+        entries: Vec<LogEntry>,
+        commit: u64,
+    },
+    /// Member to leader: whether it took the entries, and how many of the
+    /// leader's entries it holds. Also sent on the member's own beat, so
+    /// the leader hears from it even when its heartbeats get lost.
+    Appended {
+        term: u32,
+        ok: bool,
+        matched: u64,
+    },
+    /// Would you vote for me in `term` (which I have not started)? Asked
+    /// before any real election, so a node that merely lost its link to
+    /// the leader never disturbs the others.
+    PreVote {
+        term: u32,
+        last: u64,
+        last_term: u32,
+    },
+    /// `current`: the voter's own term (a candidate behind it catches up).
+    PreVoted {
+        term: u32,
+        granted: bool,
+        current: u32,
+    },
+    /// Vote for me in `term`.
+    Vote {
+        term: u32,
+        last: u64,
+        last_term: u32,
+    },
+    Voted {
+        term: u32,
+        granted: bool,
+    },
+    /// You are not a member of this run any more (a majority removed you).
+    NotMember {
+        term: u32,
+    },
+    /// Member to leader: my connection to `peer` is lost (while both of
+    /// us may still reach you): one of us must go.
+    Unreachable {
+        peer: NodeId,
+    },
+    /// A member passes a newcomer's join on to the leader.
+    JoinVia {
+        id: NodeId,
+        cluster: ClusterId,
+    },
+}
+
+impl QMsg {
+    /// Beats: small messages whose loss costs nothing, as the next beat
+    /// repeats them. A real driver may send them unreliably, past any
+    /// message stuck behind a lost packet. Everything else (votes among
+    /// them: an election must not fail for a lost packet) goes reliably.
+    pub fn is_beat(&self) -> bool {
+        match self {
+            QMsg::Append { entries, .. } => entries.is_empty(),
+            QMsg::Appended { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Nodes the message names (their addresses travel before it).
+    pub fn names(&self) -> Vec<NodeId> {
+        match self {
+            QMsg::Append { entries, .. } => entries
+                .iter()
+                .filter_map(|e| match e.change {
+                    super::Change::Add { id, .. } => Some(id),
+                    _ => None,
+                })
+                .collect(),
+            QMsg::JoinVia { id, .. } => vec![*id],
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The protocol core alone, its messages routed by hand: a program's
+//! successive calls as successive runs of one cluster (`Config::sequence`),
+//! and a stolen job its thief cannot run (`Executor::can_run`) going back
+//! to its owner.
+
+use std::collections::VecDeque;
+
+use satin_proto::JobKey;
+use satin_proto::{Abandoned, Action, Config, Executor, JobSpec, Msg, Node, NodeId};
+
+/// Records what the core asks of it; `jobs` are given to thieves.
+#[derive(Default)]
+struct Recorder {
+    roots: Vec<JobSpec>,
+    jobs: VecDeque<JobSpec>,
+    requeued: Vec<JobSpec>,
+    stolen: Vec<JobSpec>,
+    refuses: bool,
+}
+
+impl Executor for Recorder {
+    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
+        self.jobs.pop_front().map(|j| JobSpec { stamp, ..j })
+    }
+    fn can_run(&self, _job: &JobSpec) -> bool {
+        !self.refuses
+    }
+    fn run_stolen(&mut self, job: JobSpec, _victim: NodeId) {
+        self.stolen.push(job);
+    }
+    fn run_root(&mut self, job: JobSpec) {
+        self.roots.push(job);
+    }
+    fn requeue(&mut self, job: JobSpec) {
+        self.requeued.push(job);
+    }
+    fn deliver(&mut self, _stamp: u64, _value: Vec<u8>) -> bool {
+        true
+    }
+    fn fail(&mut self, _stamp: u64, _reason: &str) -> bool {
+        true
+    }
+    fn abandon(&mut self, _victim: NodeId, _stamp: u64, _run_on: bool) -> Abandoned {
+        Abandoned::default()
+    }
+    fn abandon_all(&mut self) -> Abandoned {
+        Abandoned::default()
+    }
+    fn lookup_done(&mut self, _key: &JobKey, _value: Option<Vec<u8>>) {}
+    fn has_work(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+    fn recovery_started(&mut self) {}
+}
+
+fn root(n: u8) -> JobSpec {
+    JobSpec { depth: 0, ..JobSpec::new(JobKey([n; 32]), 0, vec![n]) }
+}
+
+const MS: u64 = 1_000_000;
+
+/// Nodes and their executors, with the messages between them delivered
+/// in order; what else the nodes ask for is kept per node.
+struct Cluster {
+    nodes: Vec<Node>,
+    execs: Vec<Recorder>,
+    ends: Vec<Vec<Action>>,
+    now: u64,
+}
+
+impl Cluster {
+    fn new(n: u64, sequence: bool) -> Cluster {
+        let members: Vec<(NodeId, u32)> = (0..n).map(|id| (id, 0)).collect();
+        let config = Config { sequence, ..Config::default() };
+        let nodes = (0..n).map(|id| Node::member(id, 0, &members, 0, root(1), config.clone(), id)).collect();
+        let mut c = Cluster { nodes, execs: (0..n).map(|_| Recorder::default()).collect(), ends: vec![], now: 0 };
+        c.ends = (0..n).map(|_| Vec::new()).collect();
+        for i in 0..n as usize {
+            c.nodes[i].start(0, &mut c.execs[i]);
+        }
+        c.settle();
+        c
+    }
+
+    /// Delivers messages and fires timers until nothing is left to do in
+    /// the next 50 ms of virtual time.
+    fn settle(&mut self) {
+        let end = self.now + 50 * MS;
+        let mut timers: Vec<(u64, usize)> = Vec::new();
+        loop {
+            let mut moved = false;
+            for i in 0..self.nodes.len() {
+                while let Some(action) = self.nodes[i].poll_action() {
+                    moved = true;
+                    match action {
+                        Action::Send { to, msg } => self.deliver(i, to as usize, msg),
+                        Action::Broadcast { msg } => {
+                            for to in (0..self.nodes.len()).filter(|&t| t != i) {
+                                self.deliver(i, to, msg.clone());
+                            }
+                        }
+                        Action::SetTimer { at } => timers.push((at, i)),
+                        other => self.ends[i].push(other),
+                    }
+                }
+            }
+            if moved {
+                continue;
+            }
+            timers.sort();
+            match timers.first().copied().filter(|(at, _)| *at <= end) {
+                Some((at, i)) => {
+                    timers.remove(0);
+                    self.now = self.now.max(at);
+                    self.nodes[i].handle_timeout(self.now, &mut self.execs[i]);
+                }
+                None => break,
+            }
+        }
+        self.now = end;
+    }
+
+    fn deliver(&mut self, from: usize, to: usize, msg: Msg) {
+        self.nodes[to].handle_message(self.now, from as NodeId, msg, &mut self.execs[to]);
+    }
+
+    /// The answers node `i` was handed, in order (`Done` as master,
+    /// `Finished` otherwise).
+    fn answers(&self, i: usize) -> Vec<Vec<u8>> {
+        self.ends[i]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Done { value } => Some(value.clone()),
+                Action::Finished { value } => Some(value.clone().expect("a sequence sends the whole value")),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn stopped(&self, i: usize) -> bool {
+        self.ends[i].iter().any(|a| matches!(a, Action::Stop))
+    }
+}
+
+#[test]
+fn successive_calls_are_successive_runs_and_every_node_gets_each_answer() {
+    let mut c = Cluster::new(3, true);
+    assert_eq!(c.execs[0].roots.len(), 1, "the master runs the first root");
+    // A large answer: every node needs it to go on, so it travels whole.
+    let first = vec![7u8; 5_000];
+    c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
+    c.settle();
+    for i in 0..3 {
+        assert_eq!(c.answers(i), vec![first.clone()], "node {i}");
+        assert!(!c.stopped(i), "node {i} stays for the next call");
+        assert_eq!(c.nodes[i].runs_done(), 1);
+    }
+    // Node 2's program reaches the second call first: it keeps the root;
+    // only the master runs it, when its own program gets there.
+    c.nodes[2].next_root(c.now, root(2), &mut c.execs[2]);
+    assert!(c.execs[2].roots.is_empty());
+    c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
+    assert_eq!(c.execs[0].roots.last().map(|r| r.key), Some(JobKey([2; 32])));
+    c.nodes[0].handle_root_finished(c.now, vec![9], &mut c.execs[0]);
+    c.settle();
+    // Node 1's program lags: the answer of run 2 is there all the same.
+    for i in 0..3 {
+        assert_eq!(c.answers(i), vec![first.clone(), vec![9]], "node {i}");
+        assert_eq!(c.nodes[i].runs_done(), 2);
+    }
+}
+
+#[test]
+fn without_a_sequence_a_run_ends_the_nodes_as_before() {
+    let mut c = Cluster::new(3, false);
+    c.nodes[0].handle_root_finished(c.now, vec![1, 2, 3], &mut c.execs[0]);
+    c.settle();
+    for i in 0..3 {
+        assert_eq!(c.answers(i), vec![vec![1, 2, 3]], "node {i}");
+        assert!(c.stopped(i), "node {i} ends with the run");
+    }
+}
+
+#[test]
+fn a_job_its_thief_cannot_run_goes_back_to_its_owner() {
+    let mut c = Cluster::new(2, true);
+    c.execs[0].jobs.push_back(JobSpec { depth: 1, ..JobSpec::new(JobKey([5; 32]), 0, vec![5]) });
+    c.execs[1].refuses = true;
+    c.nodes[1].handle_idle(c.now, &mut c.execs[1]);
+    c.settle();
+    assert!(c.execs[1].stolen.is_empty(), "the thief ran what it cannot run");
+    assert_eq!(c.nodes[1].stats().refused, 1);
+    assert_eq!(c.execs[0].requeued.iter().map(|j| j.key).collect::<Vec<_>>(), vec![JobKey([5; 32])]);
+    assert_eq!(c.nodes[0].stats().retried, 0, "a refusal is not a failure");
+}
+
+#[test]
+fn a_node_that_joins_later_catches_up_with_the_answers_so_far() {
+    let mut c = Cluster::new(3, true);
+    c.nodes[0].handle_root_finished(c.now, vec![1], &mut c.execs[0]);
+    c.settle();
+    for i in 0..3 {
+        c.nodes[i].next_root(c.now, root(2), &mut c.execs[i]);
+    }
+    // Node 3 starts its program from the beginning while run 2 goes on.
+    let config = Config { sequence: true, ..Config::default() };
+    c.nodes.push(Node::joining(3, 0, 0, config, 3));
+    c.execs.push(Recorder::default());
+    c.ends.push(Vec::new());
+    c.nodes[3].start(c.now, &mut c.execs[3]);
+    c.settle();
+    assert_eq!(c.answers(3), vec![vec![1]], "the joiner's program got the first answer");
+    assert_eq!(c.nodes[3].runs_done(), 1);
+    // Its program's second call is the run in progress: it does not run
+    // it (not the master), and gets its answer with everyone.
+    c.nodes[3].next_root(c.now, root(2), &mut c.execs[3]);
+    assert!(c.execs[3].roots.is_empty());
+    c.nodes[0].handle_root_finished(c.now, vec![2], &mut c.execs[0]);
+    c.settle();
+    for i in 0..4 {
+        assert_eq!(c.answers(i), vec![vec![1], vec![2]], "node {i}");
+    }
+}

@@ -1,0 +1,301 @@
+//! Nodes coming and going in a simulated run: the start (and restart) of
+//! a full set of nodes, the faults of a schedule, crashes and the notice of
+//! a departure, and the checkpoint file's writes reaching the disk.
+
+use super::exec::ModelExecutor;
+
+/// Results carried from a removed node to its next incarnation.
+type Carry = Vec<(satin_proto::JobKey, Vec<u8>, satin_proto::checkpoint::ResultMeta)>;
+
+/// How often a machine's process starts over as a new node.
+const MAX_REJOINS: usize = 3;
+use super::faults::FaultKind;
+use super::workload::key_of;
+use super::{Ev, SimNode, World};
+use satin_proto::Node;
+
+impl World<'_> {
+    /// Starts a full set of nodes: at the beginning, and again on resume
+    /// (new ids after the old ones; the first is the master).
+    pub(super) fn start_nodes(&mut self) {
+        let cfg = self.cfg;
+        let n = cfg.node_count() as usize;
+        let base = self.nodes.len();
+        let members: Vec<(u64, u32)> =
+            (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
+        let root = satin_proto::JobSpec::root(key_of(0), 0u32.to_le_bytes().to_vec());
+        let mut protocol = cfg.protocol.clone();
+        protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
+        // Only the first run places its first write; a resumed one starts over.
+        protocol.checkpoint_first = cfg.checkpoint.and_then(|c| c.first).filter(|_| base == 0);
+        // One member list for all: each node keeps only what changes.
+        let shared = satin_proto::Members::new(&members);
+        for &(id, cluster) in &members {
+            self.machine.push(id as usize);
+            let core = Node::member_of(
+                id,
+                cluster,
+                &shared,
+                base as u64,
+                root.clone(),
+                protocol.clone(),
+                cfg.seed ^ base as u64,
+            );
+            self.nodes.push(SimNode {
+                core,
+                // As real runs: only the table's runs keep orphans (`Config::keeps_orphans`).
+                exec: ModelExecutor::with_slots(
+                    self.tree,
+                    cfg.result_bytes,
+                    id,
+                    cfg.keep_orphans && cfg.protocol.keeps_orphans(),
+                    if id as usize == base { cfg.master_slots.unwrap_or(cfg.slots) } else { cfg.slots } as usize,
+                ),
+                cluster,
+                gone: false,
+                crashed: false,
+                silent: false,
+                leaves: 0,
+                started_at: Vec::new(),
+            });
+        }
+        let now = self.now;
+        for i in base..base + n {
+            let SimNode { core, exec, .. } = &mut self.nodes[i];
+            exec.now = now;
+            core.start(now, exec);
+        }
+        for i in base..base + n {
+            self.pump(i);
+        }
+    }
+
+    /// Every node gone and no answer: the run is lost, or resumes later.
+    pub(super) fn resume_if_all_gone(&mut self) {
+        if self.finished || self.resuming || self.nodes.iter().any(|n| !n.gone) {
+            return;
+        }
+        let Some(after) = self.cfg.resume_after else { return };
+        self.resuming = true;
+        self.schedule(self.now + after, Ev::Resume);
+    }
+
+    /// A write reaches the disk: whole, or — its writer crashed meanwhile —
+    /// cut at a random byte (a torn tail the next reader repairs).
+    pub(super) fn disk_written(&mut self, node: usize, seq: u64, records: u64, frames: Vec<u8>) {
+        let Some(disk) = &mut self.disk else { return };
+        if self.nodes[node].crashed {
+            let keep = self.rng.below(frames.len() as u64 + 1) as usize;
+            disk.bytes.extend_from_slice(&frames[..keep]);
+            return;
+        }
+        disk.append(&frames, records);
+        if self.nodes[node].gone {
+            return;
+        }
+        let now = self.now;
+        let bytes = frames.len() as u64;
+        let SimNode { core, .. } = &mut self.nodes[node];
+        core.handle_checkpoint_written(now, seq, records, bytes);
+        self.pump(node);
+    }
+
+    pub(super) fn fault(&mut self, i: usize) {
+        let kind = self.cfg.faults[i].kind.clone();
+        match kind {
+            FaultKind::Crash(n) => self.crash(n as usize),
+            FaultKind::Vanish(n) => self.crash_told(n as usize, false),
+            FaultKind::Isolate { node, cut } => self.set_isolated(node as usize, cut),
+            FaultKind::Split { side, cut } => {
+                let side: Vec<usize> = side.iter().map(|&n| n as usize).collect();
+                for a in side.iter().copied() {
+                    for b in (0..self.nodes.len()).filter(|b| !side.contains(b)) {
+                        self.set_cut(a, b, cut);
+                        self.set_cut(b, a, cut);
+                    }
+                }
+            }
+            FaultKind::CutLink { from, to, both, cut } => {
+                self.set_cut(from as usize, to as usize, cut);
+                if both {
+                    self.set_cut(to as usize, from as usize, cut);
+                }
+            }
+            FaultKind::Loss(rate) => self.net.loss = rate,
+            FaultKind::Delay { extra, jitter } => self.net.delay = (extra, jitter),
+            FaultKind::CrashCluster(c) => {
+                let victims: Vec<usize> =
+                    (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();
+                for v in victims {
+                    self.crash(v);
+                }
+            }
+            FaultKind::CrashMaster => {
+                if let Some(view) = self.nodes.iter().find(|n| !n.gone) {
+                    let m = view.core.master() as usize;
+                    self.crash(m);
+                }
+            }
+            FaultKind::Leave(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.leave(now, exec);
+                    self.pump(n);
+                    self.nodes[n].gone = true;
+                }
+            }
+            FaultKind::Drain(n) => {
+                let n = n as usize;
+                if n < self.nodes.len() && !self.nodes[n].gone {
+                    let now = self.now;
+                    let SimNode { core, exec, .. } = &mut self.nodes[n];
+                    core.begin_leave(now, exec);
+                    self.schedule(now + self.cfg.leave_timeout, Ev::LeaveDeadline { node: n });
+                    self.pump(n);
+                }
+            }
+            FaultKind::CrashAll => {
+                for v in 0..self.nodes.len() {
+                    self.crash(v);
+                }
+            }
+            FaultKind::Suspend => {
+                if let Some(view) = self.nodes.iter().position(|n| !n.gone) {
+                    let m = self.nodes[view].core.master() as usize;
+                    let target = if m < self.nodes.len() && !self.nodes[m].gone { m } else { view };
+                    let now = self.now;
+                    self.nodes[target].core.suspend(now);
+                    self.pump(target);
+                }
+            }
+            FaultKind::Corrupt => {
+                if let Some(d) = &mut self.disk {
+                    if !d.bytes.is_empty() {
+                        let at = self.rng.below(d.bytes.len() as u64) as usize;
+                        d.bytes[at] ^= 1 << self.rng.below(8);
+                    }
+                }
+            }
+            FaultKind::Slow { node, factor } => self.on_exec(node, |x| x.slowness = factor),
+            FaultKind::Hang(node) => self.on_exec(node, |x| x.slowness = f64::INFINITY),
+            FaultKind::FailRate { node, rate } => self.on_exec(node, |x| x.fail_rate = rate),
+            FaultKind::FailRunning(node) => self.on_exec(node, |x| x.fail_running()),
+            FaultKind::LoseRunning(node) => self.on_exec(node, |x| x.lose_running()),
+            FaultKind::Join(cluster) => {
+                let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
+                let id = self.nodes.len();
+                self.join_node(cluster, contact, id, Vec::new());
+            }
+        }
+    }
+
+    /// Starts a node that joins through `contact`, on machine `machine`
+    /// (a process that starts over as a new node keeps its machine, and
+    /// the network's faults with it), with results a former incarnation
+    /// finished.
+    fn join_node(&mut self, cluster: u32, contact: usize, machine: usize, carry: Carry) {
+        let id = self.nodes.len();
+        // With the run's checkpoint interval, as the first nodes:
+        // a suspend waits for every member's last batch.
+        let mut protocol = self.cfg.protocol.clone();
+        protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
+        let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
+        core.carry_results(carry);
+        let keep = self.cfg.keep_orphans && self.cfg.protocol.keeps_orphans();
+        let exec =
+            ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
+        self.nodes.push(SimNode {
+            core,
+            exec,
+            cluster,
+            gone: false,
+            crashed: false,
+            silent: false,
+            leaves: 0,
+            started_at: Vec::new(),
+        });
+        self.machine.push(machine);
+        // The newcomer learns of crashes its contact may not have detected yet.
+        let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed && !self.nodes[j].silent).collect();
+        for d in dead {
+            let at = self.now + self.cfg.detect_delay;
+            self.schedule(at, Ev::PeerDead { node: id, peer: d });
+        }
+        let now = self.now;
+        let SimNode { core, exec, .. } = &mut self.nodes[id];
+        exec.now = now;
+        core.start(now, exec);
+        self.pump(id);
+    }
+
+    /// Node `n` was removed by the majority while cut off: as a real
+    /// process does (`net/rejoin.rs`), it starts over as a new node on the
+    /// same machine, joining through the member that told it, with what it
+    /// had finished — a few times at most.
+    pub(super) fn rejoin(&mut self, n: usize, by: usize, carry: Carry) {
+        let machine = self.machine[n];
+        let times = self.machine.iter().filter(|&&m| m == machine).count();
+        if !self.cfg.rejoin_expelled || times > MAX_REJOINS || by >= self.nodes.len() {
+            return;
+        }
+        self.report.rejoined += 1;
+        let cluster = self.nodes[n].cluster;
+        self.join_node(cluster, by, machine, carry);
+    }
+
+    /// Changes node `n`'s processor (a fault), then lets it react.
+    fn on_exec(&mut self, n: u64, change: impl FnOnce(&mut ModelExecutor<'_>)) {
+        let n = n as usize;
+        if n < self.nodes.len() && !self.nodes[n].gone {
+            change(&mut self.nodes[n].exec);
+            self.pump(n);
+        }
+    }
+
+    /// A message from `from` found `to` gone (left, or crashed): as a real
+    /// connection would, the sender notices after the detection delay —
+    /// also when it never heard that `to` left (it joined meanwhile).
+    pub(super) fn notice_gone(&mut self, from: usize, to: usize) {
+        if from < self.nodes.len() && !self.nodes[from].gone && self.noticed.insert((from, to)) {
+            // Not before what `to` sent to `from` has arrived: a closing
+            // connection delivers its stream first.
+            let last = self.link_clock.get(&(to, from)).map_or(0, |t| t + 1);
+            let at = (self.now + self.cfg.detect_delay).max(last);
+            // Told for certain where crashes are (a supervisor's notice);
+            // else only the connection is lost.
+            let ev = if self.cfg.crash_notices && !self.nodes[to].silent {
+                Ev::PeerDead { node: from, peer: to }
+            } else {
+                Ev::LinkDown { node: from, peer: to }
+            };
+            self.schedule(at, ev);
+        }
+    }
+
+    pub(super) fn crash(&mut self, n: usize) {
+        self.crash_told(n, self.cfg.crash_notices);
+    }
+
+    /// Crashes node `n`; with `told`, every node learns of it for certain
+    /// after the detection delay.
+    pub(super) fn crash_told(&mut self, n: usize, told: bool) {
+        if n >= self.nodes.len() || self.nodes[n].gone {
+            return;
+        }
+        self.nodes[n].gone = true;
+        self.nodes[n].crashed = true;
+        if !told {
+            self.nodes[n].silent = true;
+            return;
+        }
+        for j in 0..self.nodes.len() {
+            if !self.nodes[j].gone {
+                let jitter = self.rng.below(self.cfg.detect_delay / 10 + 1);
+                let at = self.now + self.cfg.detect_delay + jitter;
+                self.schedule(at, Ev::PeerDead { node: j, peer: n });
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Slow, hung and failing nodes in the simulator: straggler duplicates,
+//! soft and hard timeouts, retries, drops — and random schedules mixing
+//! them with crashes, in which every run must end with the fault-free
+//! answer and no result may reach its waiting parent twice.
+//!
+//! `SATIN_SIM_SEEDS=N` runs N random seeds (default 400); `SATIN_SIM_SEED=S`
+//! replays one and prints its report.
+
+use satin_proto::{SplitMix64, Stragglers};
+use satin_sim as sim;
+use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::workload::{Cost, Shape};
+use satin_sim::SimConfig;
+
+const MS: u64 = 1_000_000;
+
+fn at(ms: u64) -> Trigger {
+    Trigger::At(ms * MS)
+}
+
+/// A small cluster on a flat or uneven tree.
+fn small(shape: Shape, nodes: u32) -> SimConfig {
+    SimConfig {
+        clusters: 1,
+        nodes_per_cluster: nodes,
+        shape,
+        mean_leaf_cost: 5 * MS,
+        cost: Cost::Constant,
+        local_latency: 100_000,
+        detect_delay: 50 * MS,
+        time_limit: 200_000 * MS,
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn a_hung_thief_is_copied_and_the_copy_wins() {
+    let mut cfg = small(Shape::Uneven { leaves: 400 }, 4);
+    cfg.faults = vec![Fault { when: at(20), kind: FaultKind::Hang(3) }];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.duplicates_won >= 1, "a copy of the hung job must have won: {}", r.to_json());
+    assert_eq!(r.completed_twice, 0);
+    // Without copies the hung job is never replaced: no answer in time.
+    cfg.protocol.stragglers.duplicates = false;
+    cfg.time_limit = 5_000 * MS;
+    let r = sim::run(&cfg);
+    assert!(!r.result_ok, "without duplicates a hung thief stalls the run: {}", r.to_json());
+}
+
+#[test]
+fn jobs_killed_without_a_word_are_found_lost_at_the_soft_timeout() {
+    let mut cfg = small(Shape::Flat { leaves: 60 }, 3);
+    cfg.protocol.stragglers.expect = Some(5 * MS);
+    cfg.faults = vec![Fault { when: at(7), kind: FaultKind::LoseRunning(2) }];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.jobs_lost >= 1 && r.status_checks >= 1, "{}", r.to_json());
+    assert_eq!(r.completed_twice, 0);
+}
+
+#[test]
+fn a_slow_copy_is_aborted_at_the_hard_timeout_and_runs_again() {
+    let mut cfg = small(Shape::Flat { leaves: 40 }, 3);
+    cfg.protocol.stragglers.expect = Some(5 * MS);
+    cfg.protocol.stragglers.duplicates = false;
+    cfg.faults = vec![Fault { when: at(0), kind: FaultKind::Slow { node: 2, factor: 10.0 } }];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.hard_timeouts >= 1, "{}", r.to_json());
+    // Its jobs keep timing out: it is dropped.
+    assert!(r.drops >= 1 && r.per_node[2].drops >= 1, "{}", r.to_json());
+    assert_eq!(r.completed_twice, 0);
+}
+
+#[test]
+fn a_thief_that_runs_late_gets_longer_hard_timeouts() {
+    // Narrow timeouts (hard 1.1 ×) and a node 1.5 × slower: its first job
+    // is aborted, the next ones get stretched timeouts and finish there.
+    let mut cfg = small(Shape::Flat { leaves: 60 }, 3);
+    cfg.protocol.stragglers =
+        Stragglers { expect: Some(5 * MS), soft: 1.05, hard: 1.1, duplicates: false, ..Stragglers::default() };
+    cfg.faults = vec![Fault { when: at(0), kind: FaultKind::Slow { node: 2, factor: 1.5 } }];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.hard_timeouts >= 1, "the first late job is aborted: {}", r.to_json());
+    assert!(r.hard_timeouts <= 2, "later ones get longer timeouts: {}", r.to_json());
+    assert!(r.per_node[2].leaves >= 5, "the slow node still does its share: {}", r.to_json());
+    assert_eq!(r.per_node[2].drops, 0, "{}", r.to_json());
+    assert_eq!(r.completed_twice, 0);
+}
+
+#[test]
+fn failures_propagate_without_retries_and_are_retried_with_them() {
+    let mut cfg = small(Shape::Flat { leaves: 40 }, 3);
+    cfg.faults = vec![Fault { when: at(3), kind: FaultKind::FailRunning(1) }];
+    let r = sim::run(&cfg);
+    assert!(!r.result_ok && r.failure.is_some(), "a failure ends the run as a panic would: {}", r.to_json());
+    cfg.protocol.stragglers.retries = 3;
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.retried >= 1, "{}", r.to_json());
+}
+
+#[test]
+fn a_node_whose_jobs_keep_failing_is_dropped_then_readmitted() {
+    let mut cfg = small(Shape::Flat { leaves: 400 }, 3);
+    cfg.protocol.stragglers.retries = 1000;
+    cfg.protocol.stragglers.cool_down = 20 * MS;
+    cfg.faults = vec![
+        Fault { when: at(0), kind: FaultKind::FailRate { node: 1, rate: 1.0 } },
+        Fault { when: at(200), kind: FaultKind::FailRate { node: 1, rate: 0.0 } },
+    ];
+    let r = sim::run(&cfg);
+    assert!(r.result_ok, "{}", r.to_json());
+    assert!(r.per_node[1].drops >= 2, "dropped again on probation: {}", r.to_json());
+    // Re-admitted once its jobs stop failing: it works again.
+    assert!(r.per_node[1].leaves > 0, "{}", r.to_json());
+}
+
+#[test]
+fn bad_timeout_factors_are_refused() {
+    let s = |soft, hard| Stragglers { soft, hard, ..Stragglers::default() }.check();
+    assert!(s(1.25, 2.0).is_ok());
+    assert!(s(1.0, 2.0).unwrap_err().contains("soft timeout factor must be above 1"));
+    assert!(s(1.5, 1.5).unwrap_err().contains("hard timeout factor must be above the soft one"));
+    assert!(s(f64::NAN, 2.0).is_err());
+}
+
+fn random_config(seed: u64) -> SimConfig {
+    let mut r = SplitMix64::new(seed);
+    let n = 3 + r.below(4);
+    let shape = match r.below(3) {
+        0 => Shape::Uneven { leaves: 50 + r.below(300) as u32 },
+        1 => Shape::Fib { n: 8 + r.below(5) as u32 },
+        _ => Shape::Flat { leaves: 20 + r.below(100) as u32 },
+    };
+    let mut cfg = small(shape, n as u32);
+    cfg.seed = seed;
+    cfg.cost = if r.below(2) == 0 { Cost::Constant } else { Cost::Exponential };
+    cfg.mean_leaf_cost = (1 + r.below(10)) * MS;
+    cfg.jitter = r.below(2 * MS);
+    cfg.slots = 1 + r.below(2) as u32;
+    cfg.protocol.steal_timeout = (r.below(2) == 0).then(|| (1 + r.below(50)) * MS);
+    cfg.protocol.stragglers = Stragglers {
+        duplicates: r.below(4) != 0,
+        expect: (r.below(3) == 0).then(|| cfg.mean_leaf_cost * (1 + r.below(20))),
+        retries: 100,
+        cool_down: (1 + r.below(50)) * MS,
+        ..Stragglers::default()
+    };
+    // Node 0 (the master: the lowest id) survives and never hangs; the
+    // others may be slow, hung (only with duplicates: nothing else replaces
+    // a hung job of uneven size), failing, lose their jobs, or crash.
+    for v in 1..n {
+        let when = at(r.below(100));
+        let kind = match r.below(8) {
+            0 => FaultKind::Slow { node: v, factor: 2.0 + r.below(20) as f64 },
+            1 if cfg.protocol.stragglers.duplicates => FaultKind::Hang(v),
+            2 => FaultKind::FailRate { node: v, rate: r.unit() * 0.7 },
+            3 => FaultKind::FailRunning(v),
+            4 => FaultKind::LoseRunning(v),
+            5 => FaultKind::Crash(v),
+            _ => continue,
+        };
+        cfg.faults.push(Fault { when, kind });
+    }
+    cfg
+}
+
+fn check(seed: u64) -> Result<(), String> {
+    let cfg = random_config(seed);
+    let r = sim::run(&cfg);
+    if !r.result_ok || r.completed_twice > 0 || r.violations > 0 {
+        return Err(format!(
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_stragglers\nconfig: {cfg:?}\nreport: {}",
+            r.to_json()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn random_schedules_of_slow_hung_failing_and_crashing_nodes_give_the_right_answer_once() {
+    if let Ok(seed) = std::env::var("SATIN_SIM_SEED") {
+        let seed: u64 = seed.parse().expect("SATIN_SIM_SEED is a number");
+        println!("{}", sim::run(&random_config(seed)).to_json());
+        check(seed).unwrap();
+        return;
+    }
+    let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(400);
+    let failures: Vec<String> = (0..seeds).filter_map(|s| check(s).err()).collect();
+    assert!(failures.is_empty(), "{} of {seeds} seeds failed; first:\n{}", failures.len(), failures[0]);
+}
+
+/// A node dropped `max_drops` times leaves the run: it is not dropped again,
+/// as one allowed to stay keeps being (every job it takes fails).
+#[test]
+fn a_node_dropped_too_often_leaves() {
+    let run = |max_drops| {
+        let mut cfg = small(Shape::Flat { leaves: 400 }, 3);
+        cfg.protocol.stragglers.retries = 1000;
+        cfg.protocol.stragglers.cool_down = 5 * MS;
+        cfg.protocol.stragglers.max_drops = max_drops;
+        cfg.faults = vec![Fault { when: at(0), kind: FaultKind::FailRate { node: 1, rate: 1.0 } }];
+        sim::run(&cfg)
+    };
+    let left = run(2);
+    assert!(left.result_ok, "{}", left.to_json());
+    assert_eq!(left.per_node[1].drops, 2, "{}", left.to_json());
+    let stays = run(100);
+    assert!(stays.result_ok, "{}", stays.to_json());
+    assert!(stays.per_node[1].drops > 2, "{}", stays.to_json());
+}

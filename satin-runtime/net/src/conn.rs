@@ -132,6 +132,33 @@ pub(super) struct Net<M, I> {
 }
 
 impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
+    /// No peer known yet; `hello_frame` opens every connection this node
+    /// makes, events go to `input`.
+    pub(super) fn new(
+        endpoint: Endpoint,
+        me: NodeId,
+        hello_frame: Vec<u8>,
+        max_frame: usize,
+        input: UnboundedSender<I>,
+    ) -> Self {
+        Net {
+            endpoint,
+            me,
+            hello_frame,
+            max_frame,
+            addrs: HashMap::new(),
+            peers: HashMap::new(),
+            dead: HashSet::new(),
+            retry_at: HashMap::new(),
+            links: HashMap::new(),
+            outgoing: HashMap::new(),
+            input,
+            bytes_sent: 0,
+            frames_sent: 0,
+            message: std::marker::PhantomData,
+        }
+    }
+
     fn frame(&self, f: &Frame<M>) -> Option<Vec<u8>> {
         match codec::encode(f, self.max_frame) {
             Ok(bytes) => Some(bytes),
@@ -561,22 +588,7 @@ mod tests {
         let addr = endpoint.local_addr().expect("bound");
         let hello_frame =
             codec::encode(&Frame::<Msg>::Hello { hello: hello.clone(), id: me, cluster: 0, addr }, MAX).expect("small");
-        Net {
-            endpoint,
-            me,
-            hello_frame,
-            max_frame: MAX,
-            addrs: HashMap::new(),
-            peers: HashMap::new(),
-            dead: HashSet::new(),
-            retry_at: HashMap::new(),
-            links: HashMap::new(),
-            outgoing: HashMap::new(),
-            input,
-            bytes_sent: 0,
-            frames_sent: 0,
-            message: std::marker::PhantomData,
-        }
+        Net::new(endpoint, me, hello_frame, MAX, input)
     }
 
     /// After a short outage one connection may time out and the other

@@ -9,7 +9,6 @@
 //! decision (`proto/quorum`), or a supervisor's notice of a process that
 //! ended.
 
-use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,44 +16,31 @@ use std::time::{Duration, Instant};
 use tracing::{info, warn};
 
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
-use super::conn::{accept_loop, advertised, endpoint, Link, Net};
+use super::conn::Link;
 use super::netfault::Faults;
+use super::node_io::{Identity, NodeIo, CONTACT};
 use super::progress::Progress;
 use super::shared_sync::SharedSync;
 use super::tls::Pool;
 use super::trace::Trace;
-use super::wire::Frame;
 use satin_core::dist::{ExecEvent, LocalExecutor};
 use satin_core::{JobKey, Runtime};
-use satin_proto::codec::{self, Hello};
-use satin_proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
+use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
 
-/// Stands for the contact node until its real id is known.
-pub(crate) const CONTACT: NodeId = u64::MAX;
 /// How often the driver checks for idle workers while jobs run.
 const IDLE_CHECK: Duration = Duration::from_millis(2);
 /// How soon a lost connection to a member is opened again.
 const RECONNECT: Duration = Duration::from_millis(200);
 
-/// Who this node is and how it connects.
+/// Who this node is, how it connects and how its run goes.
 pub(crate) struct NodeSpec {
-    pub(crate) id: NodeId,
-    pub(crate) cluster: ClusterId,
-    pub(crate) listen: SocketAddr,
-    /// `None`: this node starts the run as its master.
-    pub(crate) contact: Option<SocketAddr>,
-    pub(crate) idle_timeout: Duration,
+    pub(crate) me: Identity,
     /// After SIGTERM, how long the jobs running here may take to finish
     /// before they are aborted and the node leaves anyway.
     pub(crate) leave_timeout: Duration,
     /// How long a joiner keeps trying while its contact does not answer.
     pub(crate) join_wait: Duration,
     pub(crate) config: Config,
-    pub(crate) max_frame: usize,
-    pub(crate) hello: Hello,
-    /// How logs and traces name this node (its number under a supervisor).
-    pub(crate) label: String,
-    pub(crate) trace: Option<std::path::PathBuf>,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
     /// The checkpoint file, if the run keeps one.
@@ -62,9 +48,6 @@ pub(crate) struct NodeSpec {
     /// A run of this process alone (a local run that keeps a checkpoint):
     /// nothing to say about listening.
     pub(crate) lone: bool,
-    /// Started by `--local-nodes`: the supervisor writes death notices to
-    /// this node's standard input.
-    pub(crate) supervised: bool,
     /// Faults of this node's network (`--chaos` under `--local-nodes`).
     pub(crate) faults: Option<Arc<Faults>>,
     /// Results a former incarnation of this process finished (it was
@@ -204,7 +187,7 @@ struct Driver {
     start: Instant,
     node: Node,
     exec: LocalExecutor,
-    net: Net<Msg, Input>,
+    io: NodeIo<Msg, Input>,
     /// Every instant the core asked to be woken at (each is kept, as the
     /// simulator keeps each: a later one is not lost to an earlier one).
     timers: std::collections::BTreeSet<u64>,
@@ -244,31 +227,18 @@ pub(super) async fn drive(
     (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
     ends: std::sync::mpsc::Sender<RunOver>,
 ) -> RunOver {
-    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, spec.faults.clone()) {
-        Ok(e) => e,
-        Err(e) => return (RunEnd::Failed(e), None),
-    };
-    let bound = endpoint.local_addr().unwrap_or(spec.listen);
-    let addr = advertised(bound, spec.contact);
-    if !spec.lone {
-        eprintln!("satin: node {} listening on {addr}", spec.id);
-    }
-
     let first_root = (satin_core::check_call(&root.1).unwrap_or("?").to_string(), root.0);
-    let mut node = match spec.contact {
+    let mut node = match spec.me.contact {
         None => {
             let root = JobSpec::root(root.0, root.1);
-            Node::member(spec.id, spec.cluster, &[], spec.id, root, spec.config.clone(), spec.id)
+            Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.config.clone(), spec.me.id)
         }
         Some(_) => {
-            let mut node = Node::joining(spec.id, spec.cluster, CONTACT, spec.config.clone(), spec.id);
+            let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id);
             node.carry_results(std::mem::take(&mut spec.carry));
             node
         }
     };
-    if spec.supervised {
-        read_supervisor(input_tx.clone(), spec.faults.clone());
-    }
     let exec_tx = input_tx.clone();
     let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
     let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
@@ -279,45 +249,25 @@ pub(super) async fn drive(
     };
     exec.keep_orphans(spec.config.keeps_orphans());
     // Peers check each other's root call too: another problem is refused.
-    spec.hello = spec.hello.clone().with_root(root.0 .0);
-    let hello_frame = codec::encode(
-        &Frame::<Msg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: spec.cluster, addr },
-        spec.max_frame,
-    )
-    .expect("a hello frame is small");
-    let accept =
-        tokio::spawn(accept_loop::<Msg, Input>(endpoint.clone(), spec.hello.clone(), spec.max_frame, input_tx.clone()));
-    let driver_input = input_tx.clone();
-    let mut net = Net {
-        endpoint,
-        me: spec.id,
-        hello_frame,
-        max_frame: spec.max_frame,
-        addrs: HashMap::new(),
-        peers: HashMap::new(),
-        dead: HashSet::new(),
-        retry_at: HashMap::new(),
-        links: HashMap::new(),
-        outgoing: HashMap::new(),
-        input: input_tx,
-        bytes_sent: 0,
-        frames_sent: 0,
-        message: std::marker::PhantomData,
+    spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
+    let io = match NodeIo::open(pool, &spec.me, spec.faults.clone(), !spec.lone, input_tx.clone()) {
+        Ok(io) => io,
+        Err(e) => return (RunEnd::Failed(e), None),
     };
-    if let Some(contact) = spec.contact {
-        net.addrs.insert(CONTACT, contact);
+    if spec.me.supervised {
+        read_supervisor(input_tx.clone(), spec.faults.clone());
     }
-    let pid = spec.label.parse().unwrap_or(spec.id & 0xffff_ffff);
-    let trace = spec.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.label)));
-    let progress = (spec.progress && spec.contact.is_none()).then(Progress::new);
+    let pid = spec.me.label.parse().unwrap_or(spec.me.id & 0xffff_ffff);
+    let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
+    let progress = (spec.progress && spec.me.contact.is_none()).then(Progress::new);
     let mut d = Driver {
-        joined: spec.contact.is_none(),
+        joined: spec.me.contact.is_none(),
         join_until: Instant::now() + spec.join_wait,
         spec,
         start: Instant::now(),
         node,
         exec,
-        net,
+        io,
         timers: Default::default(),
         join_request: None,
         end: None,
@@ -331,7 +281,7 @@ pub(super) async fn drive(
         ends,
         first_root,
         throttle: None,
-        input: driver_input,
+        input: input_tx,
         shared: SharedSync::start(),
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
@@ -342,7 +292,7 @@ pub(super) async fn drive(
 
     let now = d.now();
     d.node.start(now, &mut d.exec);
-    if d.spec.contact.is_none() {
+    if d.spec.me.contact.is_none() {
         d.node.handle_idle(now, &mut d.exec);
     }
     loop {
@@ -374,7 +324,7 @@ pub(super) async fn drive(
             _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
                 warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", d.spec.leave_timeout);
                 leave_deadline = Some(Instant::now() + d.spec.leave_timeout);
-                d.marker(&format!("node {} leaving", d.spec.label));
+                d.marker(&format!("node {} leaving", d.spec.me.label));
                 let now = d.now();
                 d.node.begin_leave(now, &mut d.exec);
             }
@@ -387,7 +337,6 @@ pub(super) async fn drive(
             }
         }
     }
-    accept.abort();
     d.finish().await
 }
 
@@ -413,14 +362,14 @@ impl Driver {
     /// This node's figures so far.
     fn report(&self) -> NodeReport {
         NodeReport {
-            id: self.spec.id,
+            id: self.spec.me.id,
             stats: self.node.stats().clone(),
             table_hits: self.exec.table_hits(),
             table_lookups: self.exec.table_lookups(),
             table_len: self.node.table_len(),
             table_replicas: self.node.table_replicas(),
-            bytes_sent: self.net.bytes_sent,
-            frames_sent: self.net.frames_sent,
+            bytes_sent: self.io.net.bytes_sent,
+            frames_sent: self.io.net.frames_sent,
             packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
             records_written: self.checkpoint_written.0,
             checkpoint_bytes: self.checkpoint_written.1,
@@ -445,7 +394,7 @@ impl Driver {
                     if to == CONTACT && matches!(msg, Msg::Join { .. }) {
                         self.join_request = Some(msg.clone());
                     }
-                    self.net.send(to, msg)
+                    self.io.net.send(to, msg)
                 }
                 Action::Broadcast { msg } => self.send_to_members(msg),
                 Action::SetTimer { at } => {
@@ -466,10 +415,10 @@ impl Driver {
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
                 Action::Forget { peer } => {
-                    if !self.net.dead.contains(&peer) {
+                    if !self.io.net.dead.contains(&peer) {
                         info!("node {peer} is out of the run");
                         self.marker(&format!("node {peer} removed; recovery"));
-                        self.net.cut(peer);
+                        self.io.net.cut(peer);
                     }
                 }
                 Action::LostMajority { waited } => {
@@ -477,13 +426,13 @@ impl Driver {
                     self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
                 }
                 Action::Expelled { by, carry } => {
-                    let at = self.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
+                    let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
                     self.end = Some(RunEnd::Expelled { by, at, carry })
                 }
             }
         }
         if let Some(p) = &mut self.progress {
-            p.update(&self.node, self.net.frames_sent);
+            p.update(&self.node, self.io.net.frames_sent);
         }
         self.log_leadership();
     }
@@ -518,19 +467,19 @@ impl Driver {
     }
 
     fn send_to_members(&mut self, msg: Msg) {
-        let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.me.id).collect();
         for p in peers {
-            self.net.send(p, msg.clone());
+            self.io.net.send(p, msg.clone());
         }
     }
 
     /// Connect to every member early (and again after a lost connection),
     /// so that beats reach them all.
     fn connect_to_members(&mut self) {
-        let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.id).collect();
+        let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.me.id).collect();
         for m in members {
-            if self.net.may_connect(m) {
-                self.net.connect(m);
+            if self.io.net.may_connect(m) {
+                self.io.net.connect(m);
             }
         }
     }
@@ -551,23 +500,23 @@ impl Driver {
         let now = self.now();
         match got {
             Input::Hello { id, addr, conn } => {
-                self.net.addrs.entry(id).or_insert(addr);
-                self.net.linked(id, conn);
+                self.io.net.addrs.entry(id).or_insert(addr);
+                self.io.net.linked(id, conn);
                 if let Some(everything) = SharedSync::everything() {
-                    self.net.send(id, everything);
+                    self.io.net.send(id, everything);
                 }
             }
-            Input::Linked { id, conn } => self.net.outgoing_up(id, conn),
+            Input::Linked { id, conn } => self.io.net.outgoing_up(id, conn),
             Input::Closed { id } => {
                 if id == CONTACT && !self.joined {
-                    let at = self.spec.contact.map_or(String::new(), |c| c.to_string());
+                    let at = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
                     self.end = Some(RunEnd::Failed(format!(
                         "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
                     )));
                 }
             }
             Input::Addr { id, addr } => {
-                self.net.addrs.entry(id).or_insert(addr);
+                self.io.net.addrs.entry(id).or_insert(addr);
             }
             Input::Message { from: _, msg: Msg::Shared { incumbents, objects } } => {
                 SharedSync::merge(incumbents, objects)
@@ -575,7 +524,7 @@ impl Driver {
             Input::Message { from, msg } => {
                 if matches!(msg, Msg::Welcome { .. }) {
                     self.joined = true;
-                    self.net.drop_peer(CONTACT);
+                    self.io.net.drop_peer(CONTACT);
                 }
                 self.node.handle_message(now, from, msg, &mut self.exec);
             }
@@ -590,7 +539,7 @@ impl Driver {
             }
             Input::FailRate { rate } => self.exec.set_fail_rate(rate),
             Input::ProcessEnded { addr } => {
-                let id = self.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
+                let id = self.io.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
                 if let Some(id) = id {
                     self.on_certain_death(id, "its process ended (seen by the supervisor)");
                 }
@@ -618,8 +567,8 @@ impl Driver {
         // run a new master takes it over in.
         let (root_fn, root_key) = self.first_root.clone();
         let identity = satin_core::checkpoint::Identity {
-            program: self.spec.hello.application.clone(),
-            functions: self.spec.hello.functions,
+            program: self.spec.me.hello.application.clone(),
+            functions: self.spec.me.hello.functions,
             root_fn,
             root_key,
         };
@@ -659,12 +608,12 @@ impl Driver {
 
     /// `id`'s process is gone for certain.
     fn on_certain_death(&mut self, id: NodeId, reason: &str) {
-        if self.net.dead.contains(&id) {
+        if self.io.net.dead.contains(&id) {
             return;
         }
         warn!("node {id} is gone: {reason}");
         self.marker(&format!("node {id} gone; recovery"));
-        self.net.cut(id);
+        self.io.net.cut(id);
         let now = self.now();
         self.node.handle_peer_dead(now, id, &mut self.exec);
     }
@@ -674,7 +623,7 @@ impl Driver {
     /// node opens its connection again meanwhile.
     fn on_peer_down(&mut self, id: NodeId, reason: String, unanswered: bool, ours: bool, declared_dead: bool) {
         if id != CONTACT || self.joined {
-            if self.net.dead.contains(&id) {
+            if self.io.net.dead.contains(&id) {
                 return;
             }
             let now = self.now();
@@ -685,7 +634,7 @@ impl Driver {
             }
             info!("connection with node {id} lost ({reason}); the majority decides whether it is gone");
             if ours {
-                self.net.reconnect_later(id, RECONNECT);
+                self.io.net.reconnect_later(id, RECONNECT);
             }
             self.node.handle_link_down(now, id, &mut self.exec);
             return;
@@ -695,14 +644,14 @@ impl Driver {
 
     /// The contact did not admit this node (yet).
     fn contact_down(&mut self, reason: String, unanswered: bool, declared_dead: bool) {
-        let contact = self.spec.contact.map_or(String::new(), |c| c.to_string());
+        let contact = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
         if unanswered && Instant::now() < self.join_until {
             // The contact may not be listening yet (tasks of a batch job
             // start in any order): knock again.
             info!("no answer from the contact yet; trying again");
-            self.net.drop_peer(CONTACT);
+            self.io.net.drop_peer(CONTACT);
             if let Some(join) = &self.join_request {
-                self.net.send(CONTACT, join.clone());
+                self.io.net.send(CONTACT, join.clone());
             }
         } else if declared_dead {
             // Admitted, then removed before it could work: the majority
@@ -768,7 +717,7 @@ impl Driver {
         if let Some(p) = self.progress.take() {
             p.finish();
         }
-        let label = self.spec.label.clone();
+        let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));
         if let Some(t) = &mut self.trace {
             if let Err(e) = t.write() {
@@ -785,22 +734,22 @@ impl Driver {
         match (&self.end, self.node.heard_lately()) {
             // A node that only heard of the end has nothing left worth
             // waiting for.
-            (Some(RunEnd::Answer { master: false, .. }), _) => self.net.stop_sending_except(&[]),
+            (Some(RunEnd::Answer { master: false, .. }), _) => self.io.net.stop_sending_except(&[]),
             // Nor does one whose program ended after such an end.
             (Some(RunEnd::Left), _) if self.closing && self.answered_as_master == Some(false) => {
-                self.net.stop_sending_except(&[])
+                self.io.net.stop_sending_except(&[])
             }
-            (_, Some(reachable)) => self.net.stop_sending_except(&reachable),
+            (_, Some(reachable)) => self.io.net.stop_sending_except(&reachable),
             _ => {}
         }
-        let Driver { exec, net, end, checkpointer, .. } = self;
+        let Driver { exec, io, end, checkpointer, .. } = self;
         drop(exec);
         // The last writes (the answer, a suspend's batch) must be on disk.
         if let Some(c) = checkpointer {
             (report.records_written, report.checkpoint_bytes) = c.close();
         }
         let flushing = Instant::now();
-        net.flush().await;
+        io.close().await;
         info!("flushed in {:?}", flushing.elapsed());
         (end.unwrap_or(RunEnd::Left), Some(report))
     }

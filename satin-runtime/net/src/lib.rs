@@ -18,6 +18,7 @@ mod ending;
 mod exit;
 mod k8s;
 mod netfault;
+mod node_io;
 mod program;
 mod progress;
 mod rejoin;
@@ -52,6 +53,7 @@ use clap::{Args, ValueEnum};
 
 use checkpointer::CheckpointSpec;
 use driver::NodeSpec;
+use node_io::Identity;
 use satin_proto::codec::{Hello, DEFAULT_MAX_FRAME};
 use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
 
@@ -528,12 +530,7 @@ fn table_replicas(s: &str) -> Result<usize, String> {
 fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec, RunError> {
     // A process the majority removed starts over as a joiner (`rejoin.rs`).
     let contact = rejoin::contact().or(args.join);
-    let master = contact.is_none();
-    let listen = args.listen.unwrap_or_else(|| {
-        let loopback = contact.is_some_and(|j| j.ip().is_loopback());
-        SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
-    });
-    let id = if master { 0 } else { fresh_id() };
+    let id = if contact.is_none() { 0 } else { fresh_id() };
     let ft = match args.ft {
         FtArg::None => FtMode::None,
         FtArg::Naive => FtMode::Naive,
@@ -564,25 +561,15 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         stragglers: stragglers(args),
         ..Config::default()
     };
-    let cluster =
-        u32::from_le_bytes(blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"));
+    let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());
     Ok(NodeSpec {
-        id,
-        cluster,
-        listen,
-        contact,
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        me: Identity::from_launch(args, id, contact, hello, label),
         leave_timeout: Duration::from_millis(args.leave_timeout_ms),
         config,
-        max_frame: args.max_frame,
-        hello: Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest()),
         join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
-        label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
-        trace: args.trace.clone(),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
-        supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
         carry: rejoin::take_carry(),
     })

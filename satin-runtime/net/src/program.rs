@@ -6,7 +6,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::driver::{self, RunEnd};
+use super::driver::RunEnd;
 use super::ending::{Ended, NodeEnded, RunError};
 use super::tls::{init_pool, Pool};
 use super::{init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, supervise, FtArg, Launch};
@@ -98,14 +98,14 @@ pub fn try_run<R: Send>(
     };
     let mut spec = node_spec(app, args, label)?;
     if lone {
-        spec.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         spec.lone = true;
         spec.progress = false;
     }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
-    let (label, stats_json) = (spec.label.clone(), args.stats_json.clone());
-    let supervised = spec.supervised;
+    let (label, stats_json) = (spec.me.label.clone(), args.stats_json.clone());
+    let supervised = spec.me.supervised;
     let mut runs = Vec::new();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
@@ -165,7 +165,7 @@ pub fn try_run<R: Send>(
                     }
                     None => "the majority cannot reach it".to_string(),
                 };
-                let by = if by == driver::CONTACT { "its contact".to_string() } else { format!("node {by}") };
+                let by = if by == crate::node_io::CONTACT { "its contact".to_string() } else { format!("node {by}") };
                 NodeEnded::unwind(Some(RunError::Expelled(format!(
                     "the majority removed this node from the run while it was cut off (told by {by}); it left \
                      ({why}; no answer is printed here)"

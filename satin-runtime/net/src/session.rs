@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::driver::{drive, Input, NodeReport, NodeSpec, RunEnd, RunOver};
+use super::node_io::block_on;
 use super::tls::Pool;
 use satin_core::{JobKey, Runtime};
 
@@ -26,10 +27,8 @@ impl Session {
         let (ends_tx, ends) = std::sync::mpsc::channel::<RunOver>();
         let to_driver = input_tx.clone();
         let thread = std::thread::Builder::new().name("satin-node".into()).spawn(move || {
-            let last = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt.block_on(drive(spec, &pool, runtime, root, (to_driver, input), ends_tx.clone())),
-                Err(e) => (RunEnd::Failed(format!("cannot start the network runtime: {e}")), None),
-            };
+            let last = block_on(drive(spec, &pool, runtime, root, (to_driver, input), ends_tx.clone()))
+                .unwrap_or_else(|e| (RunEnd::Failed(e), None));
             let _ = ends_tx.send(last);
         });
         match thread {

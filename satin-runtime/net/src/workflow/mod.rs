@@ -18,6 +18,7 @@ mod worker;
 use std::time::Duration;
 
 use super::ending::{Ended, RunError};
+use super::node_io::Identity;
 use super::program::MASTER_LINE;
 use super::{fresh_id, init_logging, init_pool, supervise, Launch, Pool};
 use satin_dag::{ft_schedule, FtParams, Workflow};
@@ -131,7 +132,6 @@ pub fn try_run_workflow(
         return Ok(Ended::Returned { value: run, master: true });
     }
     init_logging();
-    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     let nodes =
         args.nodes.map(|n| n as usize).or_else(|| std::env::var(CLUSTER_SIZE_ENV).ok().and_then(|n| n.parse().ok()));
     let master = args.join.is_none();
@@ -148,26 +148,8 @@ pub fn try_run_workflow(
     };
     let pool = Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?;
     let id = if master { node::MASTER } else { fresh_id() };
-    let listen = args.listen.unwrap_or_else(|| {
-        let loopback = args.join.is_some_and(|j| j.ip().is_loopback());
-        std::net::SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
-    });
-    let spec = node::Spec {
-        id,
-        listen,
-        contact: args.join,
-        nodes,
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
-        max_frame: args.max_frame,
-        hello: Hello::new(app, &["task graph"]),
-        label: std::env::var(supervise::NODE_INDEX_ENV).unwrap_or_else(|_| id.to_string()),
-        trace: args.trace.clone(),
-        supervised,
-        params,
-        unit,
-        emulate_comm,
-        replan,
-    };
+    let me = Identity::from_launch(args, id, args.join, Hello::new(app, &["task graph"]), None);
+    let spec = node::Spec { me, nodes, params, unit, emulate_comm, replan };
     match node::run(spec, &pool, workflow) {
         node::GraphEnd::Done { run, master } => {
             if master {

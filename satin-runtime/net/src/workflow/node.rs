@@ -16,36 +16,23 @@ use tracing::warn;
 use super::msg::GraphMsg;
 use super::worker::{self, Abort, TaskRan, Work};
 use super::WorkflowRun;
-use crate::conn::{accept_loop, advertised, endpoint, Link, Net};
+use crate::conn::Link;
+use crate::node_io::{block_on, Identity, NodeIo, CONTACT};
 use crate::supervise::{read_orders, Order};
 use crate::tls::Pool;
 use crate::trace::Trace;
-use crate::wire::Frame;
 use satin_dag::processor::{Item, Processor};
 use satin_dag::{FtParams, FtSchedule, TaskId, Workflow};
-use satin_proto::codec::{self, Hello};
 use satin_proto::NodeId;
 
 /// The master's id; joiners draw theirs at random.
 pub(super) const MASTER: NodeId = 0;
-/// Stands for the master on a joiner until the master's connection says
-/// who it is; the joiner keeps sending to the master on that connection.
-const CONTACT: NodeId = u64::MAX;
 
 /// Who this node is and how the run goes.
 pub(super) struct Spec {
-    pub(super) id: NodeId,
-    pub(super) listen: SocketAddr,
-    /// `None`: this node is the master.
-    pub(super) contact: Option<SocketAddr>,
+    pub(super) me: Identity,
     /// How many nodes the master waits for before it starts the run.
     pub(super) nodes: usize,
-    pub(super) idle_timeout: Duration,
-    pub(super) max_frame: usize,
-    pub(super) hello: Hello,
-    pub(super) label: String,
-    pub(super) trace: Option<std::path::PathBuf>,
-    pub(super) supervised: bool,
     pub(super) params: FtParams,
     /// How long one unit of planned cost takes.
     pub(super) unit: Duration,
@@ -107,7 +94,7 @@ pub(super) struct Plan {
 pub(super) struct GraphDriver<'w> {
     pub(super) spec: Spec,
     pub(super) workflow: &'w Workflow,
-    pub(super) net: Net<GraphMsg, GraphInput>,
+    pub(super) io: NodeIo<GraphMsg, GraphInput>,
     /// The master's members before the start, itself first.
     pub(super) members: Vec<NodeId>,
     pub(super) plan: Option<Plan>,
@@ -124,10 +111,6 @@ pub(super) struct GraphDriver<'w> {
 
 /// Runs one node to the end of the run. Blocks the calling thread.
 pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> GraphEnd {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return GraphEnd::Failed(format!("cannot start the network runtime: {e}")),
-    };
     let (input_tx, input) = unbounded_channel::<GraphInput>();
     let (work_tx, work_rx) = std::sync::mpsc::channel::<Work>();
     std::thread::scope(|scope| {
@@ -138,7 +121,7 @@ pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> GraphEnd {
             })
         });
         // The worker ends when `work_tx` (in the driver) is dropped.
-        rt.block_on(drive(spec, pool, workflow, input_tx, input, work_tx))
+        block_on(drive(spec, pool, workflow, input_tx, input, work_tx)).unwrap_or_else(GraphEnd::Failed)
     })
 }
 
@@ -150,26 +133,14 @@ async fn drive(
     mut input: UnboundedReceiver<GraphInput>,
     work: std::sync::mpsc::Sender<Work>,
 ) -> GraphEnd {
-    let endpoint = match endpoint(pool, spec.listen, spec.idle_timeout, None) {
-        Ok(e) => e,
+    let mut io = match NodeIo::open(pool, &spec.me, None, true, input_tx.clone()) {
+        Ok(io) => io,
         Err(e) => return GraphEnd::Failed(e),
     };
-    let addr = advertised(endpoint.local_addr().unwrap_or(spec.listen), spec.contact);
-    eprintln!("satin: node {} listening on {addr}", spec.id);
-    let hello_frame = match codec::encode(
-        &Frame::<GraphMsg>::Hello { hello: spec.hello.clone(), id: spec.id, cluster: 0, addr },
-        spec.max_frame,
-    ) {
-        Ok(f) => f,
-        Err(e) => return GraphEnd::Failed(format!("cannot encode the handshake: {e}")),
-    };
-    tokio::spawn(accept_loop::<GraphMsg, GraphInput>(
-        endpoint.clone(),
-        spec.hello.clone(),
-        spec.max_frame,
-        input_tx.clone(),
-    ));
-    if spec.supervised {
+    if spec.me.contact.is_some() {
+        io.net.send(CONTACT, GraphMsg::Join);
+    }
+    if spec.me.supervised {
         let tx = input_tx.clone();
         read_orders(move |order| match order {
             Order::Gone(addr) => tx.send(GraphInput::Gone(addr)).is_ok(),
@@ -177,33 +148,14 @@ async fn drive(
             Order::Slow(_) | Order::Fail(_) | Order::Net(_) => true,
         });
     }
-    let mut net = Net {
-        endpoint,
-        me: spec.id,
-        hello_frame,
-        max_frame: spec.max_frame,
-        addrs: Default::default(),
-        peers: Default::default(),
-        dead: Default::default(),
-        retry_at: Default::default(),
-        links: Default::default(),
-        outgoing: Default::default(),
-        input: input_tx,
-        bytes_sent: 0,
-        frames_sent: 0,
-        message: std::marker::PhantomData,
-    };
-    if let Some(contact) = spec.contact {
-        net.addrs.insert(CONTACT, contact);
-        net.send(CONTACT, GraphMsg::Join);
-    }
-    let label = spec.label.clone();
-    let trace = spec.trace.clone().map(|p| Trace::new(p, label.parse().unwrap_or(spec.id), &format!("node {label}")));
+    let label = spec.me.label.clone();
+    let trace =
+        spec.me.trace.clone().map(|p| Trace::new(p, label.parse().unwrap_or(spec.me.id), &format!("node {label}")));
     let mut d = GraphDriver {
-        members: vec![spec.id],
+        members: vec![spec.me.id],
         spec,
         workflow,
-        net,
+        io,
         plan: None,
         outputs: vec![None; workflow.graph().len()],
         running: None,
@@ -236,8 +188,7 @@ async fn drive(
             warn!("cannot write the trace: {e}");
         }
     }
-    // The last news this node sent must reach the others before it goes.
-    d.net.flush().await;
+    d.io.close().await;
     end
 }
 
@@ -255,7 +206,7 @@ impl GraphDriver<'_> {
     /// Where to send to `id`: a joiner reaches the master on the
     /// connection it opened to its contact.
     pub(super) fn route(&self, id: NodeId) -> NodeId {
-        if id == MASTER && self.spec.contact.is_some() {
+        if id == MASTER && self.spec.me.contact.is_some() {
             CONTACT
         } else {
             id
@@ -271,11 +222,11 @@ impl GraphDriver<'_> {
     fn on_input(&mut self, got: GraphInput) {
         match got {
             GraphInput::Link(Link::Hello { id, addr, conn }) => {
-                self.net.addrs.insert(id, addr);
-                self.net.linked(id, conn);
-                if self.spec.contact.is_none() && id != MASTER {
+                self.io.net.addrs.insert(id, addr);
+                self.io.net.linked(id, conn);
+                if self.spec.me.contact.is_none() && id != MASTER {
                     if self.plan.is_some() {
-                        self.net.send(id, GraphMsg::Full);
+                        self.io.net.send(id, GraphMsg::Full);
                     } else if !self.members.contains(&id) {
                         self.members.push(id);
                         self.maybe_start();
@@ -283,18 +234,18 @@ impl GraphDriver<'_> {
                 }
             }
             GraphInput::Link(Link::Linked { id, conn }) => {
-                self.net.linked(id, conn);
+                self.io.net.linked(id, conn);
                 self.on_linked(id);
             }
             GraphInput::Link(Link::Closed { .. }) => {}
             GraphInput::Link(Link::Addr { id, addr }) => {
-                self.net.addrs.insert(id, addr);
+                self.io.net.addrs.insert(id, addr);
             }
             GraphInput::Link(Link::Message { from, msg }) => self.on_message(Self::who(from), msg),
             GraphInput::Link(Link::PeerDown { id, reason, .. }) => self.peer_lost(Self::who(id), &reason),
             GraphInput::Gone(addr) => {
                 let gone: Vec<NodeId> =
-                    self.net.addrs.iter().filter(|(_, a)| **a == addr).map(|(id, _)| Self::who(*id)).collect();
+                    self.io.net.addrs.iter().filter(|(_, a)| **a == addr).map(|(id, _)| Self::who(*id)).collect();
                 for id in gone {
                     self.peer_lost(id, "its process ended");
                 }
@@ -327,7 +278,7 @@ impl GraphDriver<'_> {
             GraphMsg::Need { task } => {
                 if let Some(output) = self.outputs.get(task as usize).cloned().flatten() {
                     let to = self.route(from);
-                    self.net.send(to, GraphMsg::Output { task, output });
+                    self.io.net.send(to, GraphMsg::Output { task, output });
                 }
             }
             GraphMsg::Output { task, output } => {
@@ -447,7 +398,7 @@ impl GraphDriver<'_> {
             .collect();
         for id in peers {
             let to = self.route(id);
-            self.net.send(to, msg.clone());
+            self.io.net.send(to, msg.clone());
         }
     }
 

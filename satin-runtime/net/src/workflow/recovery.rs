@@ -19,7 +19,7 @@ impl GraphDriver<'_> {
     pub(super) fn peer_lost(&mut self, id: NodeId, reason: &str) {
         let now = self.now();
         let Some(plan) = &mut self.plan else {
-            if self.spec.contact.is_none() {
+            if self.spec.me.contact.is_none() {
                 self.members.retain(|&m| m != id);
             } else if id == super::node::MASTER {
                 self.fail(format!("the master went before the run started ({reason})"));
@@ -39,8 +39,8 @@ impl GraphDriver<'_> {
         let coordinator = (0..plan.me).all(|p| plan.down[p].is_some());
         let replanned = plan.replanned;
         let route = self.route(id);
-        self.net.cut(route);
-        self.net.cut(id);
+        self.io.net.cut(route);
+        self.io.net.cut(id);
         self.last_progress = Instant::now();
         self.relay_finished_on(proc);
         if self.spec.replan && coordinator && !replanned {

@@ -28,13 +28,13 @@ const NOT_YET: Duration = Duration::from_secs(24 * 3600);
 impl GraphDriver<'_> {
     /// The master starts the run once every node it waits for is in.
     pub(super) fn maybe_start(&mut self) {
-        if self.spec.contact.is_some() || self.plan.is_some() || self.members.len() < self.spec.nodes {
+        if self.spec.me.contact.is_some() || self.plan.is_some() || self.members.len() < self.spec.nodes {
             return;
         }
         let roster = self.members.clone();
         if let Some(digest) = self.begin(roster.clone(), None) {
             for &id in &roster[1..] {
-                self.net.send(id, GraphMsg::Start { roster: roster.clone(), digest });
+                self.io.net.send(id, GraphMsg::Start { roster: roster.clone(), digest });
             }
         }
     }
@@ -43,7 +43,7 @@ impl GraphDriver<'_> {
     /// its plan against the master's digest and opens its connections.
     /// Returns the plan's digest.
     pub(super) fn begin(&mut self, roster: Vec<NodeId>, expected: Option<[u8; 32]>) -> Option<[u8; 32]> {
-        let Some(me) = roster.iter().position(|&id| id == self.spec.id) else {
+        let Some(me) = roster.iter().position(|&id| id == self.spec.me.id) else {
             self.fail("the master started the run without this node".into());
             return None;
         };
@@ -60,7 +60,7 @@ impl GraphDriver<'_> {
         }
         let processor = Processor::all_of(graph, &schedule).swap_remove(me);
         let procs = schedule.originals.procs();
-        let me_id = self.spec.id;
+        let me_id = self.spec.me.id;
         let peers: Vec<NodeId> = roster.iter().copied().filter(|&id| id != me_id && id != MASTER).collect();
         self.plan = Some(Plan {
             schedule,
@@ -80,9 +80,9 @@ impl GraphDriver<'_> {
         self.last_progress = Instant::now();
         // A joiner already has its connection to the master (its contact);
         // the master opened one to each joiner with `Start`.
-        if self.spec.contact.is_some() {
+        if self.spec.me.contact.is_some() {
             for id in peers {
-                self.net.send(id, GraphMsg::Join);
+                self.io.net.send(id, GraphMsg::Join);
             }
             self.on_linked(MASTER);
         }
@@ -91,15 +91,15 @@ impl GraphDriver<'_> {
 
     /// A connection this node opened is up.
     pub(super) fn on_linked(&mut self, id: NodeId) {
-        let me = self.spec.id;
-        let joiner = self.spec.contact.is_some();
+        let me = self.spec.me.id;
+        let joiner = self.spec.me.contact.is_some();
         let Some(plan) = &mut self.plan else { return };
         plan.linked.insert(Self::who(id));
         let all = plan.roster.iter().all(|&r| r == me || plan.linked.contains(&r));
         if joiner && all && !plan.said_ready {
             plan.said_ready = true;
             let to = self.route(MASTER);
-            self.net.send(to, GraphMsg::Ready);
+            self.io.net.send(to, GraphMsg::Ready);
         }
     }
 
@@ -113,8 +113,8 @@ impl GraphDriver<'_> {
     /// The master starts the clocks once every node is ready (or after
     /// [`READY_WAIT`]).
     pub(super) fn maybe_go(&mut self) {
-        let me = self.spec.id;
-        if self.spec.contact.is_some() || self.running_clock() {
+        let me = self.spec.me.id;
+        if self.spec.me.contact.is_some() || self.running_clock() {
             return;
         }
         let Some(plan) = &self.plan else { return };
@@ -129,7 +129,7 @@ impl GraphDriver<'_> {
         let at = (SystemTime::now() + lead).duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
         let peers: Vec<NodeId> = plan.roster.iter().copied().filter(|&r| r != me).collect();
         for id in peers {
-            self.net.send(id, GraphMsg::Go { at });
+            self.io.net.send(id, GraphMsg::Go { at });
         }
         self.go(at);
     }

@@ -1,0 +1,133 @@
+//! The network side of a node, whichever run it plays (a divide-and-conquer
+//! tree, `driver.rs`, or a task graph, `workflow/node.rs`): the thread's
+//! tokio runtime, the endpoint and the address peers reach it at, the
+//! handshake it sends, the accept loop, and the links to its peers
+//! ([`Net`]). Each driver keeps only its own protocol and event loop.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use super::conn::{accept_loop, advertised, endpoint, Link, Net};
+use super::netfault::Faults;
+use super::supervise;
+use super::tls::Pool;
+use super::wire::{Frame, Message};
+use super::Launch;
+use satin_proto::codec::{self, Hello};
+use satin_proto::{ClusterId, NodeId};
+
+/// Stands for the contact node until its real id is known: a joiner sends
+/// its first messages to this id, at the contact's address.
+pub(crate) const CONTACT: NodeId = u64::MAX;
+
+/// Who a node is on the network and how it connects: what both kinds of
+/// node take from the command line (`Identity::from_launch`).
+#[derive(Clone)]
+pub(crate) struct Identity {
+    pub(crate) id: NodeId,
+    pub(crate) cluster: ClusterId,
+    pub(crate) listen: SocketAddr,
+    /// `None`: this node starts the run and waits for others.
+    pub(crate) contact: Option<SocketAddr>,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_frame: usize,
+    /// What peers check before they accept this node's connections.
+    pub(crate) hello: Hello,
+    /// How logs and traces name this node (its number under a supervisor).
+    pub(crate) label: String,
+    pub(crate) trace: Option<PathBuf>,
+    /// Started by `--local-nodes`: the supervisor writes its orders (death
+    /// notices, chaos) to this node's standard input.
+    pub(crate) supervised: bool,
+}
+
+impl Identity {
+    /// The node `id` of a run launched with `args`, joining `contact`
+    /// (`None`: it starts the run); `label` names it where the supervisor
+    /// did not.
+    pub(crate) fn from_launch(
+        args: &Launch,
+        id: NodeId,
+        contact: Option<SocketAddr>,
+        hello: Hello,
+        label: Option<String>,
+    ) -> Identity {
+        let listen = args.listen.unwrap_or_else(|| {
+            let loopback = contact.is_some_and(|j| j.ip().is_loopback());
+            SocketAddr::from(if loopback { ([127, 0, 0, 1], 0) } else { ([0, 0, 0, 0], 0) })
+        });
+        Identity {
+            id,
+            cluster: u32::from_le_bytes(
+                blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"),
+            ),
+            listen,
+            contact,
+            idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+            max_frame: args.max_frame,
+            hello,
+            label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
+            trace: args.trace.clone(),
+            supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        }
+    }
+}
+
+/// A node's open network: its links to peers, and the accept loop that
+/// feeds the driver's input with what peers send.
+pub(crate) struct NodeIo<M, I> {
+    pub(crate) net: Net<M, I>,
+    accept: JoinHandle<()>,
+}
+
+impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
+    /// Binds the endpoint (its packets through `faults`, `--chaos`),
+    /// starts accepting peers and, for a joiner, names its contact
+    /// [`CONTACT`]; `announce` says on standard error where the node
+    /// listens (tests and scripts read the line). Events arrive on `input`.
+    pub(crate) fn open(
+        pool: &Pool,
+        me: &Identity,
+        faults: Option<Arc<Faults>>,
+        announce: bool,
+        input: UnboundedSender<I>,
+    ) -> Result<NodeIo<M, I>, String> {
+        let endpoint = endpoint(pool, me.listen, me.idle_timeout, faults)?;
+        let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
+        if announce {
+            eprintln!("satin: node {} listening on {addr}", me.id);
+        }
+        let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr };
+        let hello_frame =
+            codec::encode(&hello, me.max_frame).map_err(|e| format!("cannot encode the handshake: {e}"))?;
+        let accept = tokio::spawn(accept_loop::<M, I>(endpoint.clone(), me.hello.clone(), me.max_frame, input.clone()));
+        let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, input);
+        if let Some(contact) = me.contact {
+            net.addrs.insert(CONTACT, contact);
+        }
+        Ok(NodeIo { net, accept })
+    }
+
+    /// Stops accepting, sends the last frames and closes the endpoint.
+    pub(crate) async fn close(self) {
+        self.accept.abort();
+        // The last news this node sent must reach the others before it goes.
+        self.net.flush().await;
+    }
+}
+
+/// Runs a node's event loop on this thread, on a runtime of its own (a
+/// node's network needs one thread; the jobs run on the worker pool).
+pub(crate) fn block_on<F: Future>(event_loop: F) -> Result<F::Output, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the network runtime: {e}"))?;
+    Ok(rt.block_on(event_loop))
+}

@@ -9,9 +9,10 @@ type Carry = Vec<(satin_proto::JobKey, Vec<u8>, satin_proto::checkpoint::ResultM
 
 /// How often a machine's process starts over as a new node.
 const MAX_REJOINS: usize = 3;
+use super::events::Ev;
 use super::faults::FaultKind;
 use super::workload::key_of;
-use super::{Ev, SimNode, World};
+use super::{SimNode, World};
 use satin_proto::Node;
 
 impl World<'_> {

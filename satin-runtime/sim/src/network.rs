@@ -13,8 +13,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::events::Ev;
 use super::workload::Nanos;
-use super::{Ev, World};
+use super::World;
 use satin_proto::Msg;
 
 #[derive(Debug, Default)]

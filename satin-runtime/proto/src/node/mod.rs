@@ -22,12 +22,14 @@ mod quorum;
 mod recovery;
 mod results;
 mod sequence;
+mod stats;
 mod stealing;
 mod stragglers;
 
 pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
+pub use stats::NodeStats;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -121,56 +123,6 @@ pub enum Lookup {
     /// Fetching from the holder, or waiting for a running job of an older
     /// epoch to finish; the answer comes through [`Executor::lookup_done`].
     Pending,
-}
-
-/// Counters of one node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NodeStats {
-    pub steal_requests: u64,
-    pub jobs_stolen: u64,
-    pub jobs_given: u64,
-    pub redone: u64,
-    pub orphans_saved: u64,
-    pub table_hits: u64,
-    pub table_misses: u64,
-    pub recoveries: u64,
-    /// Results put into the table by this node.
-    pub published: u64,
-    /// Lookups answered by waiting for a job that was still running
-    /// elsewhere (instead of computing it again).
-    pub adopted: u64,
-    /// Questions this node sent to the homes of keys it lacked (a home
-    /// table), and questions it answered as a home.
-    pub homes_asked: u64,
-    pub home_questions: u64,
-    /// Checkpoint records this node wrote (as coordinator), their bytes,
-    /// and records it loaded from the file when it opened it.
-    pub records_written: u64,
-    pub checkpoint_bytes: u64,
-    pub records_loaded: u64,
-    /// Copies of late jobs this node started (here or on idle thieves),
-    /// copies that delivered the result first, copies aborted because
-    /// another finished first, and the time those losers had run.
-    pub duplicates_started: u64,
-    pub duplicates_won: u64,
-    pub duplicates_aborted: u64,
-    pub loser_time: Time,
-    /// Status questions asked (soft timeouts), jobs found lost, jobs
-    /// aborted at their hard timeout, failed jobs retried.
-    pub status_checks: u64,
-    pub jobs_lost: u64,
-    pub hard_timeouts: u64,
-    pub retried: u64,
-    /// Stolen jobs this node could not run (see [`Executor::can_run`]) and
-    /// gave back to their owner.
-    pub refused: u64,
-    /// Nodes this node dropped, and how often this node was dropped.
-    pub drops: u64,
-    pub dropped: u64,
-    /// Elections this node started (after a majority agreed that the
-    /// master was gone), and members it removed as leader.
-    pub elections: u64,
-    pub removals: u64,
 }
 
 /// A lookup waiting for a value from another node.

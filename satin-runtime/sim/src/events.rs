@@ -1,0 +1,112 @@
+//! The simulator's event queue: what happens next, in virtual time; events
+//! at the same instant keep the order they were scheduled in.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::workload::Nanos;
+use super::World;
+use satin_proto::Msg;
+
+pub(crate) enum Ev {
+    Deliver {
+        to: usize,
+        from: usize,
+        msg: Box<Msg>,
+    },
+    /// One broadcast to every node of a latency class, delivered together.
+    Fanout {
+        to: Vec<usize>,
+        from: usize,
+        msg: Box<Msg>,
+    },
+    LeafDone {
+        node: usize,
+        inst: u64,
+    },
+    Timer {
+        node: usize,
+    },
+    PeerDead {
+        node: usize,
+        peer: usize,
+    },
+    /// A draining node's time is up.
+    LeaveDeadline {
+        node: usize,
+    },
+    Fault(usize),
+    /// The checkpoint file has been read for `node`.
+    DiskOpened {
+        node: usize,
+    },
+    /// A write of `node` reached the disk (or, if `node` crashed, part of it).
+    DiskWritten {
+        node: usize,
+        seq: u64,
+        records: u64,
+        frames: Vec<u8>,
+    },
+    /// New nodes start the run again (from the checkpoint).
+    Resume,
+    /// A cut link's connection may time out now (see `network.rs`).
+    LinkTimeout {
+        from: usize,
+        to: usize,
+        episode: u64,
+    },
+    /// `node` finds its connection with `peer` lost (a suspicion).
+    LinkDown {
+        node: usize,
+        peer: usize,
+    },
+}
+
+pub(crate) struct Scheduled {
+    at: Nanos,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+/// The events to come, earliest first.
+#[derive(Default)]
+pub(crate) struct EventQueue {
+    heap: BinaryHeap<Reverse<Scheduled>>,
+    seq: u64,
+}
+
+impl EventQueue {
+    fn push(&mut self, at: Nanos, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse(Scheduled { at, seq: self.seq, ev }));
+    }
+
+    /// The earliest event and its instant.
+    pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
+        self.heap.pop().map(|Reverse(s)| (s.at, s.ev))
+    }
+}
+
+impl World<'_> {
+    /// `ev` happens at `at`.
+    pub(crate) fn schedule(&mut self, at: Nanos, ev: Ev) {
+        self.queue.push(at, ev);
+    }
+}

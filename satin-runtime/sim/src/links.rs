@@ -1,0 +1,80 @@
+//! Messages between simulated nodes: latency and bandwidth of the link
+//! (local or wide area), jitter, links kept in order, and the counts the
+//! report gives. Cuts and loss are `network.rs`'s.
+
+use super::events::Ev;
+use super::workload::Nanos;
+use super::World;
+use satin_proto::Msg;
+
+impl World<'_> {
+    pub(crate) fn delay(&self, from: usize, to: usize, bytes: usize) -> Nanos {
+        let same = self.nodes[from].cluster == self.nodes.get(to).map_or(u32::MAX, |n| n.cluster);
+        let (lat, bw) = if same {
+            (self.cfg.local_latency, self.cfg.local_bandwidth)
+        } else {
+            (self.cfg.wide_latency, self.cfg.wide_bandwidth)
+        };
+        lat + (bytes as f64 / bw * 1e9) as Nanos
+    }
+
+    pub(crate) fn send(&mut self, from: usize, to: usize, msg: Msg) {
+        let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
+        self.send_sized(from, to, msg, bytes);
+    }
+
+    pub(crate) fn send_sized(&mut self, from: usize, to: usize, msg: Msg, bytes: usize) {
+        if to >= self.nodes.len() {
+            return;
+        }
+        if std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some()
+            && !matches!(msg, Msg::StealRequest { .. } | Msg::StealReply { job: None, .. })
+        {
+            eprintln!("{} {from}->{to} {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
+        }
+        self.report.messages += 1;
+        self.count_kind(&msg, 1);
+        self.report.bytes += bytes as u64;
+        let Some((msg, retransmissions)) = self.through_network(from, to, msg) else { return };
+        let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
+        let at = self.in_order(from, &[to], self.now + self.delay(from, to, bytes) + jitter + retransmissions);
+        self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
+    }
+
+    /// With `fifo_links`, delays a delivery from `from` so that it does not
+    /// overtake an earlier one on any of its links (equal times keep their
+    /// scheduling order).
+    pub(crate) fn in_order(&mut self, from: usize, to: &[usize], at: Nanos) -> Nanos {
+        let at = if self.cfg.fifo_links {
+            to.iter().map(|&t| self.link_clock.get(&(from, t)).copied().unwrap_or(0)).fold(at, Nanos::max)
+        } else {
+            at
+        };
+        // A crash's detection waits for what was sent before it (see
+        // `notice_gone`): only deliveries later than that need a record.
+        if self.cfg.fifo_links || at > self.now + self.cfg.detect_delay {
+            for &t in to {
+                let last = self.link_clock.entry((from, t)).or_insert(0);
+                *last = (*last).max(at);
+            }
+        }
+        at
+    }
+
+    /// Counts steal and table messages apart (the rest: membership,
+    /// checkpoints, stragglers, the end).
+    pub(crate) fn count_kind(&mut self, msg: &Msg, n: u64) {
+        match msg {
+            Msg::StealRequest { .. } | Msg::StealReply { .. } => self.report.steal_messages += n,
+            Msg::TablePut { .. }
+            | Msg::TableSync { .. }
+            | Msg::TableGet { .. }
+            | Msg::TableGot { .. }
+            | Msg::NotRunning { .. }
+            | Msg::Fetch { .. }
+            | Msg::FetchReply { .. } => self.report.table_messages += n,
+            Msg::Quorum(_) => self.report.quorum_messages += n,
+            _ => {}
+        }
+    }
+}

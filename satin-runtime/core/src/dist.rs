@@ -55,26 +55,74 @@ pub(crate) fn put_back_root_runner(runner: RootRunner) {
 /// job ([`ExecEvent::ends_entry`]) is followed, once the driver has handled
 /// it, by a call of [`LocalExecutor::entry_ended`].
 #[derive(Debug)]
-#[allow(missing_docs)]
 pub enum ExecEvent {
     /// A redone call waits for a result held elsewhere or still being
     /// computed by an older job: ask the node (`Node::lookup`) and answer
     /// with `lookup_done`.
-    Lookup { key: JobKey, epoch: u32 },
+    Lookup {
+        /// The call's key.
+        key: JobKey,
+        /// The root epoch of the call that looks.
+        epoch: u32,
+    },
     /// A call ran long enough to be published (`Node::handle_local_job_finished`).
-    Published { key: JobKey, value: Vec<u8>, meta: ResultMeta, ran: std::time::Duration },
+    Published {
+        /// The call's key.
+        key: JobKey,
+        /// Its encoded result.
+        value: Vec<u8>,
+        /// Where in the tree it sits and how long it took.
+        meta: ResultMeta,
+        /// How long it ran.
+        ran: std::time::Duration,
+    },
     /// A job stolen from `victim` by steal `stamp` finished here.
-    StolenDone { victim: NodeId, stamp: u64, key: JobKey, value: Vec<u8>, ran: Ran },
+    StolenDone {
+        /// The node the job was stolen from.
+        victim: NodeId,
+        /// The steal that took it.
+        stamp: u64,
+        /// The job's key.
+        key: JobKey,
+        /// Its encoded result.
+        value: Vec<u8>,
+        /// Where and when it ran (for traces).
+        ran: Ran,
+    },
     /// The root job finished here.
-    RootDone { value: Vec<u8>, ran: Ran },
+    RootDone {
+        /// The encoded answer.
+        value: Vec<u8>,
+        /// Where and when it ran (for traces).
+        ran: Ran,
+    },
     /// An entry job was aborted: the job stolen from `victim` by steal
     /// `stamp` (`None`: the root) gives no result.
-    Aborted { stolen: Option<(NodeId, u64)>, ran: Ran },
+    Aborted {
+        /// (victim, steal) of a stolen job; `None`: the root.
+        stolen: Option<(NodeId, u64)>,
+        /// Where and when it ran (for traces).
+        ran: Ran,
+    },
     /// A job stolen from `victim` could not run (undecodable bytes) or
     /// panicked; `reason` says which.
-    StolenFailed { victim: NodeId, stamp: u64, reason: String, ran: Ran },
+    StolenFailed {
+        /// The node the job was stolen from.
+        victim: NodeId,
+        /// The steal that took it.
+        stamp: u64,
+        /// Why it failed.
+        reason: String,
+        /// Where and when it ran (for traces).
+        ran: Ran,
+    },
     /// The root job failed: the run cannot give an answer.
-    RootFailed { reason: String, ran: Ran },
+    RootFailed {
+        /// Why it failed.
+        reason: String,
+        /// Where and when it ran (for traces).
+        ran: Ran,
+    },
 }
 
 impl ExecEvent {

@@ -37,66 +37,97 @@
 
 use std::time::Duration;
 
+/// When a chaos event strikes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum At {
+    /// This long after the start.
     After(Duration),
+    /// At this share (in percent) of a fault-free run's time, which the supervisor measures first.
     Percent(f64),
 }
 
+/// What a chaos event does.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ChaosKind {
+    /// SIGKILL a node process (a crash the supervisor sees).
     Kill {
+        /// The node.
         node: u32,
     },
+    /// SIGKILL every node process (a total loss).
     KillAll,
+    /// SIGTERM a node process (a graceful leave).
     Leave {
+        /// The node.
         node: u32,
     },
+    /// Start one more node that joins the run.
     Join,
+    /// SIGUSR1 to a node: the whole run is suspended.
     Suspend {
+        /// The node (`None`: the first live one).
         node: Option<u32>,
     },
     /// `factor` 1: full speed again; infinite: hung.
     Slow {
+        /// The node.
         node: u32,
+        /// How many times slower.
         factor: f64,
     },
+    /// Jobs the node steals fail at once with probability `rate`.
     Fail {
+        /// The node.
         node: u32,
+        /// The probability.
         rate: f64,
     },
     /// `cut`: node `node` is cut off from all others (false: it is back).
     Partition {
+        /// The node.
         node: u32,
+        /// Cut off (`true`) or back.
         cut: bool,
     },
     /// Packets from `from` to `to` are lost (and back, with `both`), or —
     /// `cut` false — the link works again.
     Cut {
+        /// The sending end.
         from: u32,
+        /// The receiving end.
         to: u32,
+        /// Both directions.
         both: bool,
+        /// Cut (`true`) or working again.
         cut: bool,
     },
     /// Each packet sent is lost with probability `rate` (0: none again).
     Loss {
+        /// The node whose packets (`None`: every node's).
         node: Option<u32>,
+        /// The probability.
         rate: f64,
     },
     /// Each packet sent waits `ms` plus up to `jitter` more milliseconds.
     Delay {
+        /// The node whose packets (`None`: every node's).
         node: Option<u32>,
+        /// Milliseconds every packet waits.
         ms: f64,
+        /// Up to this many more, at random.
         jitter: f64,
     },
     /// SIGKILL without a death notice: a silent machine death.
     Vanish {
+        /// The node.
         node: u32,
     },
     /// Every link between the nodes of `side` (a bit set of node numbers
     /// below 64) and the others is cut (`cut` false: mended).
     Split {
+        /// The nodes on one side, as bits.
         side: u64,
+        /// Cut (`true`) or mended.
         cut: bool,
     },
 }
@@ -133,9 +164,12 @@ impl ChaosKind {
     }
 }
 
+/// One event of a `--chaos` list: what, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChaosEvent {
+    /// What it does.
     pub kind: ChaosKind,
+    /// When.
     pub at: At,
 }
 

@@ -8,7 +8,6 @@
 
 #![warn(missing_docs)]
 
-#[allow(missing_docs)] // the module docs describe the spec
 mod chaos;
 mod chaos_net;
 mod checkpointer;

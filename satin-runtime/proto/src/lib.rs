@@ -29,9 +29,7 @@
 //! announced as `Running` entries of the table: a lookup of the restarted
 //! root's newer *epoch* waits for them instead of computing them again.
 
-// Documented where not self-explanatory; the remaining public items are
-// listed by removing this line.
-#![allow(missing_docs)]
+#![warn(missing_docs)]
 
 pub mod checkpoint;
 pub mod codec;
@@ -60,6 +58,7 @@ pub use table::{SharedEntry, SharedTable};
 pub struct JobPolicy {
     /// Expected duration, nanoseconds.
     pub expect: Option<u64>,
+    /// How often a failed stolen job is retried elsewhere before the failure goes to its caller.
     pub retries: Option<u32>,
 }
 

@@ -18,10 +18,12 @@ pub type ClusterId = u32;
 /// A job as it travels: its key and whatever the executor needs to run it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSpec {
+    /// The job's content key.
     pub key: JobKey,
     /// Set by the victim when the job is stolen: (victim, stamp) names this
     /// steal, even if the same job is in flight twice (re-execution).
     pub stamp: u64,
+    /// The encoded call (function id and parameters), as the executor runs it.
     #[serde(with = "serde_bytes")]
     pub payload: Vec<u8>,
     /// Re-executed after a crash: look up the result table before running,
@@ -58,29 +60,39 @@ impl JobSpec {
 pub enum Entry {
     /// Shared: a replica holds the same bytes as the message that carried them.
     Value(#[serde(with = "arc_bytes")] Arc<[u8]>),
+    /// A pointer: the value is with this node; fetch it from there.
     Pointer(NodeId),
     /// `holder` runs the job (of root epoch `epoch`) and will publish its
     /// result: a newer-epoch job that needs it waits instead of recomputing.
     Running {
+        /// The node that runs the job.
         holder: NodeId,
+        /// The root epoch of the copy that runs.
         epoch: u32,
     },
 }
 
+/// A message between two nodes of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Msg {
     /// A new node asks to join; `cluster` is its cluster.
     Join {
+        /// The newcomer's cluster.
         cluster: ClusterId,
     },
     /// Reply to `Join`, from the leader once the newcomer's `Add` is
     /// committed: the members (id, cluster), the master, the root job, the
     /// table's homes per key (0: a broadcast table), and the run's log.
     Welcome {
+        /// The members and their clusters.
         members: Vec<(NodeId, ClusterId)>,
+        /// The current master.
         master: NodeId,
+        /// The root job, for the newcomer to restart if the master dies.
         root: JobSpec,
+        /// How many homes each table key has (0: a broadcast table).
         table_replicas: u32,
+        /// The log of the run so far.
         quorum: Snapshot,
         /// The answers of the program's runs so far (see
         /// `node/sequence.rs`): a joiner's program goes through them to
@@ -91,45 +103,61 @@ pub enum Msg {
     Quorum(QMsg),
     /// Graceful leave: run recovery as for a crash of the sender.
     Leave,
+    /// An idle node asks the receiver for a job.
     StealRequest {
+        /// Names the request; the reply carries it back.
         id: u64,
     },
+    /// The answer to `StealRequest`: the oldest stealable job, or none.
     StealReply {
+        /// The request answered.
         id: u64,
+        /// The stolen job, if the victim had one.
         job: Option<JobSpec>,
     },
     /// The result of the job the receiver lost to the sender by steal `stamp`.
     JobResult {
+        /// The steal that took the job.
         stamp: u64,
+        /// The job's key.
         key: JobKey,
+        /// The encoded result.
         #[serde(with = "serde_bytes")]
         value: Vec<u8>,
     },
     /// Replicate a table entry.
     TablePut {
+        /// The job's key.
         key: JobKey,
+        /// Its value, a pointer to it, or who runs it.
         entry: Entry,
+        /// Where in the tree the job sits and how long it took.
         meta: ResultMeta,
     },
     /// The sender no longer computes `key` (its `Running` entry is void);
     /// a waiting `Fetch` gets its answer separately.
     NotRunning {
+        /// The job's key.
         key: JobKey,
+        /// The epoch of the `Running` entry withdrawn.
         epoch: u32,
     },
     /// The sender's table, for a node that just joined (values up to the
     /// pointer threshold, pointers otherwise).
     TableSync {
+        /// (key, entry, where in the tree) for every entry the sender holds.
         entries: Vec<(JobKey, Entry, ResultMeta)>,
     },
     /// Hand finished results to the receiver (graceful leave).
     HandOver {
+        /// (key, encoded value) for each result.
         results: Vec<(JobKey, Vec<u8>)>,
     },
     /// Ask a pointer's holder for the value — or the node that runs the
     /// job, which answers when the job has finished (or ended without a
     /// result: `None`).
     Fetch {
+        /// The job's key.
         key: JobKey,
         /// For a running job: the epoch of the copy waited for (the
         /// holder waits only with a copy that old, or older).
@@ -137,16 +165,23 @@ pub enum Msg {
     },
     /// Ask a home of `key` what it knows of it (the home table).
     TableGet {
+        /// The key asked about.
         key: JobKey,
     },
     /// A home's answer to `TableGet`: its entry, and who runs the job.
     TableGot {
+        /// The key asked about.
         key: JobKey,
+        /// The home's entry for it, if any.
         entry: Option<(Entry, ResultMeta)>,
+        /// The nodes running the job, with their epochs.
         running: Vec<(NodeId, u32)>,
     },
+    /// The answer to `Fetch`: the value, or `None` if the holder has none (any more).
     FetchReply {
+        /// The key asked for.
         key: JobKey,
+        /// The encoded value, if the holder has it.
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
@@ -155,6 +190,7 @@ pub enum Msg {
     Terminate {
         /// Which run of the program (see `node/sequence.rs`).
         run: u32,
+        /// The answer, if it is small enough to travel with the news.
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
@@ -162,25 +198,31 @@ pub enum Msg {
     /// panicked): the failure goes on in the receiver's waiting frame, as a
     /// panic goes to the caller in a local run.
     JobFailed {
+        /// The steal that took the job.
         stamp: u64,
+        /// Why it failed (the panic's message).
         reason: String,
     },
     /// The receiver's job stolen by steal `stamp` cannot run on the sender
     /// (it does not know the job's function: a generic function's
     /// instantiation it has never used): the receiver runs it itself.
     JobRefused {
+        /// The steal that took the job.
         stamp: u64,
     },
     /// The root job failed: the run is over without an answer (sent by
     /// the master).
     RunFailed {
+        /// Why the root job failed.
         reason: String,
     },
     /// Results for the checkpoint coordinator to write: large ones, which
     /// it knows only as pointers (small ones reach it as table updates).
     /// `last`: the sender is suspending and sends nothing more.
     CheckpointBatch {
+        /// The results to write.
         records: Vec<Record>,
+        /// The sender is suspending: nothing more comes from it.
         last: bool,
     },
     /// Please suspend the run (to the coordinator).
@@ -188,19 +230,24 @@ pub enum Msg {
     /// Victim to thief: does the job of steal `stamp` still run with you?
     /// (Its soft timeout passed.)
     JobStatus {
+        /// The steal asked about.
         stamp: u64,
     },
     /// Thief to victim: the answer to `JobStatus`, with how much work the
     /// thief has done so far ([`crate::Executor::progress`]): the
     /// victim compares its rate with its own to spot a slow or hung node.
     JobStatusReply {
+        /// The steal asked about.
         stamp: u64,
+        /// Whether the thief still runs the job.
         running: bool,
+        /// The thief's work so far: (units done, nanoseconds it had work).
         progress: (u64, u64),
     },
     /// Victim to thief: stop the job of steal `stamp` — another copy of it
     /// finished, or it ran past its hard timeout. No result is wanted.
     AbortJob {
+        /// The steal whose job to stop.
         stamp: u64,
     },
     /// Broadcast by a victim that dropped `node` (its jobs kept timing
@@ -208,8 +255,11 @@ pub enum Msg {
     /// counts its drops so far; a node dropped `Config::max_drops` times
     /// leaves the run.
     NodeDropped {
+        /// The node dropped.
         node: NodeId,
+        /// How long to give it no work, in nanoseconds.
         for_ns: u64,
+        /// How often it has been dropped so far.
         drops: u32,
     },
     /// The run is being suspended (from the coordinator): send what you
@@ -220,7 +270,9 @@ pub enum Msg {
     /// (name, encoded value or update). Updates are joins, so order and
     /// repeats do not matter.
     Shared {
+        /// Incumbents: (name, maximize, value).
         incumbents: Vec<(String, bool, u64)>,
+        /// Other shared objects: (name, encoded value or update).
         objects: Vec<(String, serde_bytes::ByteBuf)>,
     },
 }

@@ -50,6 +50,7 @@ struct Base {
 }
 
 impl Members {
+    /// The start list: (id, cluster) of each member.
     pub fn new(members: &[(NodeId, ClusterId)]) -> Members {
         let mut by_id = members.to_vec();
         by_id.sort_unstable();
@@ -67,6 +68,7 @@ impl Members {
         Members(Arc::new(Base { by_id, by_cluster, clusters, ring }))
     }
 
+    /// How many members the list holds.
     pub fn len(&self) -> usize {
         self.0.by_id.len()
     }
@@ -81,6 +83,7 @@ impl Members {
         self.0.by_id.binary_search_by_key(&id, |m| m.0).ok().map(|i| self.0.by_id[i].1)
     }
 
+    /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
         self.0.by_id.is_empty()
     }

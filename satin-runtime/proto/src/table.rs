@@ -15,11 +15,13 @@ use crate::{BuildKeyHasher, JobKey};
 /// A table entry as worker threads see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SharedEntry {
+    /// The value itself.
     Value(Arc<[u8]>),
     /// Held by another node: fetching it takes a message.
     Pointer,
     /// Being computed by a job of root epoch `epoch` somewhere.
     Running {
+        /// The root epoch of the copy that runs.
         epoch: u32,
     },
 }
@@ -50,6 +52,7 @@ impl SharedTable {
         self.asks_homes.load(Ordering::Relaxed)
     }
 
+    /// The entry for `key`, if this replica has one.
     pub fn get(&self, key: &JobKey) -> Option<SharedEntry> {
         self.entries.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }

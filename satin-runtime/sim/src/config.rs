@@ -9,18 +9,26 @@ use satin_proto::Config;
 /// Everything a simulated run depends on.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
+    /// Clusters (sites) of nodes.
     pub clusters: u32,
+    /// Nodes in each cluster.
     pub nodes_per_cluster: u32,
     /// All nodes at start, if not `clusters × nodes_per_cluster`: nodes
     /// fill clusters of `nodes_per_cluster` in order, the last one partly.
     pub nodes: Option<u32>,
+    /// The job tree's shape.
     pub shape: Shape,
+    /// Mean cost of a leaf, nanoseconds.
     pub mean_leaf_cost: Nanos,
+    /// How leaf costs spread around the mean.
     pub cost: Cost,
+    /// One-way latency inside a cluster.
     pub local_latency: Nanos,
+    /// One-way latency between clusters.
     pub wide_latency: Nanos,
     /// Bytes per second inside a cluster and between clusters.
     pub local_bandwidth: f64,
+    /// Bytes per second between clusters.
     pub wide_bandwidth: f64,
     /// Extra random delay per message, up to this much: messages reorder.
     pub jitter: Nanos,
@@ -48,6 +56,7 @@ pub struct SimConfig {
     /// A draining node still in the run this long after its `drain` fault
     /// leaves anyway, aborting what it runs (`--leave-timeout-ms`).
     pub leave_timeout: Nanos,
+    /// The protocol's configuration, as a real run's.
     pub protocol: Config,
     /// Encoded size of every job result.
     pub result_bytes: usize,
@@ -55,6 +64,7 @@ pub struct SimConfig {
     /// result, as in real runs; `false`: they are aborted and only their
     /// finished parts saved (the paper's orphan saving).
     pub keep_orphans: bool,
+    /// The faults to inject, each at a time or a share of the leaves done.
     pub faults: Vec<Fault>,
     /// A checkpoint file and the storage it is on (`protocol.checkpoint_interval`
     /// follows its interval).
@@ -66,7 +76,9 @@ pub struct SimConfig {
     /// Processors per node (jobs a node runs at once), and of the first
     /// node, the master, if different (0: it only hands out work).
     pub slots: u32,
+    /// Processors of the first node, if not `slots`.
     pub master_slots: Option<u32>,
+    /// Drives every random choice: the same seed, the same run.
     pub seed: u64,
     /// A run still going at this virtual time is reported as not terminated.
     pub time_limit: Nanos,

@@ -71,46 +71,67 @@ struct Instance {
 pub enum Output {
     /// A job stolen from another node finished: give it to the core.
     StolenFinished {
+        /// The node the job was stolen from.
         victim: NodeId,
+        /// The steal that took it.
         stamp: u64,
+        /// The job's key.
         key: JobKey,
+        /// The encoded result.
         value: Vec<u8>,
     },
+    /// The root job finished here: the answer, encoded.
     RootFinished(Vec<u8>),
     /// A leaf started; it ends at the given time unless aborted.
     LeafStarted {
+        /// The leaf's instance.
         inst: InstId,
+        /// When it ends.
         done_at: Nanos,
     },
     /// A leaf of tree node `job` finished executing; it had started then.
     LeafExecuted(u32, Nanos),
     /// A job spawned here finished after running for `ran`.
     LocalFinished {
+        /// How long the job ran.
         ran: Nanos,
+        /// The job's key.
         key: JobKey,
+        /// The encoded result.
         value: Vec<u8>,
+        /// Where in the tree the job sits and how long it took.
         meta: ResultMeta,
     },
     /// A redone job of tree node `job` (root epoch `epoch`) missed in the
     /// table and runs; it looked the table up at `asked` (earlier than now
     /// if the answer came from other nodes).
     Missed {
+        /// The tree node.
         job: u32,
+        /// The root epoch of the lookup.
         epoch: u32,
+        /// When the table was asked.
         asked: Nanos,
     },
     /// A job stolen from `victim` failed here (an injected fault).
     StolenFailed {
+        /// The node the job was stolen from.
         victim: NodeId,
+        /// The steal that took it.
         stamp: u64,
     },
     /// A job stolen from `victim` vanished here (its workers were killed).
     StolenLost {
+        /// The node the job was stolen from.
         victim: NodeId,
+        /// The steal that took it.
         stamp: u64,
     },
 }
 
+/// A simulated node's processors and job store: instances of the tree's
+/// jobs, spawned, stolen, run and aborted as the real runtime's are. The
+/// protocol core reaches it through [`satin_proto::Executor`].
 pub struct ModelExecutor<'t> {
     tree: &'t Tree,
     /// Frame ids of this node's instances start here.
@@ -154,6 +175,7 @@ pub struct ModelExecutor<'t> {
     lookup_mode: bool,
     /// The current virtual time; the world sets it before every call.
     pub now: Nanos,
+    /// What the processor reported since the world last took it.
     pub outputs: Vec<Output>,
 }
 
@@ -164,6 +186,7 @@ pub fn encode(value: u64, len: usize) -> Vec<u8> {
     v
 }
 
+/// The value of a result made by [`encode`].
 pub fn decode(bytes: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&bytes[..8]);

@@ -36,12 +36,22 @@ pub enum FaultKind {
     Corrupt,
     /// Leaves that start on the node from now on take `factor` times as
     /// long (1: normal again).
-    Slow { node: u64, factor: f64 },
+    Slow {
+        /// The node.
+        node: u64,
+        /// How many times as long.
+        factor: f64,
+    },
     /// The node's jobs stop progressing; it still answers messages.
     Hang(u64),
     /// Jobs the node steals from now on fail at once with probability
     /// `rate` (0: never again).
-    FailRate { node: u64, rate: f64 },
+    FailRate {
+        /// The node.
+        node: u64,
+        /// The probability that a stolen job fails.
+        rate: f64,
+    },
     /// The jobs the node runs for others fail now (its job service died
     /// and says so).
     FailRunning(u64),
@@ -52,21 +62,48 @@ pub enum FaultKind {
     /// finds out (a machine that died silently).
     Vanish(u64),
     /// The node is cut off from every other (`false`: reachable again).
-    Isolate { node: u64, cut: bool },
+    Isolate {
+        /// The node.
+        node: u64,
+        /// Cut off (`true`) or reachable again.
+        cut: bool,
+    },
     /// Every link between `side` and the other nodes is cut (or mended).
-    Split { side: Vec<u64>, cut: bool },
+    Split {
+        /// The nodes on one side.
+        side: Vec<u64>,
+        /// Cut (`true`) or mended.
+        cut: bool,
+    },
     /// The link from `from` to `to` is cut (and back, with `both`), or mended.
-    CutLink { from: u64, to: u64, both: bool, cut: bool },
+    CutLink {
+        /// The sending end.
+        from: u64,
+        /// The receiving end.
+        to: u64,
+        /// Both directions.
+        both: bool,
+        /// Cut (`true`) or mended.
+        cut: bool,
+    },
     /// Each packet is lost with this probability from now on (0: none).
     Loss(f64),
     /// Every message waits this much longer from now on, plus up to
     /// `jitter` more (so messages reorder; 0 and 0: none).
-    Delay { extra: Nanos, jitter: Nanos },
+    Delay {
+        /// The delay every message gets.
+        extra: Nanos,
+        /// Up to this much more, at random.
+        jitter: Nanos,
+    },
 }
 
+/// One fault of a schedule: when, and what.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
+    /// When it strikes.
     pub when: Trigger,
+    /// What it does.
     pub kind: FaultKind,
 }
 

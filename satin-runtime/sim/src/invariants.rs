@@ -24,34 +24,28 @@ impl World<'_> {
         }
     }
 
-    /// The property the table exists for: a result that a live node
-    /// published long enough ago to have reached every replica is never
-    /// recomputed. (Bounded tables may evict; joiners start empty.)
+    /// Node `node` computes tree node `job` (root epoch `epoch`) after its
+    /// lookup at `asked` found nothing. Two properties must hold:
     ///
-    /// And the property adoption exists for: a job that a live node
-    /// announced as running long enough ago is not recomputed by a lookup
-    /// of a newer epoch (it waits for the result instead).
+    /// - the table's: a result that a live node published long enough ago
+    ///   to have reached every replica is never recomputed
+    ///   (`Report::violations`);
+    /// - adoption's: a job that a live node announced as running long
+    ///   enough ago is not recomputed by a lookup of a newer epoch, which
+    ///   waits for it instead (`Report::running_recomputed`).
     ///
-    /// With a home table "long enough ago" also counts from the last
-    /// membership change anyone learned of: entries move to new homes then.
-    /// And a node that has not yet learned of a departure (a joiner whose
-    /// contact welcomed it before hearing of it) places entries at homes
-    /// that are gone: until it learns, what it placed is not counted.
+    /// "Long enough ago" is [`World::settled_by`]; the cases where neither
+    /// property is promised are [`World::unpromised`].
     pub(crate) fn check_miss(&mut self, node: usize, job: u32, epoch: u32, asked: Nanos) {
-        if self.cfg.protocol.table_capacity.is_some() || node >= self.initial_nodes {
+        if self.unpromised(node) {
             return;
         }
-        let slowest = self.cfg.wide_latency.max(self.cfg.local_latency)
-            + self.cfg.jitter
-            + ((self.cfg.result_bytes + 128) as f64 / self.cfg.wide_bandwidth.min(self.cfg.local_bandwidth) * 1e9)
-                as Nanos;
         let homes = self.nodes[node].core.table_replicas() > 0;
-        let settled = |since: Nanos| if homes { since.max(self.membership_changed) } else { since };
         if let Some(&(since, holder, e)) = self.running.get(&job) {
             // The holder may have dropped the job without a message the
             // simulator sees (when it is the key's only home itself).
             let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs_at(&workload::key_of(job), e);
-            if computes && e < epoch && settled(since) + 2 * slowest < asked && !self.stale_view(holder, homes) {
+            if computes && e < epoch && self.settled_by(since, homes) < asked && !self.stale_view(holder, homes) {
                 if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                     eprintln!(
                         "violation: node {node} recomputes job {job} (epoch {epoch}), running on {holder} (epoch {e}) since {since}, now {}: {}",
@@ -63,7 +57,7 @@ impl World<'_> {
             }
         }
         let Some(&(at, publisher)) = self.published.get(&job) else { return };
-        if !self.nodes[publisher].gone && settled(at) + 2 * slowest < asked && !self.stale_view(publisher, homes) {
+        if !self.nodes[publisher].gone && self.settled_by(at, homes) < asked && !self.stale_view(publisher, homes) {
             if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                 eprintln!(
                     "violation: node {node} recomputes job {job}, published by {publisher} at {at}, now {}",
@@ -74,8 +68,29 @@ impl World<'_> {
         }
     }
 
+    /// No promise for a bounded table (it may evict) or a node that joined
+    /// during the run (it starts with an empty replica).
+    fn unpromised(&self, node: usize) -> bool {
+        self.cfg.protocol.table_capacity.is_some() || node >= self.initial_nodes
+    }
+
+    /// When news of something done at `since` has surely reached every
+    /// replica: two of the slowest messages later. With a home table,
+    /// counted from the last membership change anyone learned of if that
+    /// is later, since entries move to new homes then.
+    fn settled_by(&self, since: Nanos, homes: bool) -> Nanos {
+        let c = self.cfg;
+        let slowest = c.wide_latency.max(c.local_latency)
+            + c.jitter
+            + ((c.result_bytes + 128) as f64 / c.wide_bandwidth.min(c.local_bandwidth) * 1e9) as Nanos;
+        let since = if homes { since.max(self.membership_changed) } else { since };
+        since + 2 * slowest
+    }
+
     /// Whether node `i`, with a home table, still counts a member that is
-    /// gone (its entries may sit at a home that no longer exists).
+    /// gone: what it placed may sit at a home that no longer exists (a
+    /// joiner whose contact welcomed it before hearing of a departure), so
+    /// it is not counted until it learns.
     fn stale_view(&self, i: usize, homes: bool) -> bool {
         homes && self.nodes[i].core.live_members().any(|m| self.nodes.get(m as usize).is_some_and(|n| n.gone))
     }

@@ -7,9 +7,7 @@
 //! to its node's core or executor, then pumps that node: start work, pass
 //! finished jobs to the core, let an idle core steal, carry out its actions.
 
-// Documented where not self-explanatory; the remaining public items are
-// listed by removing this line.
-#![allow(missing_docs)]
+#![warn(missing_docs)]
 
 mod config;
 mod disk;

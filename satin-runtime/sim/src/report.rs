@@ -3,7 +3,9 @@
 /// Outcome and counters of one simulated run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
+    /// The seed the run was made from.
     pub seed: u64,
+    /// Nodes that took part (those that joined or started over included).
     pub nodes: u64,
     /// Virtual time at which the answer (or the failure) appeared.
     pub virtual_seconds: f64,
@@ -11,23 +13,32 @@ pub struct Report {
     pub leaves_executed: u64,
     /// Leaves in the tree: the executions a fault-free run needs.
     pub leaves_needed: u64,
+    /// The run's answer, if it printed one.
     pub answer: Option<u64>,
     /// Terminated with the fault-free answer.
     pub result_ok: bool,
+    /// Why the run ended without the right answer, if it did.
     pub failure: Option<String>,
+    /// Jobs stolen (all nodes).
     pub jobs_stolen: u64,
     /// Largest table replica at the end.
     pub table_entries: u64,
     /// Entries of every node's replica together (the mean is this over `nodes`).
     pub table_entries_total: u64,
+    /// Lookups that found the value in the table (all nodes).
     pub table_hits: u64,
+    /// Jobs re-queued after their thief was lost (all nodes).
     pub redone: u64,
+    /// Finished parts of orphan jobs kept in the table (all nodes).
     pub orphans_saved: u64,
+    /// Messages sent (all nodes).
     pub messages: u64,
     /// Of `messages`: steal requests and replies, and table traffic
     /// (updates, questions to homes, fetches).
     pub steal_messages: u64,
+    /// Table messages: updates, questions to homes, fetches.
     pub table_messages: u64,
+    /// Bytes sent (all nodes).
     pub bytes: u64,
     /// Recomputations of a result that a live node had published long enough
     /// before to be in the recomputing node's table replica.
@@ -41,11 +52,15 @@ pub struct Report {
     /// Checkpoint records written and loaded (all nodes), the file's
     /// largest size, opens that repaired a damaged file.
     pub records_written: u64,
+    /// Checkpoint records loaded when a coordinator opened the file.
     pub records_loaded: u64,
+    /// The checkpoint file's largest size, bytes.
     pub checkpoint_file_bytes: u64,
+    /// Opens that repaired a damaged file.
     pub checkpoint_repairs: u64,
     /// Nodes that stopped for a suspend, and how often the run started again.
     pub suspended: u64,
+    /// How often the run started again after every node was gone.
     pub restarts: u64,
     /// Leaf executions done by nodes that later crashed (their unreturned
     /// results died with them).
@@ -53,15 +68,22 @@ pub struct Report {
     /// Copies of late jobs started, won, aborted, and the time the aborted
     /// ones had run (all nodes, seconds).
     pub duplicates_started: u64,
+    /// Copies that delivered their result first.
     pub duplicates_won: u64,
+    /// Copies aborted because another finished first.
     pub duplicates_aborted: u64,
+    /// Seconds the aborted copies had run.
     pub loser_seconds: f64,
     /// Soft-timeout status questions, jobs found lost, hard timeouts,
     /// retries of failed jobs, drops of nodes.
     pub status_checks: u64,
+    /// Jobs found lost by a status question.
     pub jobs_lost: u64,
+    /// Jobs aborted at their hard timeout.
     pub hard_timeouts: u64,
+    /// Failed jobs retried.
     pub retried: u64,
+    /// Nodes dropped.
     pub drops: u64,
     /// Results that reached a waiting parent a second time (must stay 0).
     pub completed_twice: u64,
@@ -75,10 +97,15 @@ pub struct Report {
     /// elections started, members removed by leaders, and the messages of
     /// the membership protocol (beats, votes, log entries; in `messages`).
     pub answers: u64,
+    /// Nodes the majority removed while they were alive.
     pub expelled: u64,
+    /// Nodes that gave up without a majority.
     pub gave_up: u64,
+    /// Elections started.
     pub elections: u64,
+    /// Members removed by leaders.
     pub removals: u64,
+    /// Messages of the membership protocol (beats, votes, log entries).
     pub quorum_messages: u64,
     /// With `run_to_end`: nodes still there at the end (they wait forever).
     pub stuck: u64,

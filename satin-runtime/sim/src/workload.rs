@@ -11,17 +11,27 @@ pub type Nanos = u64;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// fib(n): a node k has children k-1 and k-2; k < 2 are leaves.
-    Fib { n: u32 },
+    Fib {
+        /// The root's argument.
+        n: u32,
+    },
     /// Uneven binary tree over `leaves` leaves: each split puts a uniform
     /// 20–80 % of the leaves left (like branch and bound).
-    Uneven { leaves: u32 },
+    Uneven {
+        /// Leaves in the tree.
+        leaves: u32,
+    },
     /// A root with `leaves` leaf children (master-worker).
-    Flat { leaves: u32 },
+    Flat {
+        /// Leaves in the tree.
+        leaves: u32,
+    },
 }
 
 /// Leaf cost distribution around a mean.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cost {
+    /// Every leaf costs the mean.
     Constant,
     /// Exponential: many cheap leaves, a few expensive ones.
     Exponential,
@@ -39,6 +49,7 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The tree of `shape`, leaf costs drawn from `seed` around `mean_leaf_cost`.
     pub fn build(shape: &Shape, mean_leaf_cost: Nanos, cost: Cost, seed: u64) -> Tree {
         let mut rng = SplitMix64::new(seed ^ 0x7EE5);
         let mut t = Tree {
@@ -99,10 +110,12 @@ impl Tree {
         (self.first_child.len() - 1) as u32
     }
 
+    /// Jobs (tree nodes) in the tree.
     pub fn jobs(&self) -> usize {
         self.first_child.len()
     }
 
+    /// Leaves in the tree.
     pub fn leaves(&self) -> u64 {
         self.leaves
     }
@@ -112,19 +125,23 @@ impl Tree {
         self.answer
     }
 
+    /// The children of tree node `node`.
     pub fn children(&self, node: u32) -> &[u32] {
         let (f, c) = (self.first_child[node as usize] as usize, self.child_count[node as usize] as usize);
         &self.children[f..f + c]
     }
 
+    /// Whether tree node `node` is a leaf.
     pub fn is_leaf(&self, node: u32) -> bool {
         self.child_count[node as usize] == 0
     }
 
+    /// What leaf `node` costs, nanoseconds.
     pub fn leaf_cost(&self, node: u32) -> Nanos {
         self.leaf_cost[node as usize]
     }
 
+    /// The value leaf `node` returns.
     pub fn leaf_value(&self, node: u32) -> u64 {
         self.leaf_value[node as usize]
     }
@@ -143,6 +160,7 @@ pub fn key_of(node: u32) -> JobKey {
     JobKey(k)
 }
 
+/// The tree node a simulated key names (see `key_of`).
 pub fn node_of(key: &JobKey) -> u32 {
     u32::from_le_bytes([key.0[0], key.0[1], key.0[2], key.0[3]])
 }

@@ -142,7 +142,6 @@ pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
 
 /// Why an encoded call cannot run here.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum CallError {
     /// The bytes do not start with a function id.
     Malformed(String),
@@ -150,7 +149,12 @@ pub enum CallError {
     /// (a generic function's instantiation) none has registered here yet.
     UnknownFunction(String),
     /// The parameters do not decode as the function's parameter types.
-    BadParams { fn_id: String, error: String },
+    BadParams {
+        /// The function.
+        fn_id: String,
+        /// What the decoder said.
+        error: String,
+    },
 }
 
 impl std::fmt::Display for CallError {

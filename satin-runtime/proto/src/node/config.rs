@@ -35,9 +35,13 @@ pub enum StealPolicy {
     MasterWorker,
 }
 
+/// How a run goes: fault tolerance, stealing, the result table, timeouts,
+/// the majority, checkpoints and stragglers. One per run, the same on every node.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// What happens to the work of a node that is lost.
     pub ft: FtMode,
+    /// How a thief chooses its victim.
     pub steal: StealPolicy,
     /// Results larger than this travel in the table as `(key, holder)` pointers.
     pub pointer_threshold: usize,
@@ -103,7 +107,9 @@ pub struct Stragglers {
     /// Strikes (timeouts, lost or failed jobs) within `strike_window` that
     /// drop a node: it gets no work for `cool_down` (doubled at each drop).
     pub drop_after: u32,
+    /// How long a strike against a node counts.
     pub strike_window: Time,
+    /// How long a dropped node gets no work before it is tried again.
     pub cool_down: Time,
     /// A node dropped this often leaves the run.
     pub max_drops: u32,

@@ -55,8 +55,11 @@ const MAX_STRETCH: f64 = 4.0;
 /// One node's record, as [`Node::health_report`] gives it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HealthReport {
+    /// The node judged.
     pub node: NodeId,
+    /// Strikes against it (late, lost or failed jobs) in the window.
     pub strikes: u64,
+    /// How often it was dropped.
     pub drops: u32,
 }
 

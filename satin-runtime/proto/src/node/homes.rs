@@ -43,7 +43,10 @@ pub enum TablePlacement {
     /// Every entry to every node.
     Broadcast,
     /// Every entry to its `replicas` homes (and kept by its publisher).
-    Home { replicas: usize },
+    Home {
+        /// How many homes each key has.
+        replicas: usize,
+    },
 }
 
 /// Entries this node holds, with their homes before a membership change.

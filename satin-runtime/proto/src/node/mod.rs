@@ -54,29 +54,37 @@ const JOIN_RETRY_MAX: Time = 4_000_000_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[must_use]
 pub enum Action {
+    /// Send `msg` to node `to`.
     Send {
+        /// The receiver.
         to: NodeId,
+        /// The message.
         msg: Msg,
     },
     /// To every live member except this node.
     Broadcast {
+        /// The message.
         msg: Msg,
     },
     /// Call `handle_timeout` at `at`.
     SetTimer {
+        /// When to wake the node (core time, nanoseconds).
         at: Time,
     },
     /// The root job finished here (this node is the master): the answer.
     Done {
+        /// The encoded answer.
         value: Vec<u8>,
     },
     /// The master ended the run; `value` is the root job's result if it
     /// was small enough to travel with the news.
     Finished {
+        /// The encoded answer, if it travelled.
         value: Option<Vec<u8>>,
     },
     /// The run cannot go on (a crash with `FtMode::None`).
     Failed {
+        /// Why.
         reason: String,
     },
     /// This node is finished (terminated or left): stop driving it.
@@ -88,7 +96,9 @@ pub enum Action {
     /// answer with [`Node::handle_checkpoint_written`] (`seq` names the
     /// write).
     CheckpointWrite {
+        /// Names the write in its answer.
         seq: u64,
+        /// The records to append.
         records: Vec<crate::checkpoint::Record>,
     },
     /// The run is suspended: everything this node finished is with the
@@ -98,6 +108,7 @@ pub enum Action {
     /// `peer` is out of the run here (removed, or its process is gone):
     /// close every connection with it and take nothing more from it.
     Forget {
+        /// The node to forget.
         peer: NodeId,
     },
     /// A majority removed this node (it was cut off, or deposed as
@@ -105,12 +116,15 @@ pub enum Action {
     /// finished, for the run to reuse if the process joins again as a new
     /// node.
     Expelled {
+        /// The member that said so.
         by: NodeId,
+        /// (key, encoded value, where in the tree) of each result finished here.
         carry: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
     },
     /// This node has had no majority for the configured wait: the run goes
     /// on elsewhere, or nowhere. It never printed an answer.
     LostMajority {
+        /// How long the node waited for a majority.
         waited: Time,
     },
 }
@@ -118,7 +132,9 @@ pub enum Action {
 /// Result of a table lookup by a redone job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lookup {
+    /// The value was in the table: the job need not run.
     Hit(Vec<u8>),
+    /// Nothing known: run the job.
     Miss,
     /// Fetching from the holder, or waiting for a running job of an older
     /// epoch to finish; the answer comes through [`Executor::lookup_done`].
@@ -330,10 +346,12 @@ impl Node {
         }
     }
 
+    /// This node's id.
     pub fn id(&self) -> NodeId {
         self.id
     }
 
+    /// The master as this node knows it.
     pub fn master(&self) -> NodeId {
         self.master
     }
@@ -344,14 +362,17 @@ impl Node {
         self.joined
     }
 
+    /// Whether this node is the master.
     pub fn is_master(&self) -> bool {
         self.master == self.id
     }
 
+    /// This node's counters.
     pub fn stats(&self) -> &NodeStats {
         &self.stats
     }
 
+    /// How many entries this node's replica of the result table holds.
     pub fn table_len(&self) -> usize {
         self.table.len()
     }
@@ -440,6 +461,7 @@ impl Node {
 
     // ---- inputs -------------------------------------------------------
 
+    /// A message from node `from`.
     pub fn handle_message(&mut self, now: Time, from: NodeId, msg: Msg, exec: &mut impl Executor) {
         if self.stopped {
             return;
@@ -508,6 +530,7 @@ impl Node {
         }
     }
 
+    /// The timer set by `Action::SetTimer` is due (or past).
     pub fn handle_timeout(&mut self, now: Time, exec: &mut impl Executor) {
         if self.stopped {
             return;

@@ -15,19 +15,35 @@ use crate::roster::Members;
 pub enum Change {
     /// `leader` leads from this entry's term on: the run's master, which
     /// restarts the root job if it was not the master before.
-    Lead { leader: NodeId },
+    Lead {
+        /// The new leader.
+        leader: NodeId,
+    },
     /// A newcomer joins, first without a vote (a learner) so that a
     /// joiner that dies at once never holds up a decision.
-    Add { id: NodeId, cluster: ClusterId },
+    Add {
+        /// The newcomer.
+        id: NodeId,
+        /// Its cluster.
+        cluster: ClusterId,
+    },
     /// A learner that has caught up gets a vote.
-    Promote { id: NodeId },
+    Promote {
+        /// The learner.
+        id: NodeId,
+    },
     /// A member is out: dead, cut off, deposed, or gone.
-    Remove { id: NodeId },
+    Remove {
+        /// The member removed.
+        id: NodeId,
+    },
     /// The answer of run `run` (1 for a program's first annotated call;
     /// see `node/sequence.rs`), `None` if too large to travel: the leader
     /// that committed it holds it. Once committed, that run is over.
     Answer {
+        /// Which run of the program.
         run: u32,
+        /// The encoded answer, if it is small enough for the log.
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
@@ -42,16 +58,21 @@ impl Change {
     }
 }
 
+/// One entry of the log: a change, in the term its leader proposed it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogEntry {
+    /// The leader's term when the entry was proposed.
     pub term: u32,
+    /// What the entry changes.
     pub change: Change,
 }
 
 /// A member as the configuration knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seat {
+    /// The member's cluster.
     pub cluster: ClusterId,
+    /// Whether it votes (a learner does not, yet).
     pub voter: bool,
 }
 

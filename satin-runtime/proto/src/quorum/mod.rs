@@ -95,40 +95,55 @@ impl Default for QuorumConfig {
 /// What a member hands a newcomer: enough to follow the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// The members at the log's start: (id, cluster).
     pub base: Vec<(NodeId, ClusterId)>,
+    /// The entries since.
     pub entries: Vec<LogEntry>,
+    /// How many of them are committed.
     pub commit: u64,
+    /// The current term.
     pub term: u32,
+    /// The current leader.
     pub leader: NodeId,
 }
 
 /// What the node must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Output {
+    /// Send `msg` to node `to`.
     Send {
+        /// The receiver.
         to: NodeId,
+        /// The message.
         msg: QMsg,
     },
     /// Send `msg` to every member but this one.
     Broadcast {
+        /// The message.
         msg: QMsg,
     },
     /// An entry is committed (in log order; `index` counts from 1): apply it.
     Apply {
+        /// The entry's place in the log.
         index: u64,
+        /// The term it was proposed in.
         term: u32,
+        /// What it changes.
         change: Change,
     },
     /// A newcomer's `Add` is committed: send it the welcome.
     Admit {
+        /// The node admitted.
         id: NodeId,
     },
     /// This node is not a member any more: a majority removed it.
     Expelled {
+        /// The member that removed this node.
         by: NodeId,
     },
     /// No majority for `heal_wait`: the run goes on elsewhere, or nowhere.
     GiveUp {
+        /// How long this node waited for a majority.
         waited: Time,
     },
 }
@@ -212,6 +227,7 @@ pub struct Quorum {
     rng: SplitMix64,
     /// Elections this node started and removals it decided (statistics).
     pub elections: u64,
+    /// Members removed by this node as leader.
     pub removals: u64,
 }
 
@@ -302,12 +318,14 @@ impl Quorum {
         Snapshot { base, entries, commit, term: self.term, leader: self.leader.unwrap_or(self.me) }
     }
 
+    /// The next thing to send or apply, until `None`.
     pub fn poll(&mut self) -> Option<Output> {
         self.out.pop_front()
     }
 
     // ---- queries --------------------------------------------------------
 
+    /// Whether this node leads the current term.
     pub fn is_leader(&self) -> bool {
         self.role == Role::Leader
     }
@@ -317,6 +335,7 @@ impl Quorum {
         self.leader
     }
 
+    /// The current term.
     pub fn term(&self) -> u32 {
         self.term
     }
@@ -454,6 +473,7 @@ impl Quorum {
         true
     }
 
+    /// A quorum message from node `from`.
     pub fn handle(&mut self, now: Time, from: NodeId, msg: QMsg) {
         if self.is_out() || self.outside {
             return;

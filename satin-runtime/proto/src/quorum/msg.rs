@@ -5,62 +5,87 @@ use serde::{Deserialize, Serialize};
 use super::log::LogEntry;
 use crate::msg::{ClusterId, NodeId};
 
+/// Messages of the majority's log (a small Raft): replication, elections, membership.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum QMsg {
     /// Leader to member, every heartbeat: the entries after the first
     /// `prev` (whose last has term `prev_term`), and how many are
     /// committed. Empty: a heartbeat.
     Append {
+        /// The leader's term.
         term: u32,
+        /// The index of the entry before the new ones.
         prev: u64,
+        /// Its term.
         prev_term: u32,
+        /// The new entries.
         entries: Vec<LogEntry>,
+        /// How far the leader has committed.
         commit: u64,
     },
     /// Member to leader: whether it took the entries, and how many of the
     /// leader's entries it holds. Also sent on the member's own beat, so
     /// the leader hears from it even when its heartbeats get lost.
     Appended {
+        /// The follower's term.
         term: u32,
+        /// Whether the entries matched the follower's log and were taken.
         ok: bool,
+        /// How far the follower's log matches the leader's.
         matched: u64,
     },
     /// Would you vote for me in `term` (which I have not started)? Asked
     /// before any real election, so a node that merely lost its link to
     /// the leader never disturbs the others.
     PreVote {
+        /// The term the candidate would stand in.
         term: u32,
+        /// The index of the candidate's last entry.
         last: u64,
+        /// Its term.
         last_term: u32,
     },
     /// `current`: the voter's own term (a candidate behind it catches up).
     PreVoted {
+        /// The term asked about.
         term: u32,
+        /// Whether the voter would vote.
         granted: bool,
+        /// The voter's current term.
         current: u32,
     },
     /// Vote for me in `term`.
     Vote {
+        /// The candidate's term.
         term: u32,
+        /// The index of the candidate's last entry.
         last: u64,
+        /// Its term.
         last_term: u32,
     },
+    /// The answer to `Vote`.
     Voted {
+        /// The voter's term.
         term: u32,
+        /// Whether it voted for the candidate.
         granted: bool,
     },
     /// You are not a member of this run any more (a majority removed you).
     NotMember {
+        /// The sender's term.
         term: u32,
     },
     /// Member to leader: my connection to `peer` is lost (while both of
     /// us may still reach you): one of us must go.
     Unreachable {
+        /// The node that cannot be reached.
         peer: NodeId,
     },
     /// A member passes a newcomer's join on to the leader.
     JoinVia {
+        /// The newcomer.
         id: NodeId,
+        /// Its cluster.
         cluster: ClusterId,
     },
 }

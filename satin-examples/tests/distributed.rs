@@ -486,3 +486,24 @@ fn every_load_balancing_algorithm_gives_the_answer_and_master_worker_keeps_worke
     let out = Command::new(bin).args(["10", "--alg", "ws"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A node started by hand (no supervisor) is named after the address it
+/// listens on — in its first line, its statistics and its stats line —
+/// never by its random id.
+#[test]
+fn a_node_without_a_supervisor_is_named_after_its_address() {
+    let pool = temp_pool("names");
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = dir.path().join("stats.json");
+    let args = ["12", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--stats-json"];
+    let out = run(&[&args[..], &[file.to_str().expect("utf-8")]].concat());
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "14200", "{log}");
+    let stats = Stats::read(&file);
+    let name = stats.0["nodes"][0]["node"].as_str().unwrap_or_default().to_string();
+    let addr: std::net::SocketAddr = name.parse().unwrap_or_else(|_| panic!("node named {name:?}:\n{log}"));
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+    assert!(log.contains(&format!("satin: node listening on {name}\n")), "{log}");
+    assert!(log.contains(&format!("nqueens: node {name}: ")), "the stats line names it so:\n{log}");
+}

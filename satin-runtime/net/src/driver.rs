@@ -250,7 +250,7 @@ pub(super) async fn drive(
     exec.keep_orphans(spec.config.keeps_orphans());
     // Peers check each other's root call too: another problem is refused.
     spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
-    let io = match NodeIo::open(pool, &spec.me, spec.faults.clone(), !spec.lone, input_tx.clone()) {
+    let io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, input_tx.clone()) {
         Ok(io) => io,
         Err(e) => return (RunEnd::Failed(e), None),
     };
@@ -363,6 +363,7 @@ impl Driver {
     fn report(&self) -> NodeReport {
         NodeReport {
             id: self.spec.me.id,
+            label: self.spec.me.label.clone(),
             stats: self.node.stats().clone(),
             table_hits: self.exec.table_hits(),
             table_lookups: self.exec.table_lookups(),

@@ -39,7 +39,9 @@ pub(crate) struct Identity {
     pub(crate) max_frame: usize,
     /// What peers check before they accept this node's connections.
     pub(crate) hello: Hello,
-    /// How logs and traces name this node (its number under a supervisor).
+    /// How logs, statistics and traces name this node: its number under a
+    /// supervisor, else the address it listens on (empty until
+    /// [`NodeIo::open`] knows it). Never the random id.
     pub(crate) label: String,
     pub(crate) trace: Option<PathBuf>,
     /// Started by `--local-nodes`: the supervisor writes its orders (death
@@ -72,7 +74,7 @@ impl Identity {
             idle_timeout: Duration::from_millis(args.idle_timeout_ms),
             max_frame: args.max_frame,
             hello,
-            label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_else(|| id.to_string()),
+            label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_default(),
             trace: args.trace.clone(),
             supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
         }
@@ -90,18 +92,24 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
     /// Binds the endpoint (its packets through `faults`, `--chaos`),
     /// starts accepting peers and, for a joiner, names its contact
     /// [`CONTACT`]; `announce` says on standard error where the node
-    /// listens (tests and scripts read the line). Events arrive on `input`.
+    /// listens (tests and scripts read the line) and a node without a
+    /// name is named after that address. Events arrive on `input`.
     pub(crate) fn open(
         pool: &Pool,
-        me: &Identity,
+        me: &mut Identity,
         faults: Option<Arc<Faults>>,
         announce: bool,
         input: UnboundedSender<I>,
     ) -> Result<NodeIo<M, I>, String> {
         let endpoint = endpoint(pool, me.listen, me.idle_timeout, faults)?;
         let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
-        if announce {
-            eprintln!("satin: node {} listening on {addr}", me.id);
+        if me.label.is_empty() {
+            me.label = addr.to_string();
+            if announce {
+                eprintln!("satin: node listening on {addr}");
+            }
+        } else if announce {
+            eprintln!("satin: node {} listening on {addr}", me.label);
         }
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr };
         let hello_frame =

@@ -104,7 +104,7 @@ pub fn try_run<R: Send>(
     }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();
-    let (label, stats_json) = (spec.me.label.clone(), args.stats_json.clone());
+    let stats_json = args.stats_json.clone();
     let supervised = spec.me.supervised;
     let mut runs = Vec::new();
     // The node lives as long as the program makes annotated calls: each
@@ -128,14 +128,14 @@ pub fn try_run<R: Send>(
         };
         if let (Some(r), Some(path)) = (&report, &stats_json) {
             runs.push(r.figures());
-            if let Err(e) = report::write_nodes(path, vec![report::node_json(&label, r.id, &runs)]) {
+            if let Err(e) = report::write_nodes(path, vec![report::node_json(&r.label, r.id, &runs)]) {
                 eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
             }
         }
         // (A node alone says what its checkpoint holds once it is closed;
         // a supervisor prints its nodes' figures as a table.)
         if let Some(r) = report.filter(|_| !lone && !supervised) {
-            eprintln!("{app_name}: node {label}: {}", r.stats_line());
+            eprintln!("{app_name}: node {}: {}", r.label, r.stats_line());
         }
         match end {
             RunEnd::Answer { value: Some(value), master } => {

@@ -11,6 +11,9 @@ use satin_proto::{NodeId, NodeStats};
 /// Per-node figures for the final statistics block.
 pub(crate) struct NodeReport {
     pub(crate) id: NodeId,
+    /// How the node is named: its number under a supervisor, else the
+    /// address it listens on.
+    pub(crate) label: String,
     pub(crate) stats: NodeStats,
     pub(crate) table_hits: u64,
     pub(crate) table_lookups: u64,
@@ -187,6 +190,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let report = NodeReport {
             id: u64::MAX - 1,
+            label: "0".into(),
             stats: NodeStats { jobs_stolen: 7, ..NodeStats::default() },
             table_hits: 3,
             table_lookups: 4,

@@ -126,14 +126,14 @@ pub(super) fn run(spec: Spec, pool: &Pool, workflow: &Workflow) -> GraphEnd {
 }
 
 async fn drive(
-    spec: Spec,
+    mut spec: Spec,
     pool: &Pool,
     workflow: &Workflow,
     input_tx: tokio::sync::mpsc::UnboundedSender<GraphInput>,
     mut input: UnboundedReceiver<GraphInput>,
     work: std::sync::mpsc::Sender<Work>,
 ) -> GraphEnd {
-    let mut io = match NodeIo::open(pool, &spec.me, None, true, input_tx.clone()) {
+    let mut io = match NodeIo::open(pool, &mut spec.me, None, true, input_tx.clone()) {
         Ok(io) => io,
         Err(e) => return GraphEnd::Failed(e),
     };

@@ -66,7 +66,7 @@ pub struct HealthReport {
 impl Node {
     /// Whether `node` is dropped right now.
     pub(super) fn is_dropped(&self, now: Time, node: NodeId) -> bool {
-        self.health.get(&node).and_then(|h| h.until).is_some_and(|t| now < t)
+        self.late.health.get(&node).and_then(|h| h.until).is_some_and(|t| now < t)
     }
 
     /// A job `node` ran for this one timed out, got lost or failed.
@@ -76,7 +76,7 @@ impl Node {
         }
         let cfg = &self.config.stragglers;
         let (window, limit) = (cfg.strike_window, cfg.drop_after);
-        let h = self.health.entry(node).or_default();
+        let h = self.late.health.entry(node).or_default();
         h.total += 1;
         h.strikes.push_back(now);
         while h.strikes.front().is_some_and(|t| t + window <= now) {
@@ -90,7 +90,7 @@ impl Node {
 
     fn drop_node(&mut self, now: Time, node: NodeId) {
         let cool_down = self.config.stragglers.cool_down;
-        let h = self.health.entry(node).or_default();
+        let h = self.late.health.entry(node).or_default();
         h.drops += 1;
         h.backoff += 1;
         h.strikes.clear();
@@ -104,7 +104,7 @@ impl Node {
 
     /// `node` said it has done `progress` (work, busy time) so far.
     pub(super) fn record_progress(&mut self, node: NodeId, progress: (u64, u64)) {
-        let h = self.health.entry(node).or_default();
+        let h = self.late.health.entry(node).or_default();
         h.first_seen.get_or_insert(progress);
         h.last_seen = Some(progress);
     }
@@ -114,7 +114,7 @@ impl Node {
     /// it started — once the span is long enough for the difference to
     /// mean something.
     pub(super) fn is_slow(&self, node: NodeId, exec: &impl Executor) -> bool {
-        let Some(h) = self.health.get(&node) else { return false };
+        let Some(h) = self.late.health.get(&node) else { return false };
         let (Some((w0, b0)), Some((w1, b1))) = (h.first_seen, h.last_seen) else { return false };
         let (v, c) = exec.progress();
         if b1 <= b0 || c == 0 {
@@ -137,25 +137,25 @@ impl Node {
     /// job a slow node starts is aborted at the hard timeout and none ever
     /// finishes there.
     pub(super) fn stretch(&self, node: NodeId) -> f64 {
-        self.health.get(&node).and_then(|h| h.pace).unwrap_or(1.0).clamp(1.0, MAX_STRETCH)
+        self.late.health.get(&node).and_then(|h| h.pace).unwrap_or(1.0).clamp(1.0, MAX_STRETCH)
     }
 
     /// A job `node` ran came back after `took` of `estimate`.
     pub(super) fn record_pace(&mut self, node: NodeId, took: Time, estimate: Time) {
         if node != self.id && estimate > 0 {
-            self.health.entry(node).or_default().pace = Some(took as f64 / estimate as f64);
+            self.late.health.entry(node).or_default().pace = Some(took as f64 / estimate as f64);
         }
     }
 
     /// A job `node` said it still ran passed its hard timeout.
     pub(super) fn back_off_timeouts(&mut self, node: NodeId) {
-        let h = self.health.entry(node).or_default();
+        let h = self.late.health.entry(node).or_default();
         h.pace = Some((h.pace.unwrap_or(1.0).max(1.0) * 2.0).min(MAX_STRETCH));
     }
 
     /// `node` returned a result: it is off probation.
     pub(super) fn proved_healthy(&mut self, node: NodeId) {
-        if let Some(h) = self.health.get_mut(&node) {
+        if let Some(h) = self.late.health.get_mut(&node) {
             h.probation = false;
             h.backoff = 0;
         }
@@ -166,14 +166,14 @@ impl Node {
         if node == self.id {
             self.stats.dropped += 1;
             let until = now + for_ns;
-            self.dropped_until = Some(self.dropped_until.map_or(until, |t| t.max(until)));
+            self.late.dropped_until = Some(self.late.dropped_until.map_or(until, |t| t.max(until)));
             self.actions.push_back(Action::SetTimer { at: until });
             if drops >= self.config.stragglers.max_drops {
                 self.begin_leave(now, exec);
             }
             return;
         }
-        let h = self.health.entry(node).or_default();
+        let h = self.late.health.entry(node).or_default();
         let until = now + for_ns;
         h.until = Some(h.until.map_or(until, |t| t.max(until)));
         h.drops = h.drops.max(drops);
@@ -184,6 +184,6 @@ impl Node {
     /// Strikes and drops of every node this one judged (its victims'
     /// view of their thieves), in id order.
     pub fn health_report(&self) -> Vec<HealthReport> {
-        self.health.iter().map(|(n, h)| HealthReport { node: *n, strikes: h.total, drops: h.drops }).collect()
+        self.late.health.iter().map(|(n, h)| HealthReport { node: *n, strikes: h.total, drops: h.drops }).collect()
     }
 }

@@ -156,7 +156,7 @@ impl Node {
             self.stats.homes_asked += 1;
             self.actions.push_back(Action::Send { to: home, msg: Msg::TableGet { key: *key } });
         }
-        self.asking.insert(*key, Asking { epoch, homes, again });
+        self.lookups.asking.insert(*key, Asking { epoch, homes, again });
         Lookup::Pending
     }
 
@@ -165,7 +165,7 @@ impl Node {
     /// that still runs somewhere: a short wait its worker sits out, where
     /// a long one lets the worker run other work.
     pub fn lookup_in_flight(&self, key: &JobKey) -> bool {
-        self.asking.contains_key(key) || self.fetching.get(key).is_some_and(|f| f.adopt.is_none())
+        self.lookups.asking.contains_key(key) || self.lookups.fetching.get(key).is_some_and(|f| f.adopt.is_none())
     }
 
     /// A peer asks this node, a home of `key`, what it knows.
@@ -204,10 +204,10 @@ impl Node {
                 self.table.put(key, Entry::Running { holder, epoch }, meta);
             }
         }
-        if !self.asking.get(&key).is_some_and(|a| a.homes.contains(&from)) {
+        if !self.lookups.asking.get(&key).is_some_and(|a| a.homes.contains(&from)) {
             return;
         }
-        let asked = self.asking.remove(&key).expect("checked above");
+        let asked = self.lookups.asking.remove(&key).expect("checked above");
         self.decide_asked(key, asked, exec);
     }
 
@@ -233,7 +233,7 @@ impl Node {
     /// without them.
     pub(super) fn asks_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
         let mut done = Vec::new();
-        for (key, asked) in &mut self.asking {
+        for (key, asked) in &mut self.lookups.asking {
             if asked.homes.contains(&peer) {
                 asked.homes.retain(|&h| h != peer);
                 if asked.homes.is_empty() {
@@ -242,7 +242,7 @@ impl Node {
             }
         }
         for key in done {
-            let asked = self.asking.remove(&key).expect("listed above");
+            let asked = self.lookups.asking.remove(&key).expect("listed above");
             self.decide_asked(key, asked, exec);
         }
     }

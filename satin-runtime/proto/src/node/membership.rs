@@ -8,6 +8,18 @@ use crate::roster::{Members, Roster};
 use crate::JobKey;
 use crate::{Executor, FtMode};
 
+/// A joiner's way in: its contact, when it asks again, and what a former
+/// incarnation of its process finished.
+#[derive(Debug, Default)]
+pub(super) struct Joining {
+    /// The contact, until the node is welcomed.
+    pub(super) contact: Option<NodeId>,
+    /// When the join is asked again (it may be lost), and the wait after that.
+    pub(super) retry: Option<(Time, Time)>,
+    /// Results of a former incarnation, published once welcomed.
+    pub(super) carried: Vec<(JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
+}
+
 impl Node {
     /// A member of a run whose membership every node knows at start. The
     /// root job is replicated to all; the master (`master`) runs it.
@@ -55,20 +67,20 @@ impl Node {
     /// again until it is welcomed (after half a second, then doubling).
     pub fn joining(id: NodeId, cluster: ClusterId, contact: NodeId, config: Config, seed: u64) -> Node {
         let mut n = Node::new(id, cluster, config, seed);
-        n.contact = Some(contact);
+        n.join.contact = Some(contact);
         n.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster } });
         n
     }
 
     /// No welcome yet: ask again, a little later each time.
     pub(super) fn retry_join(&mut self, now: Time) {
-        let (Some(contact), Some((at, wait))) = (self.contact, self.join_retry) else { return };
+        let (Some(contact), Some((at, wait))) = (self.join.contact, self.join.retry) else { return };
         if now < at {
             self.actions.push_back(Action::SetTimer { at });
             return;
         }
         let wait = (wait * 2).min(JOIN_RETRY_MAX);
-        self.join_retry = Some((now + wait, wait));
+        self.join.retry = Some((now + wait, wait));
         self.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster: self.cluster } });
         self.actions.push_back(Action::SetTimer { at: now + wait });
     }
@@ -98,7 +110,7 @@ impl Node {
         self.master = master;
         self.root = Some(root);
         self.joined = true;
-        self.join_retry = None;
+        self.join.retry = None;
         self.table_replicas = table_replicas as usize;
         self.table.set_asks_homes(self.table_replicas > 0);
         self.quorum.welcomed(now, quorum);
@@ -118,7 +130,7 @@ impl Node {
         let members = self.roster.live_with_clusters().collect();
         let table_replicas = self.table_replicas as u32;
         let quorum = self.quorum.snapshot();
-        let answers = self.answers.iter().map(|a| serde_bytes::ByteBuf::from(a.clone())).collect();
+        let answers = self.runs.answers.iter().map(|a| serde_bytes::ByteBuf::from(a.clone())).collect();
         let welcome = Msg::Welcome { members, master: self.master, root, table_replicas, quorum, answers };
         self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
         // The newcomer may become master and restart the root: it needs
@@ -166,8 +178,8 @@ impl Node {
             return;
         }
         let abandoned = exec.abandon_all();
-        self.running_for.clear();
-        self.orphans.clear();
+        self.ledger.running_for.clear();
+        self.ledger.orphans.clear();
         let heir = self.live_members().filter(|m| *m != self.id).last();
         if self.config.ft == FtMode::Table {
             let threshold = self.config.pointer_threshold;

@@ -17,6 +17,7 @@ mod checkpoint;
 mod config;
 mod health;
 mod homes;
+mod ledger;
 mod membership;
 mod quorum;
 mod recovery;
@@ -31,7 +32,7 @@ pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use stats::NodeStats;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use super::msg::{ClusterId, JobSpec, Msg, NodeId};
 use super::quorum::{Quorum, QuorumConfig};
@@ -209,36 +210,11 @@ pub struct Node {
     /// The replicated root job; its `epoch` counts the restarts so far.
     root: Option<JobSpec>,
     rng: SplitMix64,
-    next_request: u64,
-    /// Outstanding steal requests: victim, request id, when sent.
-    local_steal: Option<(NodeId, u64, Time)>,
-    wide_steal: Option<(NodeId, u64, Time)>,
-    /// Requests given up on but not answered yet: their reply may still
-    /// carry a job, which a leaving node must not lose.
-    late_steals: Vec<(NodeId, u64)>,
-    failed_steals: usize,
-    backoff_until: Option<Time>,
-    // Ordered maps: recovery walks them, and the simulator must replay
-    // the same walk from the same seed.
-    /// Jobs stolen from this node, by stamp.
-    stolen: BTreeMap<u64, Stolen>,
-    next_stamp: u64,
-    /// Jobs this node runs for live victims, by (victim, stamp).
-    running_for: BTreeMap<(NodeId, u64), Running>,
-    /// Jobs this node runs for victims that died: their results go into
-    /// the table when they finish.
-    orphans: BTreeMap<(NodeId, u64), Running>,
+    /// Jobs between this node and others: stolen from it, run for others.
+    ledger: ledger::Ledger,
     table: ResultTable,
     /// Homes per table key; 0: every entry goes to every node.
     table_replicas: usize,
-    /// Lookups waiting for the homes of their key to answer (the home
-    /// table): the lookup's epoch, the homes yet to answer.
-    asking: BTreeMap<JobKey, Asking>,
-    /// Lookups waiting for a value from another node: a pointer's holder,
-    /// or the node running the job (an adoption).
-    fetching: BTreeMap<JobKey, Fetching>,
-    /// Nodes waiting for the result of a job running here (they adopted it).
-    awaiting: BTreeMap<JobKey, Vec<NodeId>>,
     joined: bool,
     stopped: bool,
     /// Leaving once the jobs started here are finished (see `begin_leave`).
@@ -246,45 +222,25 @@ pub struct Node {
     actions: VecDeque<Action>,
     stats: NodeStats,
     checkpoint: Option<checkpoint::Checkpoint>,
-    /// Durations of stolen jobs, per depth (see `stragglers.rs`).
-    estimates: stragglers::Estimates,
-    /// Failed attempts so far per job (retries).
-    attempts: BTreeMap<JobKey, u32>,
-    /// Strikes and drops per node (see `health.rs`).
-    health: BTreeMap<NodeId, health::Health>,
-    /// This node was dropped: it steals nothing until then.
-    dropped_until: Option<Time>,
-    /// When `check_late_jobs` wants to run next.
-    late_timer: Option<Time>,
     /// Leadership, membership and the answer, decided by a majority.
     quorum: Quorum,
     /// Masters this node saw replaced: their orphans run on, for the
     /// restarted root to adopt.
     deposed: BTreeSet<NodeId>,
-    /// The answer this node proposed as master, until it is committed.
-    answer: Option<Vec<u8>>,
-    /// The answer's log entry (term, index), once committed.
-    decision: Option<(u32, u64)>,
-    /// The answer is committed, but this master lacks its value (another
-    /// master committed it, too large to travel): its root gives it.
-    answer_due: bool,
-    /// Runs of the program whose answers this node has (see `sequence.rs`).
-    runs_done: u32,
-    /// The root epoch of the last run that ended.
-    last_epoch: u32,
-    /// The answers of the runs so far, for joiners (with a sequence).
-    answers: Vec<Vec<u8>>,
-    /// Roots this node's program gave it (the first at construction).
-    roots_given: u32,
     /// When the quorum's next tick is due.
     quorum_tick: Option<Time>,
     /// Changes to the membership this node applied (the simulator watches).
     roster_changes: u64,
-    /// Results of a former incarnation, published once welcomed.
-    carried: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
-    /// A joiner's contact, and when it asks again (its join may be lost).
-    contact: Option<NodeId>,
-    join_retry: Option<(Time, Time)>,
+    /// This node as a thief.
+    steal: stealing::Stealing,
+    /// Lookups waiting for other nodes, and nodes waiting for jobs here.
+    lookups: results::Lookups,
+    /// Late, failing and slow work, and the health of other nodes.
+    late: stragglers::LateJobs,
+    /// The program's runs so far and the current answer.
+    runs: sequence::Runs,
+    /// A joiner's way in.
+    join: membership::Joining,
 }
 
 impl Node {
@@ -298,21 +254,8 @@ impl Node {
             master: id,
             root: None,
             rng: SplitMix64::new(seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            next_request: 0,
-            local_steal: None,
-            wide_steal: None,
-            late_steals: Vec::new(),
-            failed_steals: 0,
-            backoff_until: None,
-            stolen: BTreeMap::new(),
-            next_stamp: 0,
-            running_for: BTreeMap::new(),
-            orphans: BTreeMap::new(),
             table,
             table_replicas: 0,
-            asking: BTreeMap::new(),
-            fetching: BTreeMap::new(),
-            awaiting: BTreeMap::new(),
             joined: false,
             stopped: false,
             draining: false,
@@ -324,25 +267,16 @@ impl Node {
                 .filter(|_| config.ft == FtMode::Table)
                 .map(checkpoint::Checkpoint::new),
             config,
-            estimates: stragglers::Estimates::default(),
-            attempts: BTreeMap::new(),
-            health: BTreeMap::new(),
-            dropped_until: None,
-            late_timer: None,
+            ledger: Default::default(),
+            steal: Default::default(),
+            lookups: Default::default(),
+            late: Default::default(),
+            runs: Default::default(),
+            join: Default::default(),
             quorum,
             deposed: BTreeSet::new(),
-            answer: None,
-            answer_due: false,
-            runs_done: 0,
-            last_epoch: 0,
-            answers: Vec::new(),
-            roots_given: 1,
-            decision: None,
-            carried: Vec::new(),
             quorum_tick: None,
             roster_changes: 0,
-            contact: None,
-            join_retry: None,
         }
     }
 
@@ -404,16 +338,16 @@ impl Node {
             "master {}, quorum {{{}}}, answer {:?}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, asking {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
             self.master,
             self.quorum.summary(),
-            self.answer.as_ref().map(Vec::len),
+            self.runs.proposed.as_ref().map(Vec::len),
             self.stopped,
-            self.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
-            self.running_for.keys().collect::<Vec<_>>(),
-            self.orphans.len(),
-            self.fetching.iter().map(|(k, f)| (*k, *f, self.table.get(k).cloned())).collect::<Vec<_>>(),
-            self.asking,
-            self.awaiting.len(),
-            self.local_steal,
-            self.wide_steal,
+            self.ledger.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
+            self.ledger.running_for.keys().collect::<Vec<_>>(),
+            self.ledger.orphans.len(),
+            self.lookups.fetching.iter().map(|(k, f)| (*k, *f, self.table.get(k).cloned())).collect::<Vec<_>>(),
+            self.lookups.asking,
+            self.lookups.awaiting.len(),
+            self.steal.local,
+            self.steal.wide,
             self.live_members().collect::<Vec<_>>()
         )
     }
@@ -423,8 +357,8 @@ impl Node {
         format!(
             "table {:?}, fetching {:?}, runs {}, epoch {}",
             self.table.get(key),
-            self.fetching.get(key),
-            self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key),
+            self.lookups.fetching.get(key),
+            self.ledger.running_for.values().chain(self.ledger.orphans.values()).any(|r| r.key == *key),
             self.root_epoch()
         )
     }
@@ -439,7 +373,7 @@ impl Node {
     pub fn start(&mut self, now: Time, exec: &mut impl Executor) {
         self.start_checkpoints(now);
         if !self.joined {
-            self.join_retry = Some((now + JOIN_RETRY, JOIN_RETRY));
+            self.join.retry = Some((now + JOIN_RETRY, JOIN_RETRY));
             self.actions.push_back(Action::SetTimer { at: now + JOIN_RETRY });
             return;
         }
@@ -516,7 +450,7 @@ impl Node {
             // the core sees any message.
             Msg::Shared { .. } => {}
             Msg::JobStatus { stamp } => {
-                let running = self.running_for.contains_key(&(from, stamp));
+                let running = self.ledger.running_for.contains_key(&(from, stamp));
                 let progress = exec.progress();
                 self.actions
                     .push_back(Action::Send { to: from, msg: Msg::JobStatusReply { stamp, running, progress } });
@@ -548,17 +482,17 @@ impl Node {
             self.actions.push_back(Action::SetTimer { at });
         }
         let mut idle = false;
-        if self.backoff_until.is_some_and(|t| now >= t) {
-            self.backoff_until = None;
+        if self.steal.backoff_until.is_some_and(|t| now >= t) {
+            self.steal.backoff_until = None;
             idle = true;
         }
         // A draining node waits for its replies: a job in one would be lost.
         if let Some(limit) = self.config.steal_timeout.filter(|_| !self.draining) {
-            for out in [&mut self.local_steal, &mut self.wide_steal] {
+            for out in [&mut self.steal.local, &mut self.steal.wide] {
                 if let Some((victim, id, sent)) = *out {
                     if sent + limit <= now {
                         *out = None;
-                        self.late_steals.push((victim, id));
+                        self.steal.late.push((victim, id));
                         idle = true;
                     }
                 }
@@ -566,8 +500,8 @@ impl Node {
         }
         self.checkpoint_tick(now);
         self.check_late_jobs(now, exec);
-        if self.dropped_until.is_some_and(|t| now >= t) {
-            self.dropped_until = None;
+        if self.late.dropped_until.is_some_and(|t| now >= t) {
+            self.late.dropped_until = None;
             idle = true;
         }
         if idle {
@@ -588,7 +522,7 @@ impl Node {
     /// The root job finished here: the master proposes the answer, which
     /// is out once a majority holds it (see `quorum.rs`).
     pub fn handle_root_finished(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
-        if self.is_master() && !self.stopped && self.answer.is_none() {
+        if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
             self.checkpoint_answer(&value);
             self.propose_answer(now, value, exec);
         }

@@ -22,7 +22,7 @@ impl Node {
                 Output::Broadcast { msg } => self.actions.push_back(Action::Broadcast { msg: Msg::Quorum(msg) }),
                 Output::Apply { index, term, change } => {
                     if let Change::Answer { .. } = change {
-                        self.decision = Some((term, index));
+                        self.runs.decision = Some((term, index));
                     }
                     self.apply_change(now, term, change, exec)
                 }
@@ -55,13 +55,13 @@ impl Node {
         }
         self.lookups_lost_with(peer, exec);
         self.asks_lost_with(peer, exec);
-        if self.local_steal.is_some_and(|(v, ..)| v == peer) {
-            self.local_steal = None;
+        if self.steal.local.is_some_and(|(v, ..)| v == peer) {
+            self.steal.local = None;
         }
-        if self.wide_steal.is_some_and(|(v, ..)| v == peer) {
-            self.wide_steal = None;
+        if self.steal.wide.is_some_and(|(v, ..)| v == peer) {
+            self.steal.wide = None;
         }
-        self.late_steals.retain(|(v, _)| *v != peer);
+        self.steal.late.retain(|(v, _)| *v != peer);
         self.ask_after_jobs_of(now, peer);
         self.handle_idle(now, exec);
     }
@@ -69,7 +69,7 @@ impl Node {
     /// The log entry (term, index) of the answer this node applied, if any:
     /// every node that prints an answer prints the same one.
     pub fn decision(&self) -> Option<(u32, u64)> {
-        self.decision
+        self.runs.decision
     }
 
     /// A member closed its connection with this node because it removed
@@ -126,9 +126,9 @@ impl Node {
         if leader == self.master {
             // Master again after losing the majority for a while: an
             // answer found meanwhile goes into the log now.
-            if let (true, Some(value)) = (leader == self.id, self.answer.clone()) {
+            if let (true, Some(value)) = (leader == self.id, self.runs.proposed.clone()) {
                 let travelling = self.answer_that_travels(value);
-                self.quorum.propose_answer(now, self.runs_done + 1, travelling);
+                self.quorum.propose_answer(now, self.runs.done + 1, travelling);
             }
             return;
         }
@@ -140,9 +140,11 @@ impl Node {
         }
         self.checkpoint_new_master();
         let epoch = self.root_epoch();
-        let running: Vec<(NodeId, u64)> = self.running_for.keys().chain(self.orphans.keys()).copied().collect();
+        let running: Vec<(NodeId, u64)> =
+            self.ledger.running_for.keys().chain(self.ledger.orphans.keys()).copied().collect();
         for (victim, stamp) in running {
-            let old = self.running_for.get(&(victim, stamp)).or_else(|| self.orphans.get(&(victim, stamp)));
+            let old =
+                self.ledger.running_for.get(&(victim, stamp)).or_else(|| self.ledger.orphans.get(&(victim, stamp)));
             if old.is_some_and(|r| r.epoch < epoch) {
                 self.announce_running(victim, stamp);
             }
@@ -158,15 +160,15 @@ impl Node {
 
     /// The master's root finished: the answer goes into the log.
     pub(super) fn propose_answer(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
-        if self.answer_due {
+        if self.runs.answer_due {
             // The answer was committed already (by an earlier master, too
             // large to travel): this root ran only to print it.
             self.finish_as_master(value);
             return;
         }
         let travelling = self.answer_that_travels(value.clone());
-        self.answer = Some(value);
-        if self.quorum.propose_answer(now, self.runs_done + 1, travelling) {
+        self.runs.proposed = Some(value);
+        if self.quorum.propose_answer(now, self.runs.done + 1, travelling) {
             self.pump_quorum(now, exec);
         }
     }
@@ -174,7 +176,7 @@ impl Node {
     /// A majority holds the answer: the run is over. The leader prints it
     /// (and tells everyone); every other node ends.
     fn answer_committed(&mut self, run: u32, value: Option<Vec<u8>>) {
-        if run != self.runs_done + 1 {
+        if run != self.runs.done + 1 {
             // Proposed twice (a master that lost and regained the
             // majority), or heard of through `Terminate` first.
             return;
@@ -185,17 +187,17 @@ impl Node {
             self.run_over(kept);
             return;
         }
-        match self.answer.take().or(value) {
+        match self.runs.proposed.take().or(value) {
             Some(v) => self.finish_as_master(v),
             // Committed by a master that is gone, too large to travel: the
             // root job (restarted here as master) computes it again.
-            None => self.answer_due = true,
+            None => self.runs.answer_due = true,
         }
     }
 
     fn finish_as_master(&mut self, value: Vec<u8>) {
         let travelling = self.answer_that_travels(value.clone());
-        let run = self.runs_done + 1;
+        let run = self.runs.done + 1;
         self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
         let kept = self.config.sequence.then(|| value.clone());
         self.actions.push_back(Action::Done { value });
@@ -206,8 +208,8 @@ impl Node {
     /// finished goes with it (see [`Action::Expelled`]).
     fn expelled(&mut self, by: NodeId, exec: &mut impl Executor) {
         let abandoned = exec.abandon_all();
-        self.running_for.clear();
-        self.orphans.clear();
+        self.ledger.running_for.clear();
+        self.ledger.orphans.clear();
         let mut carry: Vec<(JobKey, Vec<u8>, ResultMeta)> =
             abandoned.finished.into_iter().map(|(k, v)| (k, v, ResultMeta::UNKNOWN)).collect();
         carry.extend(self.table.large_values(0).into_iter().map(|(k, v, m)| (k, v.to_vec(), m)));
@@ -218,11 +220,11 @@ impl Node {
     /// Results a former incarnation of this process finished (it was
     /// removed while cut off): published once this node is welcomed.
     pub fn carry_results(&mut self, carry: Vec<(JobKey, Vec<u8>, ResultMeta)>) {
-        self.carried = carry;
+        self.join.carried = carry;
     }
 
     pub(super) fn publish_carried(&mut self, exec: &mut impl Executor) {
-        for (key, value, meta) in std::mem::take(&mut self.carried) {
+        for (key, value, meta) in std::mem::take(&mut self.join.carried) {
             self.publish(key, value, meta, exec);
         }
     }

@@ -44,13 +44,13 @@ impl Node {
         if self.config.ft == FtMode::Table && self.table_replicas == 0 {
             exec.recovery_started();
         }
-        if self.local_steal.is_some_and(|(v, ..)| v == peer) {
-            self.local_steal = None;
+        if self.steal.local.is_some_and(|(v, ..)| v == peer) {
+            self.steal.local = None;
         }
-        if self.wide_steal.is_some_and(|(v, ..)| v == peer) {
-            self.wide_steal = None;
+        if self.steal.wide.is_some_and(|(v, ..)| v == peer) {
+            self.steal.wide = None;
         }
-        self.late_steals.retain(|(v, _)| *v != peer);
+        self.steal.late.retain(|(v, _)| *v != peer);
         self.lookups_lost_with(peer, exec);
         self.asks_lost_with(peer, exec);
         if self.config.ft == FtMode::None {
@@ -67,13 +67,13 @@ impl Node {
         // them), lets them run on and publish their results when they end.
         // After a worker's death nothing may wait for them: its re-queued
         // jobs would compute them again beside them.
-        let orphans: Vec<(NodeId, u64)> = self.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();
+        let orphans: Vec<(NodeId, u64)> = self.ledger.running_for.keys().filter(|(v, _)| *v == peer).copied().collect();
         for (victim, stamp) in orphans {
-            let running = self.running_for.remove(&(victim, stamp));
+            let running = self.ledger.running_for.remove(&(victim, stamp));
             let abandoned = exec.abandon(victim, stamp, root_restarts);
             match running {
                 Some(r) if abandoned.runs_on => {
-                    self.orphans.insert((victim, stamp), r);
+                    self.ledger.orphans.insert((victim, stamp), r);
                 }
                 Some(r) => self.void_running(&r, exec),
                 None => {}
@@ -88,9 +88,9 @@ impl Node {
         }
         // Step 1: re-queue what the dead node stole from us, marked redone.
         // (A job with another copy still running elsewhere waits for it.)
-        let lost: Vec<u64> = self.stolen.iter().filter(|(_, s)| s.thief == peer).map(|(k, _)| *k).collect();
+        let lost: Vec<u64> = self.ledger.stolen.iter().filter(|(_, s)| s.thief == peer).map(|(k, _)| *k).collect();
         for stamp in lost {
-            if let Some(copy) = self.stolen.remove(&stamp) {
+            if let Some(copy) = self.ledger.stolen.remove(&stamp) {
                 self.copy_ended(copy, exec);
             }
         }

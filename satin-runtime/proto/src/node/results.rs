@@ -3,11 +3,27 @@
 //! jobs — values, pointers fetched from their holder, and jobs still
 //! running elsewhere, which a newer-epoch lookup waits for (adopts).
 
-use super::{Action, Fetching, Lookup, Node, Running, Time};
+use std::collections::BTreeMap;
+
+use super::{Action, Asking, Fetching, Lookup, Node, Running, Time};
 use crate::checkpoint::ResultMeta;
 use crate::msg::{Entry, Msg, NodeId};
 use crate::JobKey;
 use crate::{Executor, FtMode};
+
+/// Lookups of redone jobs that wait for other nodes, and nodes that wait
+/// for jobs running here.
+#[derive(Debug, Default)]
+pub(super) struct Lookups {
+    /// Waiting for the homes of their key to answer (the home table): the
+    /// lookup's epoch, the homes yet to answer.
+    pub(super) asking: BTreeMap<JobKey, Asking>,
+    /// Waiting for a value from another node: a pointer's holder, or the
+    /// node running the job (an adoption).
+    pub(super) fetching: BTreeMap<JobKey, Fetching>,
+    /// Nodes waiting for the result of a job running here (they adopted it).
+    pub(super) awaiting: BTreeMap<JobKey, Vec<NodeId>>,
+}
 
 fn meta_of(r: &Running) -> ResultMeta {
     ResultMeta { depth: r.depth, id: 0, parent: r.parent }
@@ -29,13 +45,13 @@ impl Node {
     ) {
         if victim == self.id {
             // A copy of a late job, run here (see `stragglers.rs`).
-            if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+            if let Some(r) = self.ledger.running_for.remove(&(victim, stamp)) {
                 self.publish(key, value.clone(), meta_of(&r), exec);
                 self.job_result(now, victim, stamp, key, value, exec);
             }
             return;
         }
-        if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+        if let Some(r) = self.ledger.running_for.remove(&(victim, stamp)) {
             if self.is_alive(victim) {
                 let msg = Msg::JobResult { stamp, key, value: value.clone() };
                 self.actions.push_back(Action::Send { to: victim, msg });
@@ -47,7 +63,7 @@ impl Node {
         if self.stopped {
             return;
         }
-        let meta = self.orphans.remove(&(victim, stamp)).map_or(ResultMeta::UNKNOWN, |r| meta_of(&r));
+        let meta = self.ledger.orphans.remove(&(victim, stamp)).map_or(ResultMeta::UNKNOWN, |r| meta_of(&r));
         self.stats.orphans_saved += 1;
         self.publish(key, value, meta, exec);
     }
@@ -66,18 +82,18 @@ impl Node {
         exec: &mut impl Executor,
     ) {
         if victim == self.id {
-            if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+            if let Some(r) = self.ledger.running_for.remove(&(victim, stamp)) {
                 self.void_running(&r, exec);
                 self.job_failed(now, victim, stamp, reason, exec);
             }
             return;
         }
-        if let Some(r) = self.running_for.remove(&(victim, stamp)) {
+        if let Some(r) = self.ledger.running_for.remove(&(victim, stamp)) {
             self.void_running(&r, exec);
             if self.is_alive(victim) && !self.stopped {
                 self.actions.push_back(Action::Send { to: victim, msg: Msg::JobFailed { stamp, reason } });
             }
-        } else if let Some(r) = self.orphans.remove(&(victim, stamp)) {
+        } else if let Some(r) = self.ledger.orphans.remove(&(victim, stamp)) {
             self.void_running(&r, exec);
         }
     }
@@ -85,13 +101,14 @@ impl Node {
     /// The job stolen from `victim` by steal `stamp` was aborted here: no
     /// result will come from it.
     pub fn handle_job_aborted(&mut self, _now: Time, victim: NodeId, stamp: u64, exec: &mut impl Executor) {
-        let gone = self.running_for.remove(&(victim, stamp)).or_else(|| self.orphans.remove(&(victim, stamp)));
+        let gone =
+            self.ledger.running_for.remove(&(victim, stamp)).or_else(|| self.ledger.orphans.remove(&(victim, stamp)));
         if let Some(r) = gone {
             self.void_running(&r, exec);
         }
         // A copy run here that was not aborted on purpose: another may run.
         if victim == self.id {
-            if let Some(copy) = self.stolen.remove(&stamp) {
+            if let Some(copy) = self.ledger.stolen.remove(&stamp) {
                 self.copy_ended(copy, exec);
             }
         }
@@ -121,7 +138,7 @@ impl Node {
         if self.config.ft != FtMode::Table {
             return Lookup::Miss;
         }
-        match self.asking.get(key) {
+        match self.lookups.asking.get(key) {
             // The homes' answer may make the ask wait for a running job
             // older than its own epoch only: joined by a lookup of an older
             // epoch still, that job could be the one waiting.
@@ -148,7 +165,7 @@ impl Node {
     /// and a miss while a fetch of the key is out, are counted here).
     /// `again`: the lookup has asked the homes twice.
     pub(super) fn lookup_here(&mut self, key: &JobKey, epoch: u32, again: bool) -> Option<Lookup> {
-        match self.fetching.get(key) {
+        match self.lookups.fetching.get(key) {
             // Joining a wait for a running job is for newer epochs only.
             Some(f) if f.adopt.is_some_and(|running| running >= epoch) => {
                 self.stats.table_misses += 1;
@@ -177,9 +194,9 @@ impl Node {
         };
         // The holder answers when it can: at once for a value, when the
         // job ends for a running one (see `fetch`).
-        self.fetching.insert(*key, Fetching { holder, adopt, epoch, again });
+        self.lookups.fetching.insert(*key, Fetching { holder, adopt, epoch, again });
         if holder == self.id {
-            self.awaiting.entry(*key).or_default();
+            self.lookups.awaiting.entry(*key).or_default();
         } else {
             self.actions.push_back(Action::Send { to: holder, msg: Msg::Fetch { key: *key, running: adopt } });
         }
@@ -193,7 +210,7 @@ impl Node {
         let value = match self.table.get(&key) {
             Some(Entry::Value(v)) => Some(v.to_vec()),
             _ if running.is_some_and(|e| self.runs_before(&key, e + 1)) => {
-                self.awaiting.entry(key).or_default().push(from);
+                self.lookups.awaiting.entry(key).or_default().push(from);
                 return;
             }
             _ => None,
@@ -217,7 +234,7 @@ impl Node {
     }
 
     fn runs_where(&self, key: &JobKey, epoch_ok: impl Fn(u32) -> bool) -> bool {
-        self.running_for.values().chain(self.orphans.values()).any(|r| r.key == *key && epoch_ok(r.epoch))
+        self.ledger.running_for.values().chain(self.ledger.orphans.values()).any(|r| r.key == *key && epoch_ok(r.epoch))
     }
 
     pub(super) fn table_put(
@@ -236,16 +253,16 @@ impl Node {
         // is out answers it at once.
         if let Entry::Value(v) = entry {
             self.checkpoint_saw(key, &v, meta, from);
-            if let Some(f) = self.fetching.remove(&key) {
+            if let Some(f) = self.lookups.fetching.remove(&key) {
                 self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec);
-            } else if self.asking.remove(&key).is_some() {
+            } else if self.lookups.asking.remove(&key).is_some() {
                 self.lookup_answered(key, Some(v.to_vec()), false, exec);
             }
         }
     }
 
     pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Vec<u8>>, exec: &mut impl Executor) {
-        let Some(f) = self.fetching.remove(&key) else { return };
+        let Some(f) = self.lookups.fetching.remove(&key) else { return };
         match value {
             Some(v) => {
                 let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
@@ -295,13 +312,14 @@ impl Node {
     /// Lookups answered by `peer` will not be: each looks again. Called
     /// after the table forgot what `peer` held.
     pub(super) fn lookups_lost_with(&mut self, peer: NodeId, exec: &mut impl Executor) {
-        let lost: Vec<JobKey> = self.fetching.iter().filter(|(_, f)| f.holder == peer).map(|(k, _)| *k).collect();
+        let lost: Vec<JobKey> =
+            self.lookups.fetching.iter().filter(|(_, f)| f.holder == peer).map(|(k, _)| *k).collect();
         for key in lost {
-            if let Some(f) = self.fetching.remove(&key) {
+            if let Some(f) = self.lookups.fetching.remove(&key) {
                 self.look_again(key, f, exec);
             }
         }
-        for waiting in self.awaiting.values_mut() {
+        for waiting in self.lookups.awaiting.values_mut() {
             waiting.retain(|w| *w != peer);
         }
     }
@@ -313,7 +331,8 @@ impl Node {
             return;
         }
         let me = self.id;
-        let Some(r) = self.running_for.get_mut(&(victim, stamp)).or_else(|| self.orphans.get_mut(&(victim, stamp)))
+        let Some(r) =
+            self.ledger.running_for.get_mut(&(victim, stamp)).or_else(|| self.ledger.orphans.get_mut(&(victim, stamp)))
         else {
             return;
         };
@@ -341,12 +360,12 @@ impl Node {
 
     /// Answers the nodes (this one included) waiting for `key`.
     fn answer_awaiting(&mut self, key: JobKey, value: Option<&[u8]>, exec: &mut impl Executor) {
-        for peer in self.awaiting.remove(&key).unwrap_or_default() {
+        for peer in self.lookups.awaiting.remove(&key).unwrap_or_default() {
             let msg = Msg::FetchReply { key, value: value.map(<[u8]>::to_vec) };
             self.actions.push_back(Action::Send { to: peer, msg });
         }
-        if self.fetching.get(&key).is_some_and(|f| f.holder == self.id) {
-            let f = self.fetching.remove(&key).expect("checked above");
+        if self.lookups.fetching.get(&key).is_some_and(|f| f.holder == self.id) {
+            let f = self.lookups.fetching.remove(&key).expect("checked above");
             match value {
                 Some(v) => self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec),
                 None => self.look_again(key, f, exec),
@@ -375,9 +394,9 @@ impl Node {
             self.spread(&key, Msg::TablePut { key, entry, meta });
         }
         self.answer_awaiting(key, Some(&shared), exec);
-        if let Some(f) = self.fetching.remove(&key) {
+        if let Some(f) = self.lookups.fetching.remove(&key) {
             self.lookup_answered(key, Some(shared.to_vec()), f.adopt.is_some(), exec);
-        } else if self.asking.remove(&key).is_some() {
+        } else if self.lookups.asking.remove(&key).is_some() {
             self.lookup_answered(key, Some(shared.to_vec()), false, exec);
         }
     }

@@ -28,6 +28,41 @@ use super::{Action, Node, Time};
 use crate::msg::JobSpec;
 use crate::Executor;
 
+/// The runs of the program this node has seen end, and the answer of the
+/// current one on its way to the log.
+#[derive(Debug)]
+pub(super) struct Runs {
+    /// The answer this node proposed as master, until it is committed.
+    pub(super) proposed: Option<Vec<u8>>,
+    /// The answer's log entry (term, index), once committed.
+    pub(super) decision: Option<(u32, u64)>,
+    /// The answer is committed, but this master lacks its value (another
+    /// master committed it, too large to travel): its root gives it.
+    pub(super) answer_due: bool,
+    /// Runs whose answers this node has.
+    pub(super) done: u32,
+    /// The root epoch of the last run that ended.
+    pub(super) last_epoch: u32,
+    /// The answers of the runs so far, for joiners.
+    pub(super) answers: Vec<Vec<u8>>,
+    /// Roots this node's program gave it (the first at construction).
+    pub(super) roots_given: u32,
+}
+
+impl Default for Runs {
+    fn default() -> Runs {
+        Runs {
+            proposed: None,
+            decision: None,
+            answer_due: false,
+            done: 0,
+            last_epoch: 0,
+            answers: Vec::new(),
+            roots_given: 1,
+        }
+    }
+}
+
 impl Node {
     /// The program on this node made its next annotated call, `root`: the
     /// next run. The master starts it; every node keeps it in case the
@@ -36,13 +71,13 @@ impl Node {
         if self.stopped || !self.config.sequence {
             return;
         }
-        self.roots_given += 1;
-        if self.roots_given <= self.runs_done {
+        self.runs.roots_given += 1;
+        if self.runs.roots_given <= self.runs.done {
             // A joiner's program catching up: this run's answer is here.
             return;
         }
         // Jobs of the new tree are never older than those of the last.
-        let epoch = self.last_epoch.max(self.quorum.term());
+        let epoch = self.runs.last_epoch.max(self.quorum.term());
         // A program resumed from its checkpoint file (one file for all its
         // runs): this run's calls may be there too.
         let redone = root.redone || self.stats.records_loaded > 0;
@@ -61,18 +96,18 @@ impl Node {
             self.stop();
             return;
         }
-        self.answers.push(value.unwrap_or_default());
-        self.runs_done += 1;
-        self.last_epoch = self.root_epoch();
+        self.runs.answers.push(value.unwrap_or_default());
+        self.runs.done += 1;
+        self.runs.last_epoch = self.root_epoch();
         self.root = None;
-        self.answer = None;
-        self.answer_due = false;
+        self.runs.proposed = None;
+        self.runs.answer_due = false;
     }
 
     /// The master says run `run` is over. Without a sequence, this node is
     /// done; with one, it is the answer unless the log brought it first.
     pub(super) fn terminated(&mut self, run: u32, value: Option<Vec<u8>>) {
-        if self.config.sequence && run != self.runs_done + 1 {
+        if self.config.sequence && run != self.runs.done + 1 {
             return;
         }
         let kept = self.config.sequence.then(|| value.clone()).flatten();
@@ -89,8 +124,8 @@ impl Node {
         }
         for value in answers {
             self.actions.push_back(Action::Finished { value: Some(value.clone()) });
-            self.answers.push(value);
-            self.runs_done += 1;
+            self.runs.answers.push(value);
+            self.runs.done += 1;
         }
     }
 
@@ -103,6 +138,6 @@ impl Node {
 
     /// Runs whose answers this node has.
     pub fn runs_done(&self) -> u32 {
-        self.runs_done
+        self.runs.done
     }
 }

@@ -4,6 +4,23 @@ use super::{Action, Node, Running, StealPolicy, Stolen, Time};
 use crate::msg::{JobSpec, Msg, NodeId};
 use crate::Executor;
 
+/// This node as a thief: its outstanding requests and its back-off.
+#[derive(Debug, Default)]
+pub(super) struct Stealing {
+    /// Names the next request.
+    pub(super) next_request: u64,
+    /// Outstanding steal requests: victim, request id, when sent (one in
+    /// the node's own cluster, one across clusters).
+    pub(super) local: Option<(NodeId, u64, Time)>,
+    pub(super) wide: Option<(NodeId, u64, Time)>,
+    /// Requests given up on but not answered yet: their reply may still
+    /// carry a job, which a leaving node must not lose.
+    pub(super) late: Vec<(NodeId, u64)>,
+    /// Failed attempts in a row, and when the back-off they earned ends.
+    pub(super) failed: usize,
+    pub(super) backoff_until: Option<Time>,
+}
+
 impl Node {
     /// Local queue empty: steal if no request is outstanding.
     pub fn handle_idle(&mut self, now: Time, exec: &mut impl Executor) {
@@ -13,10 +30,9 @@ impl Node {
         if self.draining {
             // A steal reply still on its way may carry a job: leaving before
             // it arrives would lose that job and make its victim redo it.
-            let awaiting_steal =
-                self.local_steal.is_some() || self.wide_steal.is_some() || !self.late_steals.is_empty();
+            let awaiting_steal = self.steal.local.is_some() || self.steal.wide.is_some() || !self.steal.late.is_empty();
             // A master whose answer waits for the majority stays for it.
-            if !exec.runs_anything() && !awaiting_steal && self.answer.is_none() {
+            if !exec.runs_anything() && !awaiting_steal && self.runs.proposed.is_none() {
                 self.leave(now, exec);
             }
             return;
@@ -26,36 +42,36 @@ impl Node {
         if exec.has_work() || self.quorum.in_minority() {
             return;
         }
-        if self.dropped_until.is_some_and(|t| now < t) {
+        if self.late.dropped_until.is_some_and(|t| now < t) {
             return;
         }
-        if self.backoff_until.is_some_and(|t| now < t) {
+        if self.steal.backoff_until.is_some_and(|t| now < t) {
             return;
         }
-        self.backoff_until = None;
+        self.steal.backoff_until = None;
         match self.config.steal {
             StealPolicy::Random => {
-                if self.local_steal.is_none() && self.wide_steal.is_none() {
+                if self.steal.local.is_none() && self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_any(&mut self.rng) {
-                        self.local_steal = Some((victim, self.request(now, victim), now));
+                        self.steal.local = Some((victim, self.request(now, victim), now));
                     }
                 }
             }
             StealPolicy::MasterWorker => {
                 let master = self.master;
-                if self.local_steal.is_none() && master != self.id && self.is_alive(master) {
-                    self.local_steal = Some((master, self.request(now, master), now));
+                if self.steal.local.is_none() && master != self.id && self.is_alive(master) {
+                    self.steal.local = Some((master, self.request(now, master), now));
                 }
             }
             StealPolicy::ClusterAware => {
-                if self.local_steal.is_none() {
+                if self.steal.local.is_none() {
                     if let Some(victim) = self.roster.random_local(&mut self.rng) {
-                        self.local_steal = Some((victim, self.request(now, victim), now));
+                        self.steal.local = Some((victim, self.request(now, victim), now));
                     }
                 }
-                if self.wide_steal.is_none() {
+                if self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_wide(&mut self.rng) {
-                        self.wide_steal = Some((victim, self.request(now, victim), now));
+                        self.steal.wide = Some((victim, self.request(now, victim), now));
                     }
                 }
             }
@@ -70,12 +86,12 @@ impl Node {
             self.joined && self.is_alive(thief) && !self.is_dropped(now, thief) && !self.quorum.in_minority();
         // Under master–worker only the master gives work.
         let thief_ok = thief_ok && (self.config.steal != StealPolicy::MasterWorker || self.master == self.id);
-        let mut job = if thief_ok { exec.take_for_thief(self.next_stamp + 1) } else { None };
+        let mut job = if thief_ok { exec.take_for_thief(self.ledger.next_stamp + 1) } else { None };
         if let Some(spec) = &job {
-            self.next_stamp += 1;
+            self.ledger.next_stamp += 1;
             self.stats.jobs_given += 1;
             let policy = exec.policy(spec);
-            self.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now) });
+            self.ledger.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now) });
             self.set_late_timer(now);
         } else if thief_ok {
             // Nothing else to give: a copy of a late job, if one is worth it.
@@ -85,13 +101,13 @@ impl Node {
     }
 
     fn request(&mut self, now: Time, victim: NodeId) -> u64 {
-        self.next_request += 1;
+        self.steal.next_request += 1;
         self.stats.steal_requests += 1;
-        self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.next_request } });
+        self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.steal.next_request } });
         if let Some(limit) = self.config.steal_timeout {
             self.actions.push_back(Action::SetTimer { at: now + limit });
         }
-        self.next_request
+        self.steal.next_request
     }
 
     pub(super) fn steal_reply(
@@ -102,12 +118,12 @@ impl Node {
         job: Option<JobSpec>,
         exec: &mut impl Executor,
     ) {
-        if self.local_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
-            self.local_steal = None;
-        } else if self.wide_steal.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
-            self.wide_steal = None;
+        if self.steal.local.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.steal.local = None;
+        } else if self.steal.wide.is_some_and(|(v, i, _)| (v, i) == (from, id)) {
+            self.steal.wide = None;
         } else {
-            self.late_steals.retain(|late| *late != (from, id));
+            self.steal.late.retain(|late| *late != (from, id));
         }
         match job {
             Some(spec) if !exec.can_run(&spec) => {
@@ -119,7 +135,7 @@ impl Node {
             }
             Some(spec) => {
                 self.stats.jobs_stolen += 1;
-                self.failed_steals = 0;
+                self.steal.failed = 0;
                 let running = Running {
                     key: spec.key,
                     epoch: spec.epoch,
@@ -127,7 +143,7 @@ impl Node {
                     parent: spec.parent,
                     announced: false,
                 };
-                self.running_for.insert((from, spec.stamp), running);
+                self.ledger.running_for.insert((from, spec.stamp), running);
                 // A job of an older epoch is one a restarted root may reach:
                 // say it runs here, so that it is waited for, not redone.
                 if spec.epoch < self.root_epoch() {
@@ -136,19 +152,19 @@ impl Node {
                 exec.run_stolen(spec, from);
             }
             None => {
-                self.failed_steals += 1;
+                self.steal.failed += 1;
                 let victims = match self.config.steal {
                     StealPolicy::MasterWorker => 1,
                     _ => self.roster.live_peers(),
                 };
-                if self.failed_steals >= victims.max(1) {
-                    self.failed_steals = 0;
+                if self.steal.failed >= victims.max(1) {
+                    self.steal.failed = 0;
                     // Nobody has work to give: run a copy of a late job.
                     if self.copy_here(now, exec) {
                         return;
                     }
                     let until = now + self.config.steal_backoff;
-                    self.backoff_until = Some(until);
+                    self.steal.backoff_until = Some(until);
                     self.actions.push_back(Action::SetTimer { at: until });
                     return;
                 }

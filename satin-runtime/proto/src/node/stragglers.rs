@@ -39,6 +39,22 @@ use crate::msg::{JobSpec, Msg, NodeId};
 use crate::JobKey;
 use crate::{Executor, JobPolicy};
 
+/// What this node knows of late, failing and slow work: how long stolen
+/// jobs take, retries, and its judgement of other nodes.
+#[derive(Debug, Default)]
+pub(super) struct LateJobs {
+    /// Durations of stolen jobs, per depth.
+    pub(super) estimates: Estimates,
+    /// Failed attempts so far per job (retries).
+    pub(super) attempts: BTreeMap<JobKey, u32>,
+    /// Strikes and drops per node (see `health.rs`).
+    pub(super) health: BTreeMap<NodeId, super::health::Health>,
+    /// This node was dropped: it steals nothing until then.
+    pub(super) dropped_until: Option<Time>,
+    /// When `check_late_jobs` wants to run next.
+    pub(super) timer: Option<Time>,
+}
+
 /// What timeouts count from before any stolen job came back.
 const UNKNOWN_ESTIMATE: Time = 250_000_000;
 
@@ -103,7 +119,7 @@ impl Node {
     /// How long a stolen job at `depth` is expected to take.
     /// The function's own (`expect = ...`), else the run's, else learned.
     fn estimate(&self, copy: &Stolen) -> Option<Time> {
-        copy.policy.expect.or(self.config.stragglers.expect).or_else(|| self.estimates.get(copy.spec.depth))
+        copy.policy.expect.or(self.config.stragglers.expect).or_else(|| self.late.estimates.get(copy.spec.depth))
     }
 
     /// Whether a job at `depth` past its hard timeout may be aborted: the
@@ -111,11 +127,11 @@ impl Node {
     fn hard_timeout_applies(&self, copy: &Stolen) -> bool {
         copy.policy.expect.is_some()
             || self.config.stragglers.expect.is_some()
-            || self.estimates.consistent(copy.spec.depth)
+            || self.late.estimates.consistent(copy.spec.depth)
     }
 
     fn copies_of(&self, orig: u64) -> impl Iterator<Item = (&u64, &Stolen)> {
-        self.stolen.iter().filter(move |(_, s)| s.orig == orig)
+        self.ledger.stolen.iter().filter(move |(_, s)| s.orig == orig)
     }
 
     /// How far past its estimate the job the executor waits for as `orig`
@@ -146,7 +162,7 @@ impl Node {
     /// The estimate at `depth`, or else at the nearest depth above it
     /// (a subtree takes no longer than its parent), or else the longest.
     fn estimate_near(&self, copy: &Stolen) -> Option<Time> {
-        self.estimate(copy).or_else(|| self.estimates.near(copy.spec.depth))
+        self.estimate(copy).or_else(|| self.late.estimates.near(copy.spec.depth))
     }
 
     /// The estimate timeouts count from: with nothing learned yet, a
@@ -163,7 +179,7 @@ impl Node {
         // Copies of one job need not sit next to each other by stamp:
         // group them once (a busy victim may have lost thousands of jobs).
         let mut copies: BTreeMap<u64, Vec<&Stolen>> = BTreeMap::new();
-        for s in self.stolen.values() {
+        for s in self.ledger.stolen.values() {
             copies.entry(s.orig).or_default().push(s);
         }
         copies
@@ -178,9 +194,9 @@ impl Node {
     fn new_copy(&mut self, now: Time, orig: u64, runner: NodeId) -> JobSpec {
         let (base, policy) =
             self.copies_of(orig).map(|(_, s)| (s.spec.clone(), s.policy)).next().expect("a late job has a copy");
-        self.next_stamp += 1;
-        let spec = JobSpec { stamp: self.next_stamp, redone: true, ..base };
-        self.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now) });
+        self.ledger.next_stamp += 1;
+        let spec = JobSpec { stamp: self.ledger.next_stamp, redone: true, ..base };
+        self.ledger.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now) });
         self.stats.duplicates_started += 1;
         spec
     }
@@ -206,7 +222,7 @@ impl Node {
         let spec = self.new_copy(now, orig, self.id);
         let running =
             Running { key: spec.key, epoch: spec.epoch, depth: spec.depth, parent: spec.parent, announced: false };
-        self.running_for.insert((self.id, spec.stamp), running);
+        self.ledger.running_for.insert((self.id, spec.stamp), running);
         exec.run_stolen(spec, self.id);
         true
     }
@@ -218,7 +234,7 @@ impl Node {
         let every = self.config.stragglers.duplicate_after;
         let me = self.id;
         let mut asks = Vec::new();
-        for (stamp, copy) in self.stolen.iter_mut().filter(|(_, s)| s.thief != me) {
+        for (stamp, copy) in self.ledger.stolen.iter_mut().filter(|(_, s)| s.thief != me) {
             let quiet = copy.confirmed.is_none_or(|c| now >= c + every);
             if copy.asked.is_none() && quiet && now >= copy.since + every {
                 copy.asked = Some(now);
@@ -242,7 +258,7 @@ impl Node {
         value: Vec<u8>,
         exec: &mut impl Executor,
     ) {
-        let Some(won) = self.stolen.remove(&stamp).filter(|s| s.thief == from) else {
+        let Some(won) = self.ledger.stolen.remove(&stamp).filter(|s| s.thief == from) else {
             // A copy already beaten or aborted, or whose parent was aborted
             // here: an orphan result, still worth keeping.
             self.publish(key, value, ResultMeta::UNKNOWN, exec);
@@ -252,8 +268,8 @@ impl Node {
             let estimate = self.timeout_estimate(&won);
             self.record_pace(won.thief, now.saturating_sub(won.since), estimate);
         }
-        self.estimates.learn(won.spec.depth, now.saturating_sub(won.since));
-        self.attempts.remove(&key);
+        self.late.estimates.learn(won.spec.depth, now.saturating_sub(won.since));
+        self.late.attempts.remove(&key);
         self.proved_healthy(from);
         let waited = exec.deliver(won.orig, value.clone());
         if waited && stamp != won.orig {
@@ -280,14 +296,14 @@ impl Node {
     /// Removes every copy of job `orig` still registered.
     fn take_family(&mut self, orig: u64) -> Vec<(u64, Stolen)> {
         let stamps: Vec<u64> = self.copies_of(orig).map(|(c, _)| *c).collect();
-        stamps.into_iter().filter_map(|c| self.stolen.remove(&c).map(|s| (c, s))).collect()
+        stamps.into_iter().filter_map(|c| self.ledger.stolen.remove(&c).map(|s| (c, s))).collect()
     }
 
     /// Stops copy `stamp`: here (with whatever other nodes stole from
     /// inside it), or by telling its thief.
     fn abort_copy(&mut self, stamp: u64, copy: &Stolen, exec: &mut impl Executor) {
         if copy.thief == self.id {
-            if let Some(r) = self.running_for.remove(&(self.id, stamp)) {
+            if let Some(r) = self.ledger.running_for.remove(&(self.id, stamp)) {
                 let abandoned = exec.abandon(self.id, stamp, false);
                 self.void_running(&r, exec);
                 for s in abandoned.stolen_out {
@@ -324,8 +340,8 @@ impl Node {
     /// Copy `stamp` failed on thief `from` (it panicked there): retried
     /// while the job has attempts left, else the failure propagates.
     pub(super) fn job_failed(&mut self, now: Time, from: NodeId, stamp: u64, reason: String, exec: &mut impl Executor) {
-        let Some(copy) = self.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
-        let tries = self.attempts.entry(copy.spec.key).or_insert(0);
+        let Some(copy) = self.ledger.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
+        let tries = self.late.attempts.entry(copy.spec.key).or_insert(0);
         *tries += 1;
         if *tries <= copy.policy.retries.unwrap_or(self.config.stragglers.retries) {
             self.stats.retried += 1;
@@ -333,7 +349,7 @@ impl Node {
             self.copy_ended(copy, exec);
             return;
         }
-        self.attempts.remove(&copy.spec.key);
+        self.late.attempts.remove(&copy.spec.key);
         for (c, other) in self.take_family(copy.orig) {
             self.abort_copy(c, &other, exec);
         }
@@ -344,7 +360,7 @@ impl Node {
     /// no fault of the thief's, so no strike and no attempt counted; the
     /// job runs here unless another copy runs elsewhere.
     pub(super) fn job_refused(&mut self, from: NodeId, stamp: u64, exec: &mut impl Executor) {
-        let Some(copy) = self.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
+        let Some(copy) = self.ledger.stolen.remove(&stamp).filter(|s| s.thief == from) else { return };
         if self.copies_of(copy.orig).next().is_none() {
             exec.requeue(JobSpec { stamp: copy.orig, ..copy.spec });
         }
@@ -359,7 +375,7 @@ impl Node {
         running: bool,
         exec: &mut impl Executor,
     ) {
-        let Some(copy) = self.stolen.get_mut(&stamp).filter(|s| s.thief == from) else { return };
+        let Some(copy) = self.ledger.stolen.get_mut(&stamp).filter(|s| s.thief == from) else { return };
         copy.asked = None;
         if running {
             copy.confirmed = Some(now);
@@ -372,7 +388,7 @@ impl Node {
 
     /// Copy `stamp` is gone on its thief without a word.
     fn lost(&mut self, now: Time, stamp: u64, exec: &mut impl Executor) {
-        if let Some(copy) = self.stolen.remove(&stamp) {
+        if let Some(copy) = self.ledger.stolen.remove(&stamp) {
             self.stats.jobs_lost += 1;
             self.strike(now, copy.thief);
             self.copy_ended(copy, exec);
@@ -381,7 +397,7 @@ impl Node {
 
     /// The victim `from` aborts the job it lost to this node by `stamp`.
     pub(super) fn abort_job(&mut self, from: NodeId, stamp: u64, exec: &mut impl Executor) {
-        let Some(r) = self.running_for.remove(&(from, stamp)) else { return };
+        let Some(r) = self.ledger.running_for.remove(&(from, stamp)) else { return };
         let abandoned = exec.abandon(from, stamp, false);
         // What finished inside is right, and the copy that won may be
         // missing parts of it: keep it.
@@ -400,9 +416,9 @@ impl Node {
     /// time, or "no", and they run again, as at a soft timeout.
     pub(super) fn ask_after_jobs_of(&mut self, now: Time, thief: NodeId) {
         let stamps: Vec<u64> =
-            self.stolen.iter().filter(|(_, s)| s.thief == thief && s.asked.is_none()).map(|(c, _)| *c).collect();
+            self.ledger.stolen.iter().filter(|(_, s)| s.thief == thief && s.asked.is_none()).map(|(c, _)| *c).collect();
         for stamp in stamps {
-            self.stolen.get_mut(&stamp).expect("listed").asked = Some(now);
+            self.ledger.stolen.get_mut(&stamp).expect("listed").asked = Some(now);
             self.stats.status_checks += 1;
             self.actions.push_back(Action::Send { to: thief, msg: Msg::JobStatus { stamp } });
         }
@@ -410,18 +426,18 @@ impl Node {
     }
 
     pub(super) fn check_late_jobs(&mut self, now: Time, exec: &mut impl Executor) {
-        if self.stopped || self.late_timer.is_some_and(|t| now < t) {
+        if self.stopped || self.late.timer.is_some_and(|t| now < t) {
             return;
         }
-        self.late_timer = None;
+        self.late.timer = None;
         let cfg = self.config.stragglers.clone();
-        let stamps: Vec<u64> = self.stolen.iter().filter(|(_, s)| s.thief != self.id).map(|(c, _)| *c).collect();
+        let stamps: Vec<u64> = self.ledger.stolen.iter().filter(|(_, s)| s.thief != self.id).map(|(c, _)| *c).collect();
         for stamp in stamps {
-            let Some(copy) = self.stolen.get(&stamp) else { continue };
+            let Some(copy) = self.ledger.stolen.get(&stamp) else { continue };
             let est = self.timeout_estimate(copy);
             let elapsed = now.saturating_sub(copy.since);
             if elapsed as f64 >= self.hard_after(copy, est) && self.hard_timeout_applies(copy) {
-                let copy = self.stolen.remove(&stamp).expect("present");
+                let copy = self.ledger.stolen.remove(&stamp).expect("present");
                 self.stats.hard_timeouts += 1;
                 if copy.confirmed.is_some() {
                     self.back_off_timeouts(copy.thief);
@@ -436,7 +452,7 @@ impl Node {
                     (None, Some(c)) if now < c + status_interval(est, copy.checks) => {}
                     (None, _) => {
                         let thief = copy.thief;
-                        self.stolen.get_mut(&stamp).expect("present").asked = Some(now);
+                        self.ledger.stolen.get_mut(&stamp).expect("present").asked = Some(now);
                         self.stats.status_checks += 1;
                         self.actions.push_back(Action::Send { to: thief, msg: Msg::JobStatus { stamp } });
                     }
@@ -457,7 +473,7 @@ impl Node {
     pub(super) fn set_late_timer(&mut self, now: Time) {
         let cfg = &self.config.stragglers;
         let mut next: Option<Time> = None;
-        for copy in self.stolen.values().filter(|s| s.thief != self.id) {
+        for copy in self.ledger.stolen.values().filter(|s| s.thief != self.id) {
             let est = self.timeout_estimate(copy);
             let soft = copy.since + (cfg.soft * est as f64) as Time;
             let hard = if self.hard_timeout_applies(copy) {
@@ -474,8 +490,8 @@ impl Node {
             next = Some(next.map_or(due, |n| n.min(due)));
         }
         if let Some(at) = next {
-            if self.late_timer.is_none_or(|t| at < t || t <= now) {
-                self.late_timer = Some(at);
+            if self.late.timer.is_none_or(|t| at < t || t <= now) {
+                self.late.timer = Some(at);
                 self.actions.push_back(Action::SetTimer { at });
             }
         }

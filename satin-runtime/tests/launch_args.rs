@@ -58,3 +58,15 @@ fn a_misspelt_satin_flag_is_an_error_that_names_the_right_one() {
     let Ok(Split::Run(_, own)) = Launch::from_args_with("prog", line, &["--lisen"]) else { panic!() };
     assert_eq!(own, ["prog", "--lisen"]);
 }
+
+/// `Launch::default()` (what a program builds in code) is the command line
+/// without flags: the flags' own defaults, which pass the checks.
+#[test]
+fn the_default_launch_is_the_command_line_without_flags() {
+    let Ok(Split::Run(parsed, rest)) = split(&[]) else { panic!("no flags parse") };
+    assert!(rest.is_empty());
+    let built = Launch::default();
+    assert_eq!(format!("{built:?}"), format!("{parsed:?}"));
+    assert!(built.soft_timeout > 1.0, "{built:?}");
+    built.check().expect("the defaults are a valid launch");
+}

@@ -15,6 +15,7 @@ mod conn;
 mod driver;
 mod ending;
 mod exit;
+mod front;
 mod k8s;
 mod netfault;
 mod node_io;
@@ -150,6 +151,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+impl Default for Launch {
+    fn default() -> Launch {
+        use clap::Parser;
+        // The flags' own defaults (a derived `Default` would give zeros
+        // where the command line gives, say, a soft timeout of 3).
+        LaunchOnly::try_parse_from(["satin"]).map(|l| l.launch).unwrap_or_else(|e| {
+            panic!("the command line without flags must parse (a SATIN_* variable may be malformed): {e}")
+        })
+    }
+}
+
 /// What [`Launch::from_args`] found on a command line.
 #[derive(Debug)]
 pub enum Split {
@@ -168,7 +180,9 @@ struct LaunchOnly {
 }
 
 /// How to run: on this machine, or as a node of a distributed run.
-#[derive(Args, Debug, Clone, Default)]
+/// `Launch::default()` is the command line without flags (its defaults,
+/// and what the `SATIN_*` variables say).
+#[derive(Args, Debug, Clone)]
 pub struct Launch {
     /// Worker threads of this process (default: all cores; with
     /// --local-nodes N, cores / N per node).

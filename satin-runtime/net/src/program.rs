@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::driver::RunEnd;
 use super::ending::{Ended, NodeEnded, RunError};
-use super::tls::{init_pool, Pool};
+use super::front::{first_steps, load_pool, FirstSteps};
+use super::tls::Pool;
 use super::{init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, supervise, FtArg, Launch};
 use satin_core::Builder;
 
@@ -44,15 +45,10 @@ pub fn try_run<R: Send>(
     builder: Builder,
     f: impl FnOnce() -> R + Send,
 ) -> Result<Ended<R>, RunError> {
-    if let Some(path) = &args.init_pool {
-        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
-        eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
-        return Ok(Ended::PoolWritten(file));
-    }
-    args.check().map_err(RunError::Usage)?;
-    if let Some(n) = args.local_nodes {
-        supervise::run(app, args, n, supervise::Figures::Table)?;
-        return Ok(Ended::Supervised);
+    match first_steps(app, args, (1, "one to run it"), supervise::Figures::Table)? {
+        FirstSteps::PoolWritten(file) => return Ok(Ended::PoolWritten(file)),
+        FirstSteps::Supervised => return Ok(Ended::Supervised),
+        FirstSteps::Run => {}
     }
     let from_environment;
     let (args, label) = if args.slurm || args.k8s {
@@ -84,18 +80,7 @@ pub fn try_run<R: Send>(
         return Ok(Ended::Returned { value, master: true });
     }
     init_logging();
-    let pool = if lone {
-        Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))?
-    } else {
-        let pool_path = args.pool.clone().ok_or_else(|| {
-            RunError::Failed(
-                "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every \
-                 machine and pass it with --pool FILE or SATIN_POOL=FILE"
-                    .into(),
-            )
-        })?;
-        Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?
-    };
+    let pool = if lone { Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))? } else { load_pool(args)? };
     let mut spec = node_spec(app, args, label)?;
     if lone {
         spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));

@@ -18,9 +18,10 @@ mod worker;
 use std::time::Duration;
 
 use super::ending::{Ended, RunError};
+use super::front::{first_steps, load_pool, FirstSteps};
 use super::node_io::Identity;
 use super::program::MASTER_LINE;
-use super::{fresh_id, init_logging, init_pool, supervise, Launch, Pool};
+use super::{fresh_id, init_logging, supervise, Launch};
 use satin_dag::{ft_schedule, FtParams, Workflow};
 use satin_proto::codec::Hello;
 
@@ -108,21 +109,15 @@ pub fn try_run_workflow(
 ) -> Result<Ended<WorkflowRun>, RunError> {
     let WorkflowOptions { params, unit, replan, emulate_comm } = *options;
     let failed = |why: &str| Err(RunError::Failed(why.to_string()));
-    if let Some(path) = &args.init_pool {
-        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
-        eprintln!("{app}: wrote a new pool credential to {}", file.display());
-        return Ok(Ended::PoolWritten(file));
-    }
-    if args.stats_json.is_some() {
+    if args.stats_json.is_some() && args.init_pool.is_none() {
         return Err(RunError::Usage("task-graph runs do not write --stats-json yet".into()));
     }
-    if let Some(n) = args.local_nodes {
-        if n < 2 {
-            return failed("a task-graph run needs at least 2 nodes: a task's duplicate runs on another node");
-        }
-        // (Task-graph nodes keep no `--stats-json` figures.)
-        supervise::run(app, args, n, supervise::Figures::None)?;
-        return Ok(Ended::Supervised);
+    // (Task-graph nodes keep no `--stats-json` figures.)
+    let two = (2, "a task's duplicate runs on another node");
+    match first_steps(app, args, two, supervise::Figures::None)? {
+        FirstSteps::PoolWritten(file) => return Ok(Ended::PoolWritten(file)),
+        FirstSteps::Supervised => return Ok(Ended::Supervised),
+        FirstSteps::Run => {}
     }
     if args.slurm || args.checkpoint.is_some() {
         return failed("task-graph runs take neither --slurm nor --checkpoint yet");
@@ -141,12 +136,7 @@ pub fn try_run_workflow(
         None if master => return failed("the master of a task-graph run needs --nodes N: how many nodes to wait for"),
         None => 0,
     };
-    let Some(pool_path) = args.pool.clone() else {
-        return failed(
-            "a distributed run needs the pool credential: make one with --init-pool FILE and pass --pool FILE",
-        );
-    };
-    let pool = Pool::load(&pool_path).map_err(|e| RunError::Failed(e.to_string()))?;
+    let pool = load_pool(args)?;
     let id = if master { node::MASTER } else { fresh_id() };
     let me = Identity::from_launch(args, id, args.join, Hello::new(app, &["task graph"]), None);
     let spec = node::Spec { me, nodes, params, unit, emulate_comm, replan };

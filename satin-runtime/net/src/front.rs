@@ -1,0 +1,59 @@
+//! The launch front end both kinds of run share ([`try_run`](super::try_run)
+//! and [`try_run_workflow`](super::try_run_workflow)): the steps a launch
+//! takes before a run of either kind begins, decided the same way with the
+//! same words.
+
+use std::path::PathBuf;
+
+use super::ending::RunError;
+use super::{init_pool, supervise, Launch, Pool};
+
+/// What the launch's first steps did.
+pub(crate) enum FirstSteps {
+    /// `--init-pool FILE`: the credential is written; nothing else runs.
+    PoolWritten(PathBuf),
+    /// `--local-nodes N`: this process supervised the cluster to its end.
+    Supervised,
+    /// Neither: the run is this process's to make.
+    Run,
+}
+
+/// Writes the pool credential (`--init-pool`, which needs nothing else),
+/// checks the flags, and supervises a local cluster of `--local-nodes`
+/// (at least `min_nodes`, for the reason `why_min`) whose figures the
+/// supervisor shows as `figures`.
+pub(crate) fn first_steps(
+    app: &str,
+    args: &Launch,
+    (min_nodes, why_min): (u32, &str),
+    figures: supervise::Figures,
+) -> Result<FirstSteps, RunError> {
+    if let Some(path) = &args.init_pool {
+        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
+        eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
+        return Ok(FirstSteps::PoolWritten(file));
+    }
+    args.check().map_err(RunError::Usage)?;
+    if let Some(n) = args.local_nodes {
+        if n < min_nodes {
+            return Err(RunError::Usage(format!(
+                "--local-nodes {n}: this run needs at least {min_nodes} nodes: {why_min}"
+            )));
+        }
+        supervise::run(app, args, n, figures)?;
+        return Ok(FirstSteps::Supervised);
+    }
+    Ok(FirstSteps::Run)
+}
+
+/// The pool credential a node of a distributed run proves itself with.
+pub(crate) fn load_pool(args: &Launch) -> Result<Pool, RunError> {
+    let path = args.pool.as_ref().ok_or_else(|| {
+        RunError::Failed(
+            "a distributed run needs the pool credential: make one with --init-pool FILE, copy it to every \
+             machine and pass it with --pool FILE or SATIN_POOL=FILE"
+                .into(),
+        )
+    })?;
+    Pool::load(path).map_err(|e| RunError::Failed(e.to_string()))
+}

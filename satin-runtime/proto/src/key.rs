@@ -36,10 +36,14 @@ impl fmt::Debug for JobKey {
 pub struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
+    // Inlined across the crate border: every map keyed by `JobKey` hashes
+    // through these, in `satin-core` as well as here.
+    #[inline]
     fn finish(&self) -> u64 {
         self.0
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         let mut first = [0u8; 8];
         let n = bytes.len().min(8);
@@ -47,6 +51,7 @@ impl std::hash::Hasher for KeyHasher {
         self.0 = (self.0 ^ u64::from_le_bytes(first)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 
+    #[inline]
     fn write_usize(&mut self, _length_prefix: usize) {}
 }
 

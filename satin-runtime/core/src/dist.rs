@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::checkpoint::ResultMeta;
-use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedTable};
+use crate::proto::{Abandoned, Executor, JobSpec, NodeId, SharedTable, SharedValues};
 use crate::sched::{EntryOutcome, EntrySpec, Place, Ran, RemoteEvent, Runtime};
 use crate::JobKey;
 
@@ -155,6 +155,8 @@ pub struct LocalExecutor {
     /// Chaos: jobs stolen from now on fail at once with this probability.
     fail_rate: f64,
     rng: crate::proto::SplitMix64,
+    /// This process's shared values as the core moves them between nodes.
+    shared: crate::shared::SharedSync,
 }
 
 /// User and system CPU time of this process, in nanoseconds.
@@ -213,6 +215,7 @@ impl LocalExecutor {
             keep_orphans: false,
             fail_rate: 0.0,
             rng: crate::proto::SplitMix64::new(std::process::id() as u64),
+            shared: crate::shared::SharedSync::start(),
         })
     }
 
@@ -402,6 +405,18 @@ impl Executor for LocalExecutor {
 
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
         self.runtime.registry().resolve_lookup(key, value);
+    }
+
+    fn take_shared(&mut self) -> Option<SharedValues> {
+        self.shared.news()
+    }
+
+    fn all_shared(&self) -> Option<SharedValues> {
+        crate::shared::SharedSync::everything()
+    }
+
+    fn merge_shared(&mut self, values: SharedValues) {
+        crate::shared::SharedSync::merge(values);
     }
 
     /// Busy while an entry job runs and no worker is out of work: a worker

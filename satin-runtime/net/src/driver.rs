@@ -20,10 +20,10 @@ use super::conn::Link;
 use super::netfault::Faults;
 use super::node_io::{Identity, NodeIo, CONTACT};
 use super::progress::Progress;
-use super::shared_sync::SharedSync;
 use super::tls::Pool;
 use super::trace::Trace;
 use satin_core::dist::{ExecEvent, LocalExecutor};
+use satin_core::shared::SharedSync;
 use satin_core::{JobKey, Runtime};
 use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
 
@@ -215,8 +215,6 @@ struct Driver {
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
-    /// Shared incumbents sent to and merged from peers.
-    shared: SharedSync,
 }
 
 pub(super) async fn drive(
@@ -282,7 +280,6 @@ pub(super) async fn drive(
         first_root,
         throttle: None,
         input: input_tx,
-        shared: SharedSync::start(),
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -388,7 +385,6 @@ impl Driver {
         // An improvement goes out before anything this node sends after it
         // (a result that depends on it, say): a peer that hears of one
         // from here has heard of the other first.
-        self.send_shared_improvements();
         while let Some(action) = self.node.poll_action() {
             match action {
                 Action::Send { to, msg } => {
@@ -461,12 +457,6 @@ impl Driver {
         self.seen_leader = now;
     }
 
-    fn send_shared_improvements(&mut self) {
-        if let Some(msg) = self.shared.improved() {
-            self.send_to_members(msg);
-        }
-    }
-
     fn send_to_members(&mut self, msg: Msg) {
         let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.me.id).collect();
         for p in peers {
@@ -491,7 +481,6 @@ impl Driver {
     fn tick(&mut self) {
         let now = self.now();
         self.node.handle_idle(now, &mut self.exec);
-        self.send_shared_improvements();
         if let Some(threshold) = self.spec.config.publish_threshold(now) {
             self.exec.set_publish_after(Duration::from_nanos(threshold));
         }
@@ -503,9 +492,7 @@ impl Driver {
             Input::Hello { id, addr, conn } => {
                 self.io.net.addrs.entry(id).or_insert(addr);
                 self.io.net.linked(id, conn);
-                if let Some(everything) = SharedSync::everything() {
-                    self.io.net.send(id, everything);
-                }
+                self.node.handle_link_up(now, id, &mut self.exec);
             }
             Input::Linked { id, conn } => self.io.net.outgoing_up(id, conn),
             Input::Closed { id } => {
@@ -518,9 +505,6 @@ impl Driver {
             }
             Input::Addr { id, addr } => {
                 self.io.net.addrs.entry(id).or_insert(addr);
-            }
-            Input::Message { from: _, msg: Msg::Shared { incumbents, objects } } => {
-                SharedSync::merge(incumbents, objects)
             }
             Input::Message { from, msg } => {
                 if matches!(msg, Msg::Welcome { .. }) {

@@ -25,7 +25,6 @@ mod rejoin;
 mod report;
 mod retry;
 mod session;
-mod shared_sync;
 mod slurm;
 mod supervise;
 mod throttle;

@@ -42,7 +42,7 @@ mod roster;
 mod table;
 
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
+pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId, SharedValues};
 pub use node::{
     Action, Config, FtMode, HealthReport, Lookup, Node, NodeStats, StealPolicy, Stragglers, TablePlacement, Time,
     DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
@@ -133,6 +133,24 @@ pub trait Executor {
     /// below this one's is a straggler (see `stragglers.rs`).
     fn progress(&self) -> (u64, u64) {
         (0, 0)
+    }
+
+    /// Shared values (`satin::shared`) that jobs here changed since the
+    /// last call: news for every other member. `None`: nothing new, and
+    /// always for an executor that keeps no shared values.
+    fn take_shared(&mut self) -> Option<SharedValues> {
+        None
+    }
+
+    /// Every shared value here, for a member that joined or whose link
+    /// came back (it may have missed news).
+    fn all_shared(&self) -> Option<SharedValues> {
+        None
+    }
+
+    /// Values a peer sent, joined into the replicas here.
+    fn merge_shared(&mut self, values: SharedValues) {
+        let _ = values;
     }
     /// A peer failed. From now on every job that starts here may duplicate
     /// work finished elsewhere: an executor may treat all queued, running

@@ -265,16 +265,21 @@ pub enum Msg {
     /// The run is being suspended (from the coordinator): send what you
     /// have and stop.
     Suspend,
-    /// Shared values (`crate::shared`), applied by the network driver:
-    /// incumbents as (name, maximize, value), other shared objects as
-    /// (name, encoded value or update). Updates are joins, so order and
-    /// repeats do not matter.
-    Shared {
-        /// Incumbents: (name, maximize, value).
-        incumbents: Vec<(String, bool, u64)>,
-        /// Other shared objects: (name, encoded value or update).
-        objects: Vec<(String, serde_bytes::ByteBuf)>,
-    },
+    /// Shared values (`satin::shared`): news of the sender's, or all of
+    /// them for a member that joined or whose link came back (see
+    /// `node/shared.rs`).
+    Shared(SharedValues),
+}
+
+/// Shared values as they travel (`satin::shared`): incumbents as (name,
+/// maximize, value), other shared objects as (name, encoded value or
+/// update). Updates are joins, so order and repeats do not matter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedValues {
+    /// Incumbents: (name, maximize, value).
+    pub incumbents: Vec<(String, bool, u64)>,
+    /// Other shared objects: (name, encoded value or update).
+    pub objects: Vec<(String, serde_bytes::ByteBuf)>,
 }
 
 /// Shared bytes on the wire as one byte string (not a sequence of numbers:

@@ -24,6 +24,7 @@
 
 mod incumbent;
 mod object;
+mod sync;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -33,6 +34,8 @@ pub use incumbent::{Direction, Incumbent};
 #[doc(hidden)]
 pub use object::{encode_all, merge_encoded, take_unsent};
 pub use object::{Greatest, Lattice, Least, Shared};
+#[doc(hidden)]
+pub use sync::SharedSync;
 
 /// Bumped by every change a job of this process makes to a shared value:
 /// what the network driver watches to send this node's updates.

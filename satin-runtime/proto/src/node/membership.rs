@@ -143,11 +143,13 @@ impl Node {
     }
 
     /// A member joined (announced by the node that admitted it).
-    pub(super) fn member_joined(&mut self, id: NodeId, cluster: ClusterId, _exec: &mut impl Executor) {
+    pub(super) fn member_joined(&mut self, id: NodeId, cluster: ClusterId, exec: &mut impl Executor) {
         let before = self.homes_before_change();
         if self.roster.insert(id, cluster) {
             self.roster_changes += 1;
             self.rehome(before);
+            // A joiner starts from the run's shared values, not from nothing.
+            self.send_all_shared(id, exec);
         }
     }
 

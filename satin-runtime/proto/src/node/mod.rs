@@ -23,6 +23,7 @@ mod quorum;
 mod recovery;
 mod results;
 mod sequence;
+mod shared;
 mod stats;
 mod stealing;
 mod stragglers;
@@ -446,9 +447,7 @@ impl Node {
             Msg::CheckpointBatch { records, last } => self.checkpoint_batch(from, records, last),
             Msg::SuspendRequest => self.suspend(now),
             Msg::Suspend => self.suspend_ordered(from),
-            // Shared incumbents are the driver's: it applies them before
-            // the core sees any message.
-            Msg::Shared { .. } => {}
+            Msg::Shared(values) => exec.merge_shared(values),
             Msg::JobStatus { stamp } => {
                 let running = self.ledger.running_for.contains_key(&(from, stamp));
                 let progress = exec.progress();

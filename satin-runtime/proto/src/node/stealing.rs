@@ -27,6 +27,7 @@ impl Node {
         if self.stopped || !self.joined {
             return;
         }
+        self.send_shared_news(exec);
         if self.draining {
             // A steal reply still on its way may carry a job: leaving before
             // it arrives would lose that job and make its victim redo it.

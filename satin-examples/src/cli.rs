@@ -26,6 +26,13 @@ pub struct RunArgs {
     pub pin_workers: bool,
 }
 
+/// This example's command line: `--init-pool FILE` first (it needs none
+/// of the example's own arguments), then the example's parser.
+pub fn parse<A: clap::Parser>(name: &str) -> A {
+    satin::net::init_pool_if_asked(name);
+    A::parse()
+}
+
 /// Runs `app` as `args` say, printing timing and scheduler counters to stderr.
 /// Exits with status 1 and a message if the runtime cannot start.
 pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) -> R {

@@ -181,3 +181,24 @@ fn dag_refuses_bad_graphs_with_the_line() {
     let o = run(env!("CARGO_BIN_EXE_dag"), &["schedule", "/nonexistent.stg"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--init-pool FILE` needs nothing else: not the example's own required
+/// arguments, nor those a program checks itself after `Launch::from_env`.
+#[test]
+fn init_pool_needs_none_of_the_programs_own_arguments() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    for (bin, name) in [
+        (env!("CARGO_BIN_EXE_nqueens"), "nqueens"),
+        (env!("CARGO_BIN_EXE_tsp"), "tsp"),
+        (env!("CARGO_BIN_EXE_plain_main"), "plain_main"),
+        (env!("CARGO_BIN_EXE_workflow"), "workflow"),
+    ] {
+        let file = dir.path().join(format!("{name}.pem"));
+        let out = run(bin, &["--init-pool", file.to_str().expect("utf-8")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {err}");
+        assert!(err.contains("wrote a new pool credential"), "{name}: {err}");
+        let pem = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: no credential: {e}"));
+        assert!(pem.contains("BEGIN"), "{name}: not a PEM file");
+    }
+}

@@ -39,7 +39,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("barnes_hut");
     if !(args.theta.is_finite() && args.theta >= 0.0 && args.dt.is_finite()) {
         cli::bad_input("barnes_hut", format_args!("--theta must be ≥ 0 and --dt finite"));
     }

@@ -123,7 +123,7 @@ enum Command {
 }
 
 fn main() {
-    match Args::parse().command {
+    match cli::parse::<Args>("dag").command {
         Command::Schedule { file, procs, ft, slack, json, verbose, trace, crash } => {
             schedule(file, procs as usize, ft, slack, json, verbose, trace, crash)
         }

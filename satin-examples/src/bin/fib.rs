@@ -14,7 +14,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("fib");
     let n = args.n;
     println!("{}", cli::run("fib", &args.run, move || fib::fib(n)));
 }

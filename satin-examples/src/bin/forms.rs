@@ -45,7 +45,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("forms");
     let size = args.size;
     let answer = match args.kind {
         Kind::Orbits => {

@@ -29,7 +29,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("knapsack");
     if let Some(spec) = &args.generate {
         let (items, capacity) =
             parse_spec(spec).unwrap_or_else(|e| cli::bad_input("knapsack", format_args!("--generate {spec}: {e}")));

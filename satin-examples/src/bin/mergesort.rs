@@ -16,7 +16,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("mergesort");
     let input = mergesort::random_input(args.n, args.seed);
     let sorted = cli::run("mergesort", &args.run, move || mergesort::mergesort(input));
     debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]));

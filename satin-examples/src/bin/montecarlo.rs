@@ -20,7 +20,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("montecarlo");
     let (n, seed, flat) = (args.n, args.seed, args.flat);
     let (hits, pi) = cli::run("montecarlo", &args.run, move || montecarlo::estimate(n, seed, flat));
     println!("{pi:.9}");

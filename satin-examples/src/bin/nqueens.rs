@@ -14,7 +14,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("nqueens");
     let n = args.n;
     println!("{}", cli::run("nqueens", &args.run, move || nqueens::solutions(n)));
 }

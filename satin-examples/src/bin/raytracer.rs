@@ -24,7 +24,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("raytracer");
     let (w, h, s) = (args.width, args.height, args.samples);
     let rgb = cli::run("raytracer", &args.run, move || raytracer::image_sampled(w, h, s));
     println!("{}", raytracer::checksum(&rgb));

@@ -15,7 +15,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("sat");
     let text = cli::read_input("sat", &args.file);
     let formula =
         sat::parse(&text).unwrap_or_else(|e| cli::bad_input("sat", format_args!("{}: {e}", args.file.display())));

@@ -20,7 +20,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("tsp");
     let text = cli::read_input("tsp", &args.file);
     let m = tsp::parse(&text).unwrap_or_else(|e| cli::bad_input("tsp", format_args!("{}: {e}", args.file.display())));
     let bound = if args.per_branch { tsp::Bound::PerBranch } else { tsp::Bound::Shared };

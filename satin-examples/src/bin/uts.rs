@@ -16,7 +16,7 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args: Args = cli::parse("uts");
     let Some((params, published)) = uts::sample(&args.tree) else {
         eprintln!("uts: error: unknown tree {:?}; the sample trees are T1, T2, T3, T4 and T5", args.tree);
         std::process::exit(2);

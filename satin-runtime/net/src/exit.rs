@@ -10,8 +10,11 @@ use satin_dag::Workflow;
 
 /// [`Launch::from_args`] on this process's command line; help goes to
 /// standard output and ends the process with status 0, a bad flag to
-/// standard error with status 2.
+/// standard error with status 2, and `--init-pool FILE` is done at once
+/// ([`init_pool_if_asked`]).
 pub(super) fn launch_from_env(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+    // The program's own arguments come next; a credential needs none.
+    init_pool_if_asked(app);
     match Launch::from_args_with(app, std::env::args(), own_flags) {
         Ok(Split::Run(launch, own)) => (*launch, own),
         Ok(Split::Help(text)) => {
@@ -22,6 +25,24 @@ pub(super) fn launch_from_env(app: &str, own_flags: &[&str]) -> (Launch, Vec<Str
         Err(e) => {
             eprintln!("{app}: error: {e}");
             std::process::exit(USAGE_STATUS)
+        }
+    }
+}
+
+/// For a binary whose own command line has required arguments: if this
+/// process was started with `--init-pool FILE`, writes the pool
+/// credential and ends the process (status 0, or 1 with the reason) —
+/// before the program's parser can ask for arguments that making a
+/// credential does not need. Call it first in `main`; otherwise it
+/// returns and the program parses its command line as usual.
+pub fn init_pool_if_asked(app: &str) {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = super::front::init_pool_arg(&args) else { return };
+    match super::front::write_pool(app, &path) {
+        Ok(_) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("{app}: error: {e}");
+            std::process::exit(e.exit_status())
         }
     }
 }

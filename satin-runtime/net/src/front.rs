@@ -29,9 +29,7 @@ pub(crate) fn first_steps(
     figures: supervise::Figures,
 ) -> Result<FirstSteps, RunError> {
     if let Some(path) = &args.init_pool {
-        let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
-        eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
-        return Ok(FirstSteps::PoolWritten(file));
+        return write_pool(app, path).map(FirstSteps::PoolWritten);
     }
     args.check().map_err(RunError::Usage)?;
     if let Some(n) = args.local_nodes {
@@ -56,4 +54,45 @@ pub(crate) fn load_pool(args: &Launch) -> Result<Pool, RunError> {
         )
     })?;
     Pool::load(path).map_err(|e| RunError::Failed(e.to_string()))
+}
+
+/// Writes a new pool credential to `path` (`--init-pool`) and says where.
+pub(crate) fn write_pool(app: &str, path: &std::path::Path) -> Result<PathBuf, RunError> {
+    let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
+    eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
+    Ok(file)
+}
+
+/// The file after `--init-pool` (or in `--init-pool=FILE`) on a command
+/// line, before any `--` (after which the arguments are the program's).
+pub(crate) fn init_pool_arg(args: &[String]) -> Option<PathBuf> {
+    let mut args = args.iter().take_while(|a| a.as_str() != "--");
+    while let Some(a) = args.next() {
+        if a == "--init-pool" {
+            return args.next().map(PathBuf::from);
+        }
+        if let Some(file) = a.strip_prefix("--init-pool=") {
+            return Some(PathBuf::from(file));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::init_pool_arg;
+
+    fn arg(line: &[&str]) -> Option<String> {
+        let line: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+        init_pool_arg(&line).map(|p| p.display().to_string())
+    }
+
+    #[test]
+    fn the_pool_file_is_found_wherever_the_flag_stands() {
+        assert_eq!(arg(&["prog", "--init-pool", "p.pem"]), Some("p.pem".into()));
+        assert_eq!(arg(&["prog", "16", "--workers", "2", "--init-pool=p.pem"]), Some("p.pem".into()));
+        assert_eq!(arg(&["prog", "16"]), None);
+        assert_eq!(arg(&["prog", "--", "--init-pool", "p.pem"]), None, "after `--` it is the program's");
+        assert_eq!(arg(&["prog", "--init-pool"]), None, "no file: clap says what is missing");
+    }
 }

@@ -37,7 +37,7 @@ pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
 pub use ending::{
     Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,
 };
-pub use exit::{run, run_workflow_with};
+pub use exit::{init_pool_if_asked, run, run_workflow_with};
 pub use program::try_run;
 pub use report::write_local_stats;
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};

@@ -342,6 +342,16 @@ impl Driver {
         self.start.elapsed().as_nanos() as u64
     }
 
+    /// How logs name a peer: the address it listens on (its random id
+    /// only while that is unknown).
+    fn peer_name(&self, id: NodeId) -> String {
+        match self.io.net.addrs.get(&id) {
+            Some(addr) if id != CONTACT => addr.to_string(),
+            _ if id == CONTACT => "the contact".to_string(),
+            _ => id.to_string(),
+        }
+    }
+
     /// A run's answer (`RunEnd::Answer`): in a sequence it goes to the
     /// program at once and the node stays for the next run (a joiner
     /// catching up gets several in a row); else the node ends with it.
@@ -413,8 +423,9 @@ impl Driver {
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
                 Action::Forget { peer } => {
                     if !self.io.net.dead.contains(&peer) {
-                        info!("node {peer} is out of the run");
-                        self.marker(&format!("node {peer} removed; recovery"));
+                        let name = self.peer_name(peer);
+                        info!("node {name} is out of the run");
+                        self.marker(&format!("node {name} removed; recovery"));
                         self.io.net.cut(peer);
                     }
                 }
@@ -448,9 +459,9 @@ impl Driver {
                     self.node.quorum_summary()
                 )
             }
-            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {l}"),
+            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {}", self.peer_name(l)),
             (Some(l), _) if Some(l) != self.seen_leader.0 => {
-                info!("leader is now {l} ({})", self.node.quorum_summary())
+                info!("leader is now {} ({})", self.peer_name(l), self.node.quorum_summary())
             }
             _ => {}
         }
@@ -596,8 +607,9 @@ impl Driver {
         if self.io.net.dead.contains(&id) {
             return;
         }
-        warn!("node {id} is gone: {reason}");
-        self.marker(&format!("node {id} gone; recovery"));
+        let name = self.peer_name(id);
+        warn!("node {name} is gone: {reason}");
+        self.marker(&format!("node {name} gone; recovery"));
         self.io.net.cut(id);
         let now = self.now();
         self.node.handle_peer_dead(now, id, &mut self.exec);
@@ -613,11 +625,17 @@ impl Driver {
             }
             let now = self.now();
             if declared_dead {
-                warn!("node {id} closed its connection: this node was removed from the run ({reason})");
+                warn!(
+                    "node {} closed its connection: this node was removed from the run ({reason})",
+                    self.peer_name(id)
+                );
                 self.node.handle_declared_dead(now, id, &mut self.exec);
                 return;
             }
-            info!("connection with node {id} lost ({reason}); the majority decides whether it is gone");
+            info!(
+                "connection with node {} lost ({reason}); the majority decides whether it is gone",
+                self.peer_name(id)
+            );
             if ours {
                 self.io.net.reconnect_later(id, RECONNECT);
             }
@@ -677,7 +695,7 @@ impl Driver {
             }
             ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
                 self.span(&format!("job stolen from {victim} (failed)"), ran);
-                warn!("a job stolen from node {victim} failed: {reason}");
+                warn!("a job stolen from node {} failed: {reason}", self.peer_name(victim));
                 self.exec.stolen_done(victim, stamp);
                 self.node.handle_job_failed(now, victim, stamp, reason, &mut self.exec);
             }

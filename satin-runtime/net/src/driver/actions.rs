@@ -1,0 +1,102 @@
+//! Carrying out the protocol core's actions: sends, timers, the run's end,
+//! checkpoint writes, forgetting peers; and reaching every member.
+
+use super::*;
+
+impl Driver {
+    /// Carries out what the core asked for.
+    pub(super) fn carry_out_actions(&mut self) {
+        // An improvement goes out before anything this node sends after it
+        // (a result that depends on it, say): a peer that hears of one
+        // from here has heard of the other first.
+        while let Some(action) = self.node.poll_action() {
+            match action {
+                Action::Send { to, msg } => {
+                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
+                        self.join_request = Some(msg.clone());
+                    }
+                    self.io.net.send(to, msg)
+                }
+                Action::Broadcast { msg } => self.send_to_members(msg),
+                Action::SetTimer { at } => {
+                    self.timers.insert(at);
+                }
+                Action::Done { value } => self.answered(RunEnd::Answer { value: Some(value), master: true }),
+                Action::Finished { value } => self.answered(RunEnd::Answer { value, master: false }),
+                Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
+                Action::Stop => {
+                    self.end.get_or_insert(RunEnd::Left);
+                }
+                Action::CheckpointOpen => self.open_checkpoint(),
+                Action::CheckpointWrite { seq, mut records } => {
+                    if let Some(c) = &self.checkpointer {
+                        records.extend(SharedSync::checkpoint_record());
+                        c.write(seq, records);
+                    }
+                }
+                Action::Suspended => self.end = Some(RunEnd::Suspended),
+                Action::Forget { peer } => {
+                    if !self.io.net.dead.contains(&peer) {
+                        let name = self.peer_name(peer);
+                        info!("node {name} is out of the run");
+                        self.marker(&format!("node {name} removed; recovery"));
+                        self.io.net.cut(peer);
+                    }
+                }
+                Action::LostMajority { waited } => {
+                    info!("giving up: {}", self.node.quorum_summary());
+                    self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
+                }
+                Action::Expelled { by, carry } => {
+                    let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
+                    self.end = Some(RunEnd::Expelled { by, at, carry })
+                }
+            }
+        }
+        if let Some(p) = &mut self.progress {
+            p.update(&self.node, self.io.net.frames_sent);
+        }
+        self.log_leadership();
+    }
+
+    /// Says when the leader changes or this node loses (or regains) the
+    /// majority: the moments a user watching a partition wants to see.
+    pub(super) fn log_leadership(&mut self) {
+        let now = (self.node.leader(), self.node.in_minority());
+        if now == self.seen_leader || !self.node.joined() {
+            return;
+        }
+        match now {
+            (_, true) if !self.seen_leader.1 => {
+                warn!(
+                    "no majority of the run reachable: taking no new work until it is ({})",
+                    self.node.quorum_summary()
+                )
+            }
+            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {}", self.peer_name(l)),
+            (Some(l), _) if Some(l) != self.seen_leader.0 => {
+                info!("leader is now {} ({})", self.peer_name(l), self.node.quorum_summary())
+            }
+            _ => {}
+        }
+        self.seen_leader = now;
+    }
+
+    pub(super) fn send_to_members(&mut self, msg: Msg) {
+        let peers: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.me.id).collect();
+        for p in peers {
+            self.io.net.send(p, msg.clone());
+        }
+    }
+
+    /// Connect to every member early (and again after a lost connection),
+    /// so that beats reach them all.
+    pub(super) fn connect_to_members(&mut self) {
+        let members: Vec<NodeId> = self.node.live_members().filter(|m| *m != self.spec.me.id).collect();
+        for m in members {
+            if self.io.net.may_connect(m) {
+                self.io.net.connect(m);
+            }
+        }
+    }
+}

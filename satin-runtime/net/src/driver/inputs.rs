@@ -1,0 +1,180 @@
+//! What the node's event loop hears: connections, messages, peers that
+//! go down or die, and the local executor's events.
+
+use super::*;
+
+impl Driver {
+    pub(super) fn on_input(&mut self, got: Input) {
+        let now = self.now();
+        match got {
+            Input::Hello { id, addr, conn } => {
+                self.io.net.addrs.entry(id).or_insert(addr);
+                self.io.net.linked(id, conn);
+                self.node.handle_link_up(now, id, &mut self.exec);
+            }
+            Input::Linked { id, conn } => self.io.net.outgoing_up(id, conn),
+            Input::Closed { id } => {
+                if id == CONTACT && !self.joined {
+                    let at = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
+                    self.end = Some(RunEnd::Failed(format!(
+                        "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
+                    )));
+                }
+            }
+            Input::Addr { id, addr } => {
+                self.io.net.addrs.entry(id).or_insert(addr);
+            }
+            Input::Message { from, msg } => {
+                if matches!(msg, Msg::Welcome { .. }) {
+                    self.joined = true;
+                    self.io.net.drop_peer(CONTACT);
+                }
+                self.node.handle_message(now, from, msg, &mut self.exec);
+            }
+            Input::PeerDown { id, reason, unanswered, ours, declared_dead } => {
+                self.on_peer_down(id, reason, unanswered, ours, declared_dead)
+            }
+            Input::Exec(event) => self.on_exec(event),
+            Input::Checkpoint(done) => self.on_checkpoint(done),
+            Input::Slow { factor } => {
+                let workers = self.exec.worker_thread_ids();
+                self.throttle.get_or_insert_with(|| crate::throttle::Throttle::start(workers)).set(factor);
+            }
+            Input::FailRate { rate } => self.exec.set_fail_rate(rate),
+            Input::ProcessEnded { addr } => {
+                let id = self.io.net.addrs.iter().find(|(id, a)| **a == addr && **id != CONTACT).map(|(id, _)| *id);
+                if let Some(id) = id {
+                    self.on_certain_death(id, "its process ended (seen by the supervisor)");
+                }
+            }
+            Input::NextRoot { key, payload } => {
+                let root = JobSpec::root(key, payload);
+                self.node.next_root(now, root, &mut self.exec);
+            }
+            Input::Close => {
+                self.closing = true;
+                self.end.get_or_insert(RunEnd::Left);
+            }
+        }
+    }
+
+    /// `id`'s process is gone for certain.
+    pub(super) fn on_certain_death(&mut self, id: NodeId, reason: &str) {
+        if self.io.net.dead.contains(&id) {
+            return;
+        }
+        let name = self.peer_name(id);
+        warn!("node {name} is gone: {reason}");
+        self.marker(&format!("node {name} gone; recovery"));
+        self.io.net.cut(id);
+        let now = self.now();
+        self.node.handle_peer_dead(now, id, &mut self.exec);
+    }
+
+    /// A connection failed. Not a death: a cut link, a partition or lost
+    /// packets look the same. The majority decides (`proto/quorum`); this
+    /// node opens its connection again meanwhile.
+    pub(super) fn on_peer_down(
+        &mut self,
+        id: NodeId,
+        reason: String,
+        unanswered: bool,
+        ours: bool,
+        declared_dead: bool,
+    ) {
+        if id != CONTACT || self.joined {
+            if self.io.net.dead.contains(&id) {
+                return;
+            }
+            let now = self.now();
+            if declared_dead {
+                warn!(
+                    "node {} closed its connection: this node was removed from the run ({reason})",
+                    self.peer_name(id)
+                );
+                self.node.handle_declared_dead(now, id, &mut self.exec);
+                return;
+            }
+            info!(
+                "connection with node {} lost ({reason}); the majority decides whether it is gone",
+                self.peer_name(id)
+            );
+            if ours {
+                self.io.net.reconnect_later(id, RECONNECT);
+            }
+            self.node.handle_link_down(now, id, &mut self.exec);
+            return;
+        }
+        self.contact_down(reason, unanswered, declared_dead);
+    }
+
+    /// The contact did not admit this node (yet).
+    pub(super) fn contact_down(&mut self, reason: String, unanswered: bool, declared_dead: bool) {
+        let contact = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
+        if unanswered && Instant::now() < self.join_until {
+            // The contact may not be listening yet (tasks of a batch job
+            // start in any order): knock again.
+            info!("no answer from the contact yet; trying again");
+            self.io.net.drop_peer(CONTACT);
+            if let Some(join) = &self.join_request {
+                self.io.net.send(CONTACT, join.clone());
+            }
+        } else if declared_dead {
+            // Admitted, then removed before it could work: the majority
+            // cannot reach this node (a link that stays cut).
+            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry: std::mem::take(&mut self.spec.carry) });
+        } else {
+            self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
+        }
+    }
+
+    pub(super) fn on_exec(&mut self, event: ExecEvent) {
+        let now = self.now();
+        let ends_entry = event.ends_entry();
+        match event {
+            ExecEvent::Lookup { key, epoch } => match self.node.lookup(&key, epoch) {
+                Lookup::Hit(v) => self.exec.lookup_done(&key, Some(v)),
+                Lookup::Miss => self.exec.lookup_done(&key, None),
+                Lookup::Pending => {}
+            },
+            ExecEvent::Published { key, value, meta, ran } => {
+                self.node.handle_local_job_finished(now, ran.as_nanos() as u64, key, value, meta, &mut self.exec)
+            }
+            ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
+                self.span(&format!("job stolen from {victim}"), ran);
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_finished(now, victim, stamp, key, value, &mut self.exec);
+            }
+            ExecEvent::RootDone { value, ran } => {
+                self.span("root job", ran);
+                self.node.handle_root_finished(now, value, &mut self.exec)
+            }
+            ExecEvent::Aborted { stolen, ran } => {
+                self.span("aborted job", ran);
+                if let Some((victim, stamp)) = stolen {
+                    self.exec.stolen_done(victim, stamp);
+                    self.node.handle_job_aborted(now, victim, stamp, &mut self.exec);
+                }
+            }
+            ExecEvent::StolenFailed { victim, stamp, reason, ran } => {
+                self.span(&format!("job stolen from {victim} (failed)"), ran);
+                warn!("a job stolen from node {} failed: {reason}", self.peer_name(victim));
+                self.exec.stolen_done(victim, stamp);
+                self.node.handle_job_failed(now, victim, stamp, reason, &mut self.exec);
+            }
+            ExecEvent::RootFailed { reason, ran } => {
+                self.span("root job (failed)", ran);
+                self.node.handle_root_failed(now, reason);
+            }
+        }
+        if ends_entry && self.exec.entry_ended() {
+            self.node.handle_idle(now, &mut self.exec);
+        }
+    }
+
+    pub(super) fn span(&mut self, name: &str, ran: satin_core::Ran) {
+        if let Some(t) = &mut self.trace {
+            t.span(name, ran);
+        }
+    }
+}

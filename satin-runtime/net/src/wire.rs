@@ -29,8 +29,8 @@ pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::De
     }
 
     /// Whether the message may travel unreliably (a QUIC datagram): small,
-    /// repeated anyway, and worth more on time than in order — beats, which
-    /// a packet lost in the stream would hold up behind it.
+    /// repeated anyway, and worth more on time than in order — beats and
+    /// repeated entries, which a packet lost in the stream would hold up.
     fn unreliable(&self) -> bool {
         false
     }
@@ -46,7 +46,7 @@ impl Message for Msg {
     }
 
     fn unreliable(&self) -> bool {
-        matches!(self, Msg::Quorum(q) if q.is_beat())
+        matches!(self, Msg::Quorum(q) if q.may_be_lost())
     }
 }
 

@@ -6,9 +6,9 @@
 //!   idle timeout) the connection is lost: what waited is dropped, both
 //!   ends are told the link is down (a suspicion, never a death), and the
 //!   link drops what it is given until it heals.
-//! - Beats (`QMsg::is_beat`, sent as QUIC datagrams in real runs) are lost
-//!   on a cut link, and each with the loss rate on a lossy one; every other
-//!   message is delayed by retransmissions instead — a geometric number of
+//! - Beats and the leader's repeated entries (`QMsg::may_be_lost`, sent
+//!   as QUIC datagrams in real runs) are lost on a cut link, and each with
+//!   the loss rate on a lossy one; every other message is delayed by retransmissions instead — a geometric number of
 //!   round trips, as a reliable stream recovers a lost packet.
 
 use std::collections::{HashMap, HashSet};
@@ -63,7 +63,7 @@ impl Network {
         if !self.blocked(machines.0, machines.1) {
             return Fate::Deliver;
         }
-        let beat = matches!(msg, Msg::Quorum(q) if q.is_beat());
+        let beat = matches!(msg, Msg::Quorum(q) if q.may_be_lost());
         if beat || self.down.contains(&link) {
             Fate::Drop
         } else {
@@ -88,7 +88,7 @@ impl World<'_> {
                 // and so does the receiver, whose own connection to the
                 // sender loses its acknowledgements the same way (QUIC
                 // needs both directions).
-                let beat = matches!(&msg, Msg::Quorum(q) if q.is_beat());
+                let beat = matches!(&msg, Msg::Quorum(q) if q.may_be_lost());
                 if !beat && self.net.down.contains(&(from, to)) {
                     for (node, peer) in [(from, to), (to, from)] {
                         if self.net.retold.insert((node, peer)) {
@@ -109,7 +109,7 @@ impl World<'_> {
                 None
             }
             Fate::Deliver => {
-                let beat = matches!(&msg, Msg::Quorum(q) if q.is_beat());
+                let beat = matches!(&msg, Msg::Quorum(q) if q.may_be_lost());
                 let (delay, jitter) = self.net.delay;
                 let rto = 2 * (self.delay(from, to, 64) + delay).max(1_000_000);
                 let mut extra = delay + if jitter > 0 { self.rng.below(jitter) } else { 0 };

@@ -91,13 +91,19 @@ pub enum QMsg {
 }
 
 impl QMsg {
-    /// Beats: small messages whose loss costs nothing, as the next beat
-    /// repeats them. A real driver may send them unreliably, past any
-    /// message stuck behind a lost packet. Everything else (votes among
-    /// them: an election must not fail for a lost packet) goes reliably.
-    pub fn is_beat(&self) -> bool {
+    /// Messages the core repeats until they are answered, so that losing
+    /// one costs a beat: beats both ways, and a leader's entries for a
+    /// follower that has not confirmed them (sent again each beat). A real
+    /// driver may send them unreliably (if they fit in a datagram), past
+    /// any message stuck behind a lost packet: under heavy loss a reliable
+    /// stream can hold an entry back for seconds, long enough for the
+    /// leader to step down over an entry that waits. Entries that add a
+    /// member go reliably — the newcomer's address travels before them —
+    /// and so does everything else (votes among them: an election must
+    /// not fail for a lost packet).
+    pub fn may_be_lost(&self) -> bool {
         match self {
-            QMsg::Append { entries, .. } => entries.is_empty(),
+            QMsg::Append { entries, .. } => !entries.iter().any(|e| matches!(e.change, super::Change::Add { .. })),
             QMsg::Appended { .. } => true,
             _ => false,
         }

@@ -79,12 +79,12 @@ impl Net {
         if self.cut.contains(&(from, to)) || self.dead.contains(&to) {
             return;
         }
-        if self.loss > 0.0 && msg.is_beat() && self.rng.unit() < self.loss {
+        if self.loss > 0.0 && msg.may_be_lost() && self.rng.unit() < self.loss {
             return;
         }
         // Reliable messages ride a stream: a lost packet only delays them.
         let mut at = self.now + self.latency;
-        while self.loss > 0.0 && !msg.is_beat() && self.rng.unit() < self.loss {
+        while self.loss > 0.0 && !msg.may_be_lost() && self.rng.unit() < self.loss {
             at += 30 * MS;
         }
         self.seq += 1;

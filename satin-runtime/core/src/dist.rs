@@ -207,7 +207,6 @@ impl LocalExecutor {
             return Err(AlreadyAttached);
         }
         Ok(LocalExecutor {
-            runtime,
             events,
             running: HashMap::new(),
             root: None,
@@ -215,8 +214,15 @@ impl LocalExecutor {
             keep_orphans: false,
             fail_rate: 0.0,
             rng: crate::proto::SplitMix64::new(std::process::id() as u64),
-            shared: crate::shared::SharedSync::start(),
+            shared: crate::shared::SharedSync::start(Arc::clone(runtime.shared())),
+            runtime,
         })
+    }
+
+    /// This node's shared values as the driver sees them (for the
+    /// checkpoint file).
+    pub fn shared(&self) -> &crate::shared::SharedSync {
+        &self.shared
     }
 
     /// Orphans (jobs run for a node that died) run to the end and their
@@ -412,11 +418,11 @@ impl Executor for LocalExecutor {
     }
 
     fn all_shared(&self) -> Option<SharedValues> {
-        crate::shared::SharedSync::everything()
+        self.shared.everything()
     }
 
     fn merge_shared(&mut self, values: SharedValues) {
-        crate::shared::SharedSync::merge(values);
+        self.shared.merge(values);
     }
 
     /// Busy while an entry job runs and no worker is out of work: a worker

@@ -33,6 +33,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use crate::shared::Replicas;
 use registry::{Registry, WorkerThread};
 use root::RootJob;
 
@@ -44,6 +45,7 @@ pub struct Builder {
     stack_size: Option<usize>,
     spawn_limit: usize,
     pin_workers: bool,
+    shared: Option<Arc<Replicas>>,
 }
 
 /// Default of [`Builder::spawn_limit`].
@@ -77,6 +79,7 @@ impl Default for Builder {
             stack_size: None,
             spawn_limit: DEFAULT_SPAWN_LIMIT,
             pin_workers: false,
+            shared: None,
         }
     }
 }
@@ -124,6 +127,14 @@ impl Builder {
         self
     }
 
+    /// The replicas of shared values ([`crate::shared`]) that jobs on this
+    /// runtime use; default: the process's ([`Replicas::process`]). Give
+    /// each runtime its own to run several nodes in one process.
+    pub fn shared(mut self, replicas: Arc<Replicas>) -> Self {
+        self.shared = Some(replicas);
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> Result<Runtime, BuildError> {
         let workers = match self.workers {
@@ -132,16 +143,19 @@ impl Builder {
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit);
+        let shared = self.shared.unwrap_or_else(|| Arc::clone(Replicas::process()));
         let mut threads = Vec::with_capacity(workers);
         let cores = if self.pin_workers { affinity::allowed_cores() } else { Vec::new() };
         for (index, deque) in deques.into_iter().enumerate() {
             let registry2 = Arc::clone(&registry);
+            let shared2 = Arc::clone(&shared);
             let core = (!cores.is_empty()).then(|| cores[index % cores.len()]);
             let mut b = std::thread::Builder::new().name(format!("satin-worker-{index}"));
             if let Some(size) = self.stack_size {
                 b = b.stack_size(size);
             }
             let spawned = b.spawn(move || {
+                shared2.adopt_for_thread();
                 if let Some(core) = core {
                     affinity::pin_current_thread(core);
                 }
@@ -156,7 +170,7 @@ impl Builder {
                 }
             }
         }
-        Ok(Runtime { registry, threads })
+        Ok(Runtime { registry, threads, shared })
     }
 }
 
@@ -164,6 +178,7 @@ impl Builder {
 pub struct Runtime {
     registry: Arc<Registry>,
     threads: Vec<JoinHandle<()>>,
+    shared: Arc<Replicas>,
 }
 
 /// Counters of a runtime, summed over its workers.
@@ -222,6 +237,11 @@ impl Runtime {
             Ok(r) => r,
             Err(p) => std::panic::resume_unwind(p),
         }
+    }
+
+    /// The replicas of shared values its jobs use.
+    pub fn shared(&self) -> &Arc<Replicas> {
+        &self.shared
     }
 
     pub(crate) fn registry(&self) -> &Registry {

@@ -1,11 +1,12 @@
 //! [`Incumbent`]: the best value found so far, shared by every job.
 // The replication half (sending, merging) serves the network driver: a
 // build without the `net` feature has only the local half.
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::replicas::{Activity, Replicas};
 
 /// Which way an incumbent improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -17,11 +18,13 @@ pub enum Direction {
 }
 
 #[derive(Debug)]
-struct Inner {
+pub(super) struct Inner {
     name: String,
     direction: Direction,
     value: AtomicU64,
     improvements: AtomicU64,
+    /// The node's, told of each improvement made here.
+    activity: Arc<Activity>,
 }
 
 /// The best value found so far in a search, shared by every job of a run:
@@ -41,36 +44,67 @@ struct Inner {
 #[derive(Debug, Clone)]
 pub struct Incumbent(Arc<Inner>);
 
-/// Every incumbent of this process: (name, direction, value).
-#[doc(hidden)]
-pub fn snapshot() -> Vec<(String, Direction, u64)> {
-    let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
-    let mut all: Vec<_> =
-        reg.values().map(|i| (i.name.clone(), i.direction, i.value.load(Ordering::Acquire))).collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
-    all
-}
+impl Replicas {
+    /// Every incumbent here: (name, direction, value).
+    pub(super) fn incumbent_values(&self) -> Vec<(String, Direction, u64)> {
+        let mut all: Vec<_> = self
+            .incumbents()
+            .values()
+            .map(|i| (i.name.clone(), i.direction, i.value.load(Ordering::Acquire)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
 
-/// A value another node's jobs found: kept where better, without counting
-/// as this node's own (it is not sent on again).
-#[doc(hidden)]
-pub fn merge_from_peer(name: &str, direction: Direction, value: u64) {
-    let inc = Incumbent::named(name, direction);
-    match direction {
-        Direction::Minimize => inc.0.value.fetch_min(value, Ordering::AcqRel),
-        Direction::Maximize => inc.0.value.fetch_max(value, Ordering::AcqRel),
-    };
-}
+    /// A value another node's jobs found: kept where better, without
+    /// counting as this node's own (it is not sent on again).
+    pub(super) fn merge_incumbent(&self, name: &str, direction: Direction, value: u64) {
+        let inc = self.incumbent(name, direction);
+        match direction {
+            Direction::Minimize => inc.0.value.fetch_min(value, Ordering::AcqRel),
+            Direction::Maximize => inc.0.value.fetch_max(value, Ordering::AcqRel),
+        };
+    }
 
-fn registry() -> &'static Mutex<HashMap<String, Arc<Inner>>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<String, Arc<Inner>>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
+    /// A new incumbent `name` here, replacing any of that name.
+    fn new_incumbent(&self, name: &str, direction: Direction, initial: u64) -> Incumbent {
+        let inner = self.make(name, direction, initial);
+        self.incumbents().insert(name.to_string(), Arc::clone(&inner));
+        Incumbent(inner)
+    }
+
+    /// The replica of `name` here, made (with nothing found yet) if there
+    /// is none.
+    fn incumbent(&self, name: &str, direction: Direction) -> Incumbent {
+        let mut all = self.incumbents();
+        if let Some(inner) = all.get(name).filter(|i| i.direction == direction) {
+            return Incumbent(Arc::clone(inner));
+        }
+        let initial = match direction {
+            Direction::Minimize => u64::MAX,
+            Direction::Maximize => 0,
+        };
+        let inner = self.make(name, direction, initial);
+        all.insert(name.to_string(), Arc::clone(&inner));
+        Incumbent(inner)
+    }
+
+    fn make(&self, name: &str, direction: Direction, initial: u64) -> Arc<Inner> {
+        Arc::new(Inner {
+            name: name.to_string(),
+            direction,
+            value: AtomicU64::new(initial),
+            improvements: AtomicU64::new(0),
+            activity: Arc::clone(&self.activity),
+        })
+    }
 }
 
 impl Incumbent {
     /// A new incumbent `name` that improves downwards, starting at
-    /// `initial` (`u64::MAX`: nothing found yet). It replaces this
-    /// process's replica of that name: each run starts afresh.
+    /// `initial` (`u64::MAX`: nothing found yet). It replaces this node's
+    /// replica of that name ([`Replicas::current`]): each run starts
+    /// afresh.
     pub fn minimize(name: &str, initial: u64) -> Incumbent {
         Incumbent::new(name, Direction::Minimize, initial)
     }
@@ -81,35 +115,14 @@ impl Incumbent {
     }
 
     fn new(name: &str, direction: Direction, initial: u64) -> Incumbent {
-        let inner = Arc::new(Inner {
-            name: name.to_string(),
-            direction,
-            value: AtomicU64::new(initial),
-            improvements: AtomicU64::new(0),
-        });
-        registry().lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), Arc::clone(&inner));
-        Incumbent(inner)
+        Replicas::current().new_incumbent(name, direction, initial)
     }
 
-    /// This process's replica of `name`, made (with nothing found yet) if
-    /// there is none: how a job that arrives from another node finds it.
+    /// This node's replica of `name` (see [`Replicas::current`]), made
+    /// (with nothing found yet) if there is none: how a job that arrives
+    /// from another node finds it.
     pub fn named(name: &str, direction: Direction) -> Incumbent {
-        let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(inner) = reg.get(name).filter(|i| i.direction == direction) {
-            return Incumbent(Arc::clone(inner));
-        }
-        let initial = match direction {
-            Direction::Minimize => u64::MAX,
-            Direction::Maximize => 0,
-        };
-        let inner = Arc::new(Inner {
-            name: name.to_string(),
-            direction,
-            value: AtomicU64::new(initial),
-            improvements: AtomicU64::new(0),
-        });
-        reg.insert(name.to_string(), Arc::clone(&inner));
-        Incumbent(inner)
+        Replicas::current().incumbent(name, direction)
     }
 
     /// Its name.
@@ -142,7 +155,7 @@ impl Incumbent {
         let better = self.is_better(value, before);
         if better {
             self.0.improvements.fetch_add(1, Ordering::Relaxed);
-            super::changed_here();
+            self.0.activity.changed();
         }
         better
     }
@@ -209,12 +222,14 @@ mod tests {
 
     #[test]
     fn a_peer_s_value_is_merged_but_not_counted_as_this_node_s() {
-        let here = Incumbent::maximize("merged", 5);
-        merge_from_peer("merged", Direction::Maximize, 9);
-        merge_from_peer("merged", Direction::Maximize, 7);
+        let node = Replicas::new();
+        let here = node.enter(|| Incumbent::maximize("merged", 5));
+        node.merge_incumbent("merged", Direction::Maximize, 9);
+        node.merge_incumbent("merged", Direction::Maximize, 7);
         assert_eq!(here.get(), 9);
         assert_eq!(here.improvements(), 0, "not counted as this node's own");
-        assert!(snapshot().contains(&("merged".to_string(), Direction::Maximize, 9)));
+        assert_eq!(node.local_changes(), 0, "nothing to send on");
+        assert_eq!(node.incumbent_values(), [("merged".to_string(), Direction::Maximize, 9)]);
     }
 
     #[test]

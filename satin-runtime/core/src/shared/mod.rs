@@ -21,45 +21,27 @@
 //! waits for it with [`Shared::guard`] (Satin's guards). Updates that do
 //! not commute (an ordered log, a counter that is not a maximum) are not
 //! offered: they would need a total order of broadcasts.
+//!
+//! **Where the replicas live.** Each node's replicas are a [`Replicas`]
+//! handle: its runtime's worker threads use it, and a value that arrives
+//! by name in a job lands in it. A process usually runs one node and
+//! needs nothing more; tests and embedders that run several nodes in one
+//! process give each runtime its own ([`crate::Builder::shared`]).
 
 mod incumbent;
 mod object;
+mod replicas;
 mod sync;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-#[doc(hidden)]
-pub use incumbent::{merge_from_peer, snapshot};
 pub use incumbent::{Direction, Incumbent};
-#[doc(hidden)]
-pub use object::{encode_all, merge_encoded, take_unsent};
 pub use object::{Greatest, Lattice, Least, Shared};
+pub use replicas::Replicas;
 #[doc(hidden)]
 pub use sync::SharedSync;
 
-/// Bumped by every change a job of this process makes to a shared value:
-/// what the network driver watches to send this node's updates.
-static LOCAL_CHANGES: AtomicU64 = AtomicU64::new(0);
-/// A network driver sends this process's updates (a local run has no one
-/// to send them to, and keeps no copy of them).
-static SYNCING: AtomicBool = AtomicBool::new(false);
-
-fn changed_here() {
-    LOCAL_CHANGES.fetch_add(1, Ordering::Release);
-}
-
-/// How many changes jobs of this process have made so far.
-#[doc(hidden)]
-pub fn local_changes() -> u64 {
-    LOCAL_CHANGES.load(Ordering::Acquire)
-}
-
-fn syncing() -> bool {
-    SYNCING.load(Ordering::Acquire)
-}
-
-/// From now on, updates made here are kept until the driver sends them.
-#[doc(hidden)]
-pub fn start_syncing() {
-    SYNCING.store(true, Ordering::Release);
+/// A lock that a panicking job does not poison for the others.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -3,13 +3,15 @@
 // The replication half (sending, merging) serves the network driver: a
 // build without the `net` feature has only the local half.
 use std::any::Any;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::marker::PhantomData;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::replicas::{Activity, Replicas};
 
 /// A value whose updates commute: `join` is the least upper bound
 /// (associative, commutative, idempotent), and `Default` the bottom, the
@@ -87,16 +89,18 @@ struct State<T> {
 struct Replica<T> {
     state: Mutex<State<T>>,
     changed: Condvar,
+    /// The node's, told of each change made here.
+    activity: Arc<Activity>,
 }
 
 impl<T> Replica<T> {
     fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        super::lock(&self.state)
     }
 }
 
 /// A replica as the driver sees it: bytes in and out, whatever `T` is.
-trait Wire: Send + Sync {
+pub(super) trait Wire: Send + Sync {
     fn take_unsent(&self) -> Option<Vec<u8>>;
     fn encode_all(&self) -> Vec<u8>;
     fn merge_encoded(&self, bytes: &[u8]) -> Result<(), postcard::Error>;
@@ -121,7 +125,7 @@ impl<T: Lattice> Wire for Replica<T> {
     }
 }
 
-enum Entry {
+pub(super) enum Entry {
     Live {
         wire: Arc<dyn Wire>,
         typed: Arc<dyn Any + Send + Sync>,
@@ -129,11 +133,6 @@ enum Entry {
     /// Values a peer sent before any job here used the name: joined when
     /// one does (their type is known only then).
     Pending(Vec<Vec<u8>>),
-}
-
-fn registry() -> MutexGuard<'static, HashMap<String, Entry>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<String, Entry>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A value shared by every job of a run, on every node: reads are local,
@@ -170,41 +169,17 @@ impl<T: Lattice + std::fmt::Debug> std::fmt::Debug for Shared<T> {
 
 impl<T: Lattice> Shared<T> {
     /// A new shared value `name` starting at `initial`. It replaces this
-    /// process's replica of that name: each run starts afresh.
+    /// node's replica of that name ([`Replicas::current`]): each run
+    /// starts afresh.
     pub fn new(name: &str, initial: T) -> Shared<T> {
-        // Across machines the initial value goes out too (the master's
-        // bound before any job has run).
-        let unsent = super::syncing().then(|| initial.clone());
-        let replica =
-            Arc::new(Replica { state: Mutex::new(State { value: initial, unsent }), changed: Condvar::new() });
-        super::changed_here();
-        let wire: Arc<dyn Wire> = replica.clone();
-        registry().insert(name.to_string(), Entry::Live { wire, typed: replica.clone() });
-        Shared { name: name.into(), replica, _type: PhantomData }
+        Replicas::current().new_object(name, initial)
     }
 
-    /// This process's replica of `name`, made (at the bottom, joined with
-    /// what peers already sent) if there is none: how a job that arrives
-    /// from another node finds it.
+    /// This node's replica of `name` (see [`Replicas::current`]), made (at
+    /// the bottom, joined with what peers already sent) if there is none:
+    /// how a job that arrives from another node finds it.
     pub fn named(name: &str) -> Shared<T> {
-        let mut reg = registry();
-        if let Some(Entry::Live { typed, .. }) = reg.get(name) {
-            if let Ok(replica) = Arc::clone(typed).downcast::<Replica<T>>() {
-                return Shared { name: name.into(), replica, _type: PhantomData };
-            }
-        }
-        let mut value = T::default();
-        if let Some(Entry::Pending(parts)) = reg.get(name) {
-            for bytes in parts {
-                if let Ok(theirs) = postcard::from_bytes::<T>(bytes) {
-                    value.join(&theirs);
-                }
-            }
-        }
-        let replica = Arc::new(Replica { state: Mutex::new(State { value, unsent: None }), changed: Condvar::new() });
-        let wire: Arc<dyn Wire> = replica.clone();
-        reg.insert(name.to_string(), Entry::Live { wire, typed: replica.clone() });
-        Shared { name: name.into(), replica, _type: PhantomData }
+        Replicas::current().object(name)
     }
 
     /// Its name.
@@ -219,7 +194,7 @@ impl<T: Lattice> Shared<T> {
         if !state.value.join(&delta) {
             return false;
         }
-        if super::syncing() {
+        if self.replica.activity.syncing() {
             match &mut state.unsent {
                 Some(unsent) => {
                     unsent.join(&delta);
@@ -228,7 +203,7 @@ impl<T: Lattice> Shared<T> {
             }
         }
         drop(state);
-        super::changed_here();
+        self.replica.activity.changed();
         self.replica.changed.notify_all();
         true
     }
@@ -263,55 +238,92 @@ impl<T: Lattice> Shared<T> {
     }
 }
 
-/// Every shared value's update since the last call, encoded: (name, bytes).
-#[doc(hidden)]
-pub fn take_unsent() -> Vec<(String, Vec<u8>)> {
-    let reg = registry();
-    let mut out: Vec<_> = reg
-        .iter()
-        .filter_map(|(name, e)| match e {
-            Entry::Live { wire, .. } => wire.take_unsent().map(|b| (name.clone(), b)),
-            Entry::Pending(_) => None,
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Every shared value here, encoded, for a peer that connects (values
-/// only heard of, not yet used here, are passed on as they came).
-#[doc(hidden)]
-pub fn encode_all() -> Vec<(String, Vec<u8>)> {
-    let reg = registry();
-    let mut out: Vec<_> = reg
-        .iter()
-        .flat_map(|(name, e)| match e {
-            Entry::Live { wire, .. } => vec![(name.clone(), wire.encode_all())],
-            Entry::Pending(parts) => parts.iter().map(|b| (name.clone(), b.clone())).collect(),
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// A peer's value (or update) of `name`, joined into the replica here, or
-/// kept until a job here uses the name. An error says why the bytes do
-/// not decode as the value of that name here.
-#[doc(hidden)]
-pub fn merge_encoded(name: &str, bytes: Vec<u8>) -> Result<(), String> {
-    let mut reg = registry();
-    match reg.get_mut(name) {
-        Some(Entry::Live { wire, .. }) => {
-            let wire = Arc::clone(wire);
-            drop(reg);
-            return wire.merge_encoded(&bytes).map_err(|e| e.to_string());
-        }
-        Some(Entry::Pending(parts)) => parts.push(bytes),
-        None => {
-            reg.insert(name.to_string(), Entry::Pending(vec![bytes]));
-        }
+impl Replicas {
+    fn new_object<T: Lattice>(&self, name: &str, initial: T) -> Shared<T> {
+        // Across machines the initial value goes out too (the master's
+        // bound before any job has run).
+        let unsent = self.activity.syncing().then(|| initial.clone());
+        let replica = self.replica(initial, unsent);
+        self.activity.changed();
+        let wire: Arc<dyn Wire> = replica.clone();
+        self.objects().insert(name.to_string(), Entry::Live { wire, typed: replica.clone() });
+        Shared { name: name.into(), replica, _type: PhantomData }
     }
-    Ok(())
+
+    fn object<T: Lattice>(&self, name: &str) -> Shared<T> {
+        let mut all = self.objects();
+        if let Some(Entry::Live { typed, .. }) = all.get(name) {
+            if let Ok(replica) = Arc::clone(typed).downcast::<Replica<T>>() {
+                return Shared { name: name.into(), replica, _type: PhantomData };
+            }
+        }
+        let mut value = T::default();
+        if let Some(Entry::Pending(parts)) = all.get(name) {
+            for bytes in parts {
+                if let Ok(theirs) = postcard::from_bytes::<T>(bytes) {
+                    value.join(&theirs);
+                }
+            }
+        }
+        let replica = self.replica(value, None);
+        let wire: Arc<dyn Wire> = replica.clone();
+        all.insert(name.to_string(), Entry::Live { wire, typed: replica.clone() });
+        Shared { name: name.into(), replica, _type: PhantomData }
+    }
+
+    fn replica<T: Lattice>(&self, value: T, unsent: Option<T>) -> Arc<Replica<T>> {
+        let state = Mutex::new(State { value, unsent });
+        Arc::new(Replica { state, changed: Condvar::new(), activity: Arc::clone(&self.activity) })
+    }
+
+    /// Every shared object's update since the last call, encoded: (name,
+    /// bytes).
+    pub(super) fn take_unsent(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<_> = self
+            .objects()
+            .iter()
+            .filter_map(|(name, e)| match e {
+                Entry::Live { wire, .. } => wire.take_unsent().map(|b| (name.clone(), b)),
+                Entry::Pending(_) => None,
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every shared object here, encoded, for a peer that connects (values
+    /// only heard of, not yet used here, are passed on as they came).
+    pub(super) fn encode_all(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<_> = self
+            .objects()
+            .iter()
+            .flat_map(|(name, e)| match e {
+                Entry::Live { wire, .. } => vec![(name.clone(), wire.encode_all())],
+                Entry::Pending(parts) => parts.iter().map(|b| (name.clone(), b.clone())).collect(),
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A peer's value (or update) of `name`, joined into the replica here,
+    /// or kept until a job here uses the name. An error says why the bytes
+    /// do not decode as the value of that name here.
+    pub(super) fn merge_encoded(&self, name: &str, bytes: Vec<u8>) -> Result<(), String> {
+        let mut all = self.objects();
+        match all.get_mut(name) {
+            Some(Entry::Live { wire, .. }) => {
+                let wire = Arc::clone(wire);
+                drop(all);
+                return wire.merge_encoded(&bytes).map_err(|e| e.to_string());
+            }
+            Some(Entry::Pending(parts)) => parts.push(bytes),
+            None => {
+                all.insert(name.to_string(), Entry::Pending(vec![bytes]));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// It travels as its name: a job on another node reads that node's
@@ -352,25 +364,27 @@ mod tests {
 
     #[test]
     fn a_peer_s_value_reaches_the_replica_before_or_after_a_job_uses_it() {
-        merge_encoded("early", postcard::to_allocvec(&BTreeSet::from([1u8])).unwrap()).expect("decodes");
-        let early: Shared<BTreeSet<u8>> = Shared::named("early");
+        let node = Replicas::new();
+        node.merge_encoded("early", postcard::to_allocvec(&BTreeSet::from([1u8])).unwrap()).expect("decodes");
+        let early: Shared<BTreeSet<u8>> = node.enter(|| Shared::named("early"));
         assert_eq!(early.get(), BTreeSet::from([1]), "sent before any job here used it");
-        merge_encoded("early", postcard::to_allocvec(&BTreeSet::from([2u8])).unwrap()).expect("decodes");
+        node.merge_encoded("early", postcard::to_allocvec(&BTreeSet::from([2u8])).unwrap()).expect("decodes");
         assert_eq!(early.get(), BTreeSet::from([1, 2]));
         let bytes = postcard::to_allocvec(&early).unwrap();
-        let there: Shared<BTreeSet<u8>> = postcard::from_bytes(&bytes).unwrap();
+        let there: Shared<BTreeSet<u8>> = node.enter(|| postcard::from_bytes(&bytes).unwrap());
         assert_eq!(there.get(), early.get(), "travels as its name to the same replica");
     }
 
     #[test]
     fn a_guard_waits_for_the_update_it_needs_and_gives_up_at_its_timeout() {
-        let best: Shared<Greatest<u32>> = Shared::new("guarded", Greatest(None));
+        let node = Replicas::new();
+        let best: Shared<Greatest<u32>> = node.enter(|| Shared::new("guarded", Greatest(None)));
         assert!(!best.guard(|v| v.0 >= Some(5), Duration::from_millis(20)), "nothing arrives");
         let waiter = {
             let best = best.clone();
             std::thread::spawn(move || best.guard(|v| v.0 >= Some(5), Duration::from_secs(60)))
         };
-        merge_encoded("guarded", postcard::to_allocvec(&Greatest(Some(6u32))).unwrap()).expect("decodes");
+        node.merge_encoded("guarded", postcard::to_allocvec(&Greatest(Some(6u32))).unwrap()).expect("decodes");
         assert!(waiter.join().unwrap(), "woken by the peer's update");
     }
 }

@@ -1,4 +1,4 @@
-//! This process's replicas of the shared values as a node sees them: what
+//! A node's replicas of the shared values as its driver sees them: what
 //! its jobs changed since it last said (news for the other members), all
 //! of them (for a member that joins or comes back), peers' values merged
 //! in, and the values as a record of the checkpoint file. The protocol
@@ -7,9 +7,9 @@
 
 use serde_bytes::ByteBuf;
 
-use super::{
-    encode_all, local_changes, merge_encoded, merge_from_peer, snapshot, start_syncing, take_unsent, Direction,
-};
+use std::sync::Arc;
+
+use super::{Direction, Replicas};
 use crate::checkpoint::{Record, ResultMeta};
 use crate::proto::{Msg, SharedValues};
 use crate::JobKey;
@@ -18,47 +18,48 @@ use crate::JobKey;
 /// this id, and no result this depth.
 const CHECKPOINT_META: ResultMeta = ResultMeta { depth: u32::MAX - 1, id: 0x5348_4152_4544_0001, parent: 0 };
 
-/// What this node has sent so far.
+/// A node's replicas, and what it has sent of them so far.
 #[derive(Debug)]
 pub struct SharedSync {
-    /// `local_changes()` when the values were last sent.
+    replicas: Arc<Replicas>,
+    /// Their `local_changes()` when the values were last sent.
     sent: u64,
 }
 
 impl SharedSync {
-    /// From now on this process's updates are kept until sent.
-    pub fn start() -> SharedSync {
-        start_syncing();
-        SharedSync { sent: 0 }
+    /// From now on updates made to `replicas` are kept until sent.
+    pub fn start(replicas: Arc<Replicas>) -> SharedSync {
+        replicas.start_syncing();
+        SharedSync { replicas, sent: 0 }
     }
 
     /// What to send to every peer, if jobs here changed a value since the
     /// last call: every incumbent, and what was added to other objects.
     pub fn news(&mut self) -> Option<SharedValues> {
-        let now = local_changes();
+        let now = self.replicas.local_changes();
         if now == self.sent {
             return None;
         }
         self.sent = now;
-        Some(values(snapshot(), take_unsent()))
+        Some(values(self.replicas.incumbent_values(), self.replicas.take_unsent()))
     }
 
     /// Every value this node knows, for a peer that just connected.
-    pub fn everything() -> Option<SharedValues> {
-        let (incumbents, objects) = (snapshot(), encode_all());
+    pub fn everything(&self) -> Option<SharedValues> {
+        let (incumbents, objects) = (self.replicas.incumbent_values(), self.replicas.encode_all());
         (!incumbents.is_empty() || !objects.is_empty()).then(|| values(incumbents, objects))
     }
 
     /// A peer's values, merged into the replicas here. A value that does
     /// not decode here (another program's type under the same name) is
     /// left out and said on standard error.
-    pub fn merge(values: SharedValues) {
+    pub fn merge(&self, values: SharedValues) {
         for (name, maximize, value) in values.incumbents {
             let direction = if maximize { Direction::Maximize } else { Direction::Minimize };
-            merge_from_peer(&name, direction, value);
+            self.replicas.merge_incumbent(&name, direction, value);
         }
         for (name, bytes) in values.objects {
-            if let Err(e) = merge_encoded(&name, bytes.into_vec()) {
+            if let Err(e) = self.replicas.merge_encoded(&name, bytes.into_vec()) {
                 eprintln!("satin: a peer's value of shared object {name:?} does not decode here: {e}");
             }
         }
@@ -70,9 +71,9 @@ impl SharedSync {
     /// each batch of results), so that a resumed run starts from the bounds
     /// it had reached. Keyed by its content: compaction keeps one copy of
     /// each state, and every state is joined on resume.
-    pub fn checkpoint_record() -> Option<Record> {
+    pub fn checkpoint_record(&self) -> Option<Record> {
         // As a message, the encoding files have always had.
-        let msg = Msg::Shared(SharedSync::everything()?);
+        let msg = Msg::Shared(self.everything()?);
         let value = postcard::to_allocvec(&msg).ok()?;
         let key = JobKey(*blake3::hash(&[b"satin shared values\0".as_slice(), &value].concat()).as_bytes());
         Some(Record { key, meta: CHECKPOINT_META, value })
@@ -80,12 +81,12 @@ impl SharedSync {
 
     /// The records of a checkpoint file, less the shared values among
     /// them, which are joined into the replicas here.
-    pub fn restore(records: Vec<Record>) -> Vec<Record> {
+    pub fn restore(&self, records: Vec<Record>) -> Vec<Record> {
         let (values, results): (Vec<Record>, Vec<Record>) =
             records.into_iter().partition(|r| r.meta == CHECKPOINT_META);
         for r in values {
             match postcard::from_bytes::<Msg>(&r.value) {
-                Ok(Msg::Shared(values)) => SharedSync::merge(values),
+                Ok(Msg::Shared(values)) => self.merge(values),
                 _ => eprintln!("satin: a checkpoint record of shared values does not decode; ignored"),
             }
         }
@@ -107,13 +108,15 @@ mod tests {
 
     #[test]
     fn shared_values_ride_in_the_checkpoint_and_come_back_on_resume() {
-        let best = Incumbent::minimize("checkpointed bound", 500);
+        let before = SharedSync::start(Replicas::new());
+        let best = before.replicas.enter(|| Incumbent::minimize("checkpointed bound", 500));
         best.offer(120);
-        let record = SharedSync::checkpoint_record().expect("there are values");
+        let record = before.checkpoint_record().expect("there are values");
         let result = Record { key: JobKey([7; 32]), meta: ResultMeta::UNKNOWN, value: vec![1, 2] };
         // A resumed process starts again from the initial bound.
-        let resumed = Incumbent::minimize("checkpointed bound", 500);
-        let kept = SharedSync::restore(vec![result.clone(), record]);
+        let after = SharedSync::start(Replicas::new());
+        let resumed = after.replicas.enter(|| Incumbent::minimize("checkpointed bound", 500));
+        let kept = after.restore(vec![result.clone(), record]);
         assert_eq!(kept, vec![result], "results pass through, the values record does not");
         assert_eq!(resumed.get(), 120, "the bound the run had reached");
     }

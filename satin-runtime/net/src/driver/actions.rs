@@ -30,7 +30,7 @@ impl Driver {
                 Action::CheckpointOpen => self.open_checkpoint(),
                 Action::CheckpointWrite { seq, mut records } => {
                     if let Some(c) = &self.checkpointer {
-                        records.extend(SharedSync::checkpoint_record());
+                        records.extend(self.exec.shared().checkpoint_record());
                         c.write(seq, records);
                     }
                 }

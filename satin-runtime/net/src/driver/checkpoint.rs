@@ -33,7 +33,7 @@ impl Driver {
                 if let Some(w) = report.warning(std::path::Path::new(&path)) {
                     warn!("{w}");
                 }
-                let records = SharedSync::restore(records);
+                let records = self.exec.shared().restore(records);
                 if !records.is_empty() {
                     eprintln!("satin: resuming from {path}: {} saved results ({} bytes)", records.len(), report.bytes);
                 }

@@ -27,7 +27,6 @@ use super::progress::Progress;
 use super::tls::Pool;
 use super::trace::Trace;
 use satin_core::dist::{ExecEvent, LocalExecutor};
-use satin_core::shared::SharedSync;
 use satin_core::{JobKey, Runtime};
 use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
 

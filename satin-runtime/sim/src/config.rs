@@ -56,6 +56,15 @@ pub struct SimConfig {
     /// A draining node still in the run this long after its `drain` fault
     /// leaves anyway, aborting what it runs (`--leave-timeout-ms`).
     pub leave_timeout: Nanos,
+    /// Model a shared incumbent (`satin::shared`): every node's jobs offer
+    /// the leaves they run, and the protocol core moves the values between
+    /// nodes as in a real run — news at most every [`SHARED_TICK`], even
+    /// while busy, as the real driver's periodic check sends them. Off in
+    /// the scenarios that reproduce the papers (its messages would change
+    /// their figures); on in property tests.
+    ///
+    /// [`SHARED_TICK`]: crate::shared::SHARED_TICK
+    pub shared_values: bool,
     /// The protocol's configuration, as a real run's.
     pub protocol: Config,
     /// Encoded size of every job result.
@@ -112,6 +121,7 @@ impl Default for SimConfig {
             run_to_end: false,
             rejoin_expelled: true,
             leave_timeout: 30_000_000_000,
+            shared_values: false,
             protocol: Config::default(),
             result_bytes: 8,
             keep_orphans: true,

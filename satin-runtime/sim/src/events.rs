@@ -98,6 +98,11 @@ impl EventQueue {
         self.heap.push(Reverse(Scheduled { at, seq: self.seq, ev }));
     }
 
+    /// Every event still to come, in no particular order.
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Ev> {
+        self.heap.iter().map(|Reverse(s)| &s.ev)
+    }
+
     /// The earliest event and its instant.
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
         self.heap.pop().map(|Reverse(s)| (s.at, s.ev))

@@ -177,6 +177,8 @@ pub struct ModelExecutor<'t> {
     pub now: Nanos,
     /// What the processor reported since the world last took it.
     pub outputs: Vec<Output>,
+    /// This node's replica of the shared values (a model incumbent).
+    pub shared: super::shared::SharedModel,
 }
 
 /// Encodes a value as a result of `len` bytes (at least 8).
@@ -226,6 +228,7 @@ impl<'t> ModelExecutor<'t> {
             lookup_mode: false,
             now: 0,
             outputs: Vec::new(),
+            shared: Default::default(),
         }
     }
 
@@ -356,6 +359,9 @@ impl<'t> ModelExecutor<'t> {
         self.leaves_done += 1;
         self.leaf_time += self.now.saturating_sub(started);
         self.outputs.push(Output::LeafExecuted(job, started));
+        // The leaf's place in the tree: values that keep improving through
+        // the run, so news keep flowing (leaf values repeat).
+        self.shared.offer(job as u64 + 1);
         self.complete(inst, self.tree.leaf_value(job));
     }
 
@@ -594,6 +600,18 @@ impl Executor for ModelExecutor<'_> {
 
     fn runs_anything(&self) -> bool {
         !self.instances.is_empty()
+    }
+
+    fn take_shared(&mut self) -> Option<satin_proto::SharedValues> {
+        self.shared.take(self.now)
+    }
+
+    fn all_shared(&self) -> Option<satin_proto::SharedValues> {
+        self.shared.all()
+    }
+
+    fn merge_shared(&mut self, values: satin_proto::SharedValues) {
+        self.shared.merge(values);
     }
 
     fn recovery_started(&mut self) {

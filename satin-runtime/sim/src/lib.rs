@@ -19,6 +19,7 @@ mod lifecycle;
 mod links;
 mod network;
 mod report;
+pub mod shared;
 mod step;
 mod summary;
 pub mod workload;

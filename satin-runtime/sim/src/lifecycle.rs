@@ -63,6 +63,7 @@ impl World<'_> {
         let now = self.now;
         for i in base..base + n {
             let SimNode { core, exec, .. } = &mut self.nodes[i];
+            exec.shared.enabled = cfg.shared_values;
             exec.now = now;
             core.start(now, exec);
         }
@@ -205,8 +206,9 @@ impl World<'_> {
         let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
         core.carry_results(carry);
         let keep = self.cfg.keep_orphans && self.cfg.protocol.keeps_orphans();
-        let exec =
+        let mut exec =
             ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
+        exec.shared.enabled = self.cfg.shared_values;
         self.nodes.push(SimNode {
             core,
             exec,

@@ -74,6 +74,7 @@ impl World<'_> {
             | Msg::Fetch { .. }
             | Msg::FetchReply { .. } => self.report.table_messages += n,
             Msg::Quorum(_) => self.report.quorum_messages += n,
+            Msg::Shared(_) => self.report.shared_messages += n,
             _ => {}
         }
     }

@@ -52,6 +52,16 @@ impl Network {
         self.isolated.contains(&from) || self.isolated.contains(&to) || self.cut.contains(&(from, to))
     }
 
+    /// Messages waiting on cut links, by (from, to).
+    pub(super) fn held_messages(&self) -> impl Iterator<Item = (&(usize, usize), &Vec<Msg>)> {
+        self.held.iter()
+    }
+
+    /// Whether the connection `from → to` timed out while cut.
+    pub(super) fn is_down(&self, from: usize, to: usize) -> bool {
+        self.down.contains(&(from, to))
+    }
+
     /// Whether any fault is in force (the fast path skips the rest).
     pub(super) fn faulty(&self) -> bool {
         self.loss > 0.0 || self.delay != (0, 0) || !self.isolated.is_empty() || !self.cut.is_empty()
@@ -172,11 +182,28 @@ impl World<'_> {
             .collect();
         for link in links {
             *self.net.episode.entry(link).or_insert(0) += 1;
-            self.net.down.remove(&link);
+            let was_down = self.net.down.remove(&link);
             for msg in self.net.held.remove(&link).unwrap_or_default() {
                 self.send(link.0, link.1, msg);
             }
+            if was_down {
+                // Its connections (both ways: QUIC needs both directions)
+                // are opened again, and each end hears the other's hello.
+                self.link_up(link.1, link.0);
+                self.link_up(link.0, link.1);
+            }
         }
+    }
+
+    /// A connection from `peer` reached `node` again after one was lost.
+    fn link_up(&mut self, node: usize, peer: usize) {
+        if node >= self.nodes.len() || self.nodes[node].gone || !self.nodes[node].core.joined() {
+            return;
+        }
+        let now = self.now;
+        let super::SimNode { core, exec, .. } = &mut self.nodes[node];
+        core.handle_link_up(now, peer as u64, exec);
+        self.pump(node);
     }
 
     /// A cut outlasted the connection's idle timeout: its data is lost and

@@ -107,6 +107,16 @@ pub struct Report {
     pub removals: u64,
     /// Messages of the membership protocol (beats, votes, log entries).
     pub quorum_messages: u64,
+    /// Messages carrying shared values (the model incumbent; see
+    /// `shared.rs`).
+    pub shared_messages: u64,
+    /// When the answer was decided: pairs of nodes in the run where the
+    /// greatest value one node's jobs offered was neither at the other,
+    /// on its way there, nor still news at the sender (must stay 0).
+    pub shared_missing: u64,
+    /// The greatest value of the model incumbent on the master when the
+    /// answer was decided.
+    pub shared_value: u64,
     /// With `run_to_end`: nodes still there at the end (they wait forever).
     pub stuck: u64,
     /// Removed nodes that started over as new ones.
@@ -139,7 +149,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"stuck\":{},\"rejoined\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -184,6 +194,9 @@ impl Report {
             self.elections,
             self.removals,
             self.quorum_messages,
+            self.shared_messages,
+            self.shared_missing,
+            self.shared_value,
             self.stuck,
             self.rejoined
         )

@@ -191,7 +191,7 @@ impl World<'_> {
             }
             {
                 let SimNode { core, exec, gone, .. } = &mut self.nodes[i];
-                if !*gone && !exec_has_work(exec) {
+                if !*gone && (!exec_has_work(exec) || exec.shared.news_due(now)) {
                     core.handle_idle(now, exec);
                 }
             }
@@ -259,6 +259,8 @@ impl World<'_> {
                 if self.report.answer.is_none() {
                     self.report.answer = Some(decode(&value));
                     self.report.virtual_seconds = self.now as f64 / 1e9;
+                    self.report.shared_value = self.nodes[i].exec.shared.value();
+                    self.check_shared();
                 }
                 self.finished = !self.cfg.run_to_end;
             }

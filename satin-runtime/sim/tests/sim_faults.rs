@@ -111,6 +111,9 @@ fn random_config(seed: u64) -> SimConfig {
         run_to_end: false,
         rejoin_expelled: true,
         leave_timeout: r.below(500 * MS),
+        // Half the runs model a shared incumbent; the seeds that once
+        // failed keep the configuration they failed with.
+        shared_values: seed % 2 == 0 && !ONCE_FAILED.contains(&seed),
         protocol,
         result_bytes: if big_results { 2000 } else { 8 },
         keep_orphans: r.below(4) != 0,
@@ -151,7 +154,15 @@ fn random_config(seed: u64) -> SimConfig {
 fn check(seed: u64) -> Result<(), String> {
     let cfg = random_config(seed);
     let report = sim::run(&cfg);
-    if !report.result_ok || report.violations > 0 || report.running_recomputed > 0 {
+    // Shared values move (a run of several nodes sends some), and no
+    // improvement is lost to a member (see `sim::shared`).
+    let shared_silent = cfg.shared_values && report.jobs_stolen > 0 && report.shared_messages == 0;
+    if !report.result_ok
+        || report.violations > 0
+        || report.running_recomputed > 0
+        || report.shared_missing > 0
+        || shared_silent
+    {
         return Err(format!(
             "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_faults\nconfig: {cfg:?}\nreport: {}",
             report.to_json()

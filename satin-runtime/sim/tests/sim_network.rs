@@ -163,6 +163,7 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
         crash_notices: false,
         link_timeout: suspect_after * (2 + r.below(3)),
         run_to_end: true,
+        shared_values: seed % 2 == 0,
         protocol,
         faults,
         seed,
@@ -181,6 +182,8 @@ fn check(seed: u64) -> Result<(), String> {
     );
     let right = r.answer.is_none() || r.result_ok;
     let ok = r.decisions <= 1
+        && r.shared_missing == 0
+        && (!cfg.shared_values || r.shared_messages > 0)
         && right
         && r.stuck == 0
         && match expect {

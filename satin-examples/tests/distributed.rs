@@ -188,13 +188,22 @@ impl Drop for Master {
     }
 }
 
+/// The fingerprint `--init-pool` said it wrote into `pool` (kept beside it).
+fn fingerprint(pool: &str) -> String {
+    std::fs::read_to_string(format!("{pool}.fingerprint")).expect("written by temp_pool")
+}
+
 fn temp_pool(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("satin-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("pool.pem");
     let out = run(&["1", "--init-pool", file.to_str().expect("utf-8 path")]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let fingerprint = log.split("(fingerprint ").nth(1).and_then(|r| r.split(')').next()).expect("said");
+    assert_eq!(fingerprint.len(), 16, "{log}");
+    std::fs::write(dir.join("pool.pem.fingerprint"), fingerprint).expect("written");
     file.display().to_string()
 }
 
@@ -205,8 +214,12 @@ fn strangers_cannot_join_and_mismatched_programs_are_refused() {
     let master = Master::start(&ours);
 
     let stranger = run(&["18", "--join", &master.addr, "--pool", &theirs, "--workers", "1"]);
-    assert_eq!(stranger.status.code(), Some(1), "{}", stderr(&stranger));
-    assert!(stderr(&stranger).contains("cannot join"), "{}", stderr(&stranger));
+    let log = stderr(&stranger);
+    assert_eq!(stranger.status.code(), Some(1), "{log}");
+    assert!(log.contains("cannot join"), "{log}");
+    // In words, with both pools' fingerprints (as --init-pool said them).
+    assert!(log.contains("another pool"), "{log}");
+    assert!(log.contains(&fingerprint(&ours)) && log.contains(&fingerprint(&theirs)), "{log}");
 
     let no_credential =
         Command::new(NQUEENS).args(["18", "--join", &master.addr]).env_remove("SATIN_POOL").output().expect("runs");

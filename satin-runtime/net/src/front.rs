@@ -59,7 +59,11 @@ pub(crate) fn load_pool(args: &Launch) -> Result<Pool, RunError> {
 /// Writes a new pool credential to `path` (`--init-pool`) and says where.
 pub(crate) fn write_pool(app: &str, path: &std::path::Path) -> Result<PathBuf, RunError> {
     let file = init_pool(path).map_err(|e| RunError::Failed(e.to_string()))?;
-    eprintln!("{app}: wrote a new pool credential to {}; copy it to every machine of the pool", file.display());
+    let fingerprint = Pool::load(&file).map(|p| p.fingerprint()).map_err(|e| RunError::Failed(e.to_string()))?;
+    eprintln!(
+        "{app}: wrote a new pool credential to {} (fingerprint {fingerprint}); copy it to every machine of the pool",
+        file.display()
+    );
     Ok(file)
 }
 

@@ -19,6 +19,7 @@ mod front;
 mod k8s;
 mod netfault;
 mod node_io;
+mod pool_check;
 mod program;
 mod progress;
 mod rejoin;

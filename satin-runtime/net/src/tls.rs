@@ -108,10 +108,21 @@ impl Pool {
         Ok(Pool { ca_der, ca_key })
     }
 
-    /// A fresh key for this node, certified by the pool.
+    /// The pool's fingerprint: 16 hex digits of a hash of its certificate
+    /// authority's certificate, the same on every node of the pool and
+    /// different for another pool (said by `--init-pool`, and in the error
+    /// when nodes of two pools meet).
+    pub fn fingerprint(&self) -> String {
+        let hash = blake3::hash(&self.ca_der);
+        hash.as_bytes()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A fresh key for this node, certified by the pool; it names the
+    /// pool's fingerprint too (see `pool_check.rs`).
     fn node_identity(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), PoolError> {
         let key = KeyPair::generate().map_err(err)?;
-        let mut params = CertificateParams::new(vec![SERVER_NAME.to_string()]).map_err(err)?;
+        let names = vec![SERVER_NAME.to_string(), super::pool_check::pool_name(&self.fingerprint())];
+        let mut params = CertificateParams::new(names).map_err(err)?;
         // Every node is both a server and a client of its peers.
         params.extended_key_usages =
             vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth, rcgen::ExtendedKeyUsagePurpose::ClientAuth];
@@ -134,9 +145,11 @@ impl Pool {
         let roots = self.roots()?;
         let (chain, key) = self.node_identity()?;
 
-        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
+        let fingerprint = self.fingerprint();
+        let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
             .build()
             .map_err(err)?;
+        let verifier = Arc::new(super::pool_check::Clients { inner, fingerprint: fingerprint.clone() });
         let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(err)?
@@ -145,10 +158,15 @@ impl Pool {
             .map_err(err)?;
         server.alpn_protocols = vec![ALPN.to_vec()];
 
+        let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(err)?;
+        let servers = Arc::new(super::pool_check::Servers { inner, fingerprint });
         let mut client = rustls::ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(err)?
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(servers)
             .with_client_auth_cert(chain, key)
             .map_err(err)?;
         client.alpn_protocols = vec![ALPN.to_vec()];

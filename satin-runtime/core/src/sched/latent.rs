@@ -30,7 +30,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Place};
 use super::slot::SpawnList;
 use crate::Job;
 
@@ -170,6 +170,8 @@ pub(crate) struct SpawnEach<'l, 'c, 'w, J: Job, I> {
     list: *mut SpawnList<J>,
     jobs: UnsafeCell<I>,
     ctx: &'c Ctx<'w>,
+    /// Where the loop's calls sit in the tree (at the tracked levels).
+    place: Option<Place>,
     link: Link,
     /// The iterator panicked in a release: no more releases; the loop
     /// resumes the panic after its inline call.
@@ -183,6 +185,7 @@ impl<'l, 'c, 'w, J: Job, I: Iterator<Item = J>> SpawnEach<'l, 'c, 'w, J, I> {
             list,
             jobs: UnsafeCell::new(jobs),
             ctx,
+            place: ctx.slow.get().then(|| ctx.place()),
             link: Link::default(),
             failed: Cell::new(None),
             _list: PhantomData,
@@ -229,8 +232,9 @@ impl<J: Job, I: Iterator<Item = J>> Latent for SpawnEach<'_, '_, '_, J, I> {
         }
         // SAFETY: the loop is suspended in its inline call, touching
         // neither its iterator nor its list until the call returns.
-        let (n, failed) =
-            unsafe { release_jobs(self.ctx, &self.jobs, max, |job| (*self.list).push_released(self.ctx, job)) };
+        let (n, failed) = unsafe {
+            release_jobs(self.ctx, &self.jobs, max, |job| (*self.list).push_released_at(self.ctx, job, self.place))
+        };
         self.failed.set(failed);
         n
     }
@@ -249,6 +253,8 @@ impl<J: Job, I: Iterator<Item = J>> Latent for SpawnEach<'_, '_, '_, J, I> {
 /// Kept small and with a trivial drop: one runs at every node of a tree.
 pub struct LazyIter<'c, 'w, J: Job, I, R> {
     ctx: &'c Ctx<'w>,
+    /// Where the loop's calls sit in the tree (at the tracked levels).
+    place: Option<Place>,
     jobs: UnsafeCell<I>,
     run: R,
     link: Link,
@@ -270,7 +276,15 @@ impl<'c, 'w, J: Job, I: Iterator<Item = J>, R: Fn(J) -> J::Output> LazyIter<'c, 
     /// The calls `jobs` makes, each run lazily inline by `run`, in `ctx`.
     #[inline]
     pub fn new(ctx: &'c Ctx<'w>, jobs: I, run: R) -> Self {
-        LazyIter { ctx, jobs: UnsafeCell::new(jobs), run, link: Link::default(), released: Cell::new(ptr::null_mut()) }
+        let place = ctx.slow.get().then(|| ctx.place());
+        LazyIter {
+            ctx,
+            place,
+            jobs: UnsafeCell::new(jobs),
+            run,
+            link: Link::default(),
+            released: Cell::new(ptr::null_mut()),
+        }
     }
 
     /// Whether released calls (or their results, or a panic) wait to be read.
@@ -418,8 +432,9 @@ impl<J: Job, I: Iterator<Item = J>, R> Latent for LazyIter<'_, '_, J, I, R> {
         // SAFETY: as above; `r` is the loop's owned box.
         let r = unsafe { &mut *r };
         // SAFETY: as above.
-        let (n, failed) =
-            unsafe { release_jobs(self.ctx, &self.jobs, max, |job| r.spawned.push_released(self.ctx, job)) };
+        let (n, failed) = unsafe {
+            release_jobs(self.ctx, &self.jobs, max, |job| r.spawned.push_released_at(self.ctx, job, self.place))
+        };
         r.failed = failed;
         n
     }

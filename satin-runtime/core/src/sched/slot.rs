@@ -114,11 +114,19 @@ impl<J: Job> Slot<J> {
     /// Pushes the call onto the worker's deque, however many jobs it holds.
     #[inline]
     fn push(self: Pin<&Self>, ctx: &Ctx<'_>) {
+        let place = ctx.slow.get().then(|| ctx.place());
+        self.push_at(ctx, place);
+    }
+
+    /// [`push`](Self::push) for a call whose place in the tree is not the
+    /// context's current one (`None`: not known or not needed).
+    #[inline]
+    fn push_at(self: Pin<&Self>, ctx: &Ctx<'_>, place: Option<Place>) {
         let this = self.get_ref();
         this.owner.set(ctx.worker);
         this.spawner.set(ctx as *const Ctx<'_> as *const ());
-        if ctx.slow.get() {
-            this.place.set(ctx.place());
+        if let Some(place) = place {
+            this.place.set(place);
         }
         this.state.store(QUEUED, Ordering::Relaxed);
         WorkerCounters::bump(&ctx.worker.counters().spawns);
@@ -467,6 +475,16 @@ impl<J: Job> SpawnList<J> {
     pub(crate) fn push_released(&mut self, ctx: &Ctx<'_>, job: J) {
         let slot = Box::pin(Slot::new(job));
         slot.as_ref().push(ctx);
+        self.entries.push(Entry::Spawned(slot));
+    }
+
+    /// [`push_released`](Self::push_released) for an iteration of a loop
+    /// suspended below the current call: it sits where the loop's calls
+    /// do (`place`, taken when the loop began), not where the context is
+    /// now — deeper, or below the tracked levels.
+    pub(crate) fn push_released_at(&mut self, ctx: &Ctx<'_>, job: J, place: Option<Place>) {
+        let slot = Box::pin(Slot::new(job));
+        slot.as_ref().push_at(ctx, place);
         self.entries.push(Entry::Spawned(slot));
     }
 

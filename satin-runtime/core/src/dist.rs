@@ -219,6 +219,27 @@ impl LocalExecutor {
         })
     }
 
+    /// The job a remote thief took by steal `stamp` came back: done, or to
+    /// be run again (for the progress estimate).
+    fn stolen_ended(&self, stamp: u64, done: bool) {
+        if let Some(p) = self.runtime.progress_tracker() {
+            p.stolen_ended(stamp, done);
+        }
+    }
+
+    /// How far this node's run is, if its runtime tracks progress: the
+    /// master's estimate is the run's.
+    pub fn progress(&self) -> Option<crate::progress::Estimate> {
+        self.runtime.progress()
+    }
+
+    /// The run is over (its answer is known here).
+    pub fn run_ended(&self) {
+        if let Some(p) = self.runtime.progress_tracker() {
+            p.run_ended();
+        }
+    }
+
     /// This node's shared values as the driver sees them (for the
     /// checkpoint file).
     pub fn shared(&self) -> &crate::shared::SharedSync {
@@ -307,6 +328,11 @@ impl LocalExecutor {
 impl Executor for LocalExecutor {
     fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
         let take = self.runtime.registry().take_for_remote(stamp)?;
+        if let Some(p) = self.runtime.progress_tracker() {
+            if take.place.depth != crate::checkpoint::DEPTH_UNKNOWN {
+                p.stolen(stamp, take.place.frame, take.place.depth);
+            }
+        }
         Some(JobSpec {
             key: take.key,
             stamp,
@@ -342,6 +368,9 @@ impl Executor for LocalExecutor {
     }
 
     fn run_root(&mut self, job: JobSpec) {
+        if let Some(p) = self.runtime.progress_tracker() {
+            p.run_started();
+        }
         let abort = Arc::new(AtomicBool::new(false));
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
@@ -350,15 +379,18 @@ impl Executor for LocalExecutor {
     }
 
     fn requeue(&mut self, job: JobSpec) {
+        self.stolen_ended(job.stamp, false);
         // The slot runs again as a redone job (see `sched::remote`).
         self.runtime.registry().requeue_remote(job.stamp);
     }
 
     fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
+        self.stolen_ended(stamp, true);
         self.runtime.registry().deliver_remote(stamp, &value)
     }
 
     fn fail(&mut self, stamp: u64, reason: &str) -> bool {
+        self.stolen_ended(stamp, false);
         self.runtime.registry().fail_remote(stamp, reason)
     }
 

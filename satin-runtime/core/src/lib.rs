@@ -14,6 +14,7 @@ extern crate self as satin;
 pub mod checkpoint;
 pub mod dist;
 mod job;
+pub mod progress;
 mod sched;
 pub mod shared;
 

@@ -60,15 +60,18 @@ impl Place {
 
 impl<'w> Ctx<'w> {
     pub(crate) fn root(worker: &'w WorkerThread) -> Ctx<'w> {
+        // A runtime that tracks progress tracks the top of the tree from
+        // here (the root call is at depth 0).
+        let progress = worker.registry().progress.is_some();
         Ctx {
             worker,
             abort_flag: None,
             parent: std::ptr::null(),
             seen_abort_epoch: Cell::new(0),
-            slow: Cell::new(false),
+            slow: Cell::new(progress),
             redone: Cell::new(false),
             lookup_depth: Cell::new(0),
-            depth: Cell::new(DEPTH_UNKNOWN),
+            depth: Cell::new(if progress { 0 } else { DEPTH_UNKNOWN }),
             frame: Cell::new(0),
             epoch: 0,
             poll_flag: worker.registry().poll_flag(worker.index()),

@@ -46,6 +46,7 @@ pub struct Builder {
     spawn_limit: usize,
     pin_workers: bool,
     shared: Option<Arc<Replicas>>,
+    track_progress: bool,
 }
 
 /// Default of [`Builder::spawn_limit`].
@@ -80,6 +81,7 @@ impl Default for Builder {
             spawn_limit: DEFAULT_SPAWN_LIMIT,
             pin_workers: false,
             shared: None,
+            track_progress: false,
         }
     }
 }
@@ -135,6 +137,15 @@ impl Builder {
         self
     }
 
+    /// Estimate each run's progress ([`Runtime::progress`]; default off):
+    /// the top levels of the call tree are tracked, those whose calls take
+    /// long enough (see [`crate::progress`]). What a status line or a
+    /// dashboard shows; it costs a little at the top of the tree only.
+    pub fn track_progress(mut self, on: bool) -> Self {
+        self.track_progress = on;
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> Result<Runtime, BuildError> {
         let workers = match self.workers {
@@ -142,7 +153,8 @@ impl Builder {
             Some(n) => n,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit);
+        let progress = self.track_progress.then(Arc::default);
+        let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit, progress);
         let shared = self.shared.unwrap_or_else(|| Arc::clone(Replicas::process()));
         let mut threads = Vec::with_capacity(workers);
         let cores = if self.pin_workers { affinity::allowed_cores() } else { Vec::new() };
@@ -229,14 +241,33 @@ impl Runtime {
             }
         }
         let job = RootJob::new(f);
+        if let Some(p) = &self.registry.progress {
+            p.run_started();
+        }
         // SAFETY: `job` lives on this stack until `wait` returns, which is
         // after the one execution of the pushed reference.
         self.registry.injector.push(unsafe { job.as_job_ref() });
         self.registry.sleep.wake_all();
-        match job.wait() {
+        let result = job.wait();
+        if let Some(p) = &self.registry.progress {
+            p.run_ended();
+        }
+        match result {
             Ok(r) => r,
             Err(p) => std::panic::resume_unwind(p),
         }
+    }
+
+    /// How far the current (or last) run is, if the runtime tracks
+    /// progress ([`Builder::track_progress`]).
+    pub fn progress(&self) -> Option<crate::progress::Estimate> {
+        self.registry.progress.as_ref().map(|p| p.estimate())
+    }
+
+    /// The progress tracker itself (for executors that add remote work).
+    #[doc(hidden)]
+    pub fn progress_tracker(&self) -> Option<&Arc<crate::progress::Progress>> {
+        self.registry.progress.as_ref()
     }
 
     /// The replicas of shared values its jobs use.

@@ -61,10 +61,17 @@ pub(crate) struct Registry {
     pub(crate) thread_ids: std::sync::Mutex<Vec<libc::pid_t>>,
     /// When the pool started (its workers' lifetime, for busy time).
     pub(crate) born: std::time::Instant,
+    /// The progress of each run, if tracked (`Builder::track_progress`).
+    pub(crate) progress: Option<Arc<crate::progress::Progress>>,
 }
 
 impl Registry {
-    pub(crate) fn new(workers: usize, ft: bool, spawn_limit: usize) -> (Arc<Registry>, Vec<Worker<JobRef>>) {
+    pub(crate) fn new(
+        workers: usize,
+        ft: bool,
+        spawn_limit: usize,
+        progress: Option<Arc<crate::progress::Progress>>,
+    ) -> (Arc<Registry>, Vec<Worker<JobRef>>) {
         let deques: Vec<Worker<JobRef>> = (0..workers).map(|_| Worker::new_lifo()).collect();
         let registry = Registry {
             stealers: deques.iter().map(Worker::stealer).collect(),
@@ -82,6 +89,7 @@ impl Registry {
             table_lookups: AtomicU64::new(0),
             thread_ids: std::sync::Mutex::new(Vec::new()),
             born: std::time::Instant::now(),
+            progress,
         };
         (Arc::new(registry), deques)
     }
@@ -142,10 +150,11 @@ impl Registry {
         }
     }
 
-    /// Whether calls are tracked (depth, eager publication; see
-    /// `sched::track`): in distributed runs that publish results.
+    /// Whether calls are tracked (depth, eager publication, progress; see
+    /// `sched::track`): in distributed runs that publish results, and in
+    /// runtimes that track progress.
     pub(crate) fn tracking(&self) -> bool {
-        self.remote.get().is_some_and(|r| r.tracking())
+        self.progress.is_some() || self.remote.get().is_some_and(|r| r.tracking())
     }
 
     pub(crate) fn terminate(&self) {

@@ -23,6 +23,7 @@ use std::time::Instant;
 use super::ctx::{Aborted, Ctx};
 use super::remote::{Remote, RemoteEvent};
 use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
+use crate::progress::Unfinished;
 use crate::proto::SharedEntry;
 use crate::{Job, JobKey};
 
@@ -66,7 +67,7 @@ fn encode<'a, J: Job>(job: &J, buf: &'a mut [u8; 128]) -> Params<'a> {
 #[inline(never)]
 pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let registry = ctx.worker.registry();
-    let Some(remote) = registry.remote.get() else { return job.run_parallel(ctx) };
+    let Some(remote) = registry.remote.get() else { return run_for_progress(job, ctx) };
     if J::MUTATES {
         // Its outcome includes the data it changes in place, which the
         // table does not hold: it only runs (again), untracked.
@@ -114,9 +115,16 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let frame = if track { remote.next_frame() } else { outer_frame };
     ctx.frame.set(frame);
     let start = track.then(Instant::now);
+    let unfinished = registry.progress.as_deref().filter(|p| track && p.tracks(depth)).map(|progress| {
+        progress.started(frame, outer_frame, depth);
+        Unfinished { progress, frame }
+    });
     // An unwinding call leaves `ctx` behind: it belongs to the job that
     // catches the unwind, which is done with it.
     let out = job.run_parallel(ctx);
+    if let Some(u) = unfinished {
+        u.finish();
+    }
     ctx.depth.set(outer_depth);
     ctx.frame.set(outer_frame);
     ctx.redone.set(outer_redone);
@@ -131,6 +139,38 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
             remote.send(RemoteEvent::Published { key, value, meta, ran });
         }
     }
+    out
+}
+
+/// `Job::run`'s slow path in a runtime with no remote side: the call is
+/// tracked for the progress estimate if its depth is worth it (see
+/// [`crate::progress`]); below, the subtree runs at full speed.
+fn run_for_progress<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
+    let depth = ctx.depth.get();
+    let Some(progress) = ctx.worker.registry().progress.as_deref() else { return run_fast(job, ctx) };
+    if depth == DEPTH_UNKNOWN {
+        return run_fast(job, ctx);
+    }
+    if !progress.tracks(depth) {
+        // The first level too short to track: counted for its parent, so
+        // that the parent's share is right; its subtree at full speed.
+        let parent = ctx.frame.get();
+        progress.untracked(parent, false);
+        let out = run_fast(job, ctx);
+        progress.untracked(parent, true);
+        return out;
+    }
+    let frame = progress.next_frame();
+    let parent = ctx.frame.replace(frame);
+    ctx.depth.set(depth + 1);
+    progress.started(frame, parent, depth);
+    let unfinished = Unfinished { progress, frame };
+    let start = Instant::now();
+    let out = job.run_parallel(ctx);
+    progress.record_duration(depth, start.elapsed());
+    unfinished.finish();
+    ctx.depth.set(depth);
+    ctx.frame.set(parent);
     out
 }
 

@@ -59,15 +59,15 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         eprintln!("{name}: {how}, {:.3} s", start.elapsed().as_secs_f64());
         return r;
     }
-    let mut builder = builder;
+    let mut builder = builder.track_progress(satin::net::status_line_wanted(args.launch.no_progress));
     if let Some(w) = args.launch.workers {
         builder = builder.workers(w as usize);
     }
-    let rt = builder.build().unwrap_or_else(|e| {
+    let rt = std::sync::Arc::new(builder.build().unwrap_or_else(|e| {
         eprintln!("{name}: error: {e}");
         std::process::exit(1)
-    });
-    let r = rt.run(app);
+    }));
+    let r = satin::net::run_here(&rt, app);
     if let Some(path) = &args.launch.stats_json {
         if let Err(e) = satin::net::write_local_stats(path, &rt) {
             eprintln!("{name}: error: cannot write the statistics to {}: {e}", path.display());

@@ -202,3 +202,31 @@ fn init_pool_needs_none_of_the_programs_own_arguments() {
         assert!(pem.contains("BEGIN"), "{name}: not a PEM file");
     }
 }
+
+/// Runs `nqueens 12` with its stderr on a terminal (`script` gives it
+/// one) and returns what the terminal got.
+fn on_a_terminal(extra: &str) -> String {
+    let cmd = format!("{} 12 --workers 1 {extra}", env!("CARGO_BIN_EXE_nqueens"));
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("SATIN_STATUS_AFTER_MS", "0")
+        .output()
+        .expect("`script` (util-linux) runs: it gives the program a terminal");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_run_on_a_terminal_shows_a_status_line_with_its_progress_and_a_pipe_does_not() {
+    let tty = on_a_terminal("");
+    assert!(tty.contains("% done (estimate)") && tty.contains("elapsed"), "no status line:\n{tty}");
+    assert!(tty.contains("14200"), "{tty}");
+    let quiet = on_a_terminal("--no-progress");
+    assert!(!quiet.contains("% done"), "--no-progress drew a status line:\n{quiet}");
+    let piped = Command::new(env!("CARGO_BIN_EXE_nqueens"))
+        .args(["12", "--workers", "1"])
+        .env("SATIN_STATUS_AFTER_MS", "0")
+        .output()
+        .expect("runs");
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("% done"), "a pipe got a status line");
+}

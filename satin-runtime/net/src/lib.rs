@@ -21,12 +21,12 @@ mod netfault;
 mod node_io;
 mod pool_check;
 mod program;
-mod progress;
 mod rejoin;
 mod report;
 mod retry;
 mod session;
 mod slurm;
+mod status_line;
 mod supervise;
 mod throttle;
 mod tls;
@@ -41,6 +41,7 @@ pub use ending::{
 pub use exit::{init_pool_if_asked, run, run_workflow_with};
 pub use program::try_run;
 pub use report::write_local_stats;
+pub use status_line::{run_here, status_line_wanted};
 pub use tls::{init_pool, Pool, PoolError, POOL_FILE};
 pub use workflow::{run_workflow, try_run_workflow, WorkflowOptions, WorkflowRun};
 

@@ -10,7 +10,9 @@ use super::driver::RunEnd;
 use super::ending::{Ended, NodeEnded, RunError};
 use super::front::{first_steps, load_pool, FirstSteps};
 use super::tls::Pool;
-use super::{init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, supervise, FtArg, Launch};
+use super::{
+    init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, status_line, supervise, FtArg, Launch,
+};
 use satin_core::Builder;
 
 /// What the node that ends the run as master says on stderr.
@@ -63,7 +65,10 @@ pub fn try_run<R: Send>(
     if let Some(w) = args.workers {
         builder = builder.workers(w as usize);
     }
-    let runtime = builder.build().map_err(|e| RunError::Failed(e.to_string()))?;
+    // The first node (or a run on one machine) estimates the progress
+    // when a status line shows it.
+    let status = status_line::status_line_wanted(args.no_progress) && args.join.is_none();
+    let runtime = builder.track_progress(status).build().map_err(|e| RunError::Failed(e.to_string()))?;
     if args.checkpoint.is_some() && args.ft != FtArg::Table {
         return Err(RunError::Failed(
             "--checkpoint saves what the result table gets: it needs --ft table (the default)".into(),
@@ -72,7 +77,8 @@ pub fn try_run<R: Send>(
     // A local run that keeps a checkpoint is a run of one node.
     let lone = !args.is_distributed() && args.checkpoint.is_some();
     if !args.is_distributed() && !lone {
-        let value = runtime.run(f);
+        let runtime = Arc::new(runtime);
+        let value = status_line::run_here(&runtime, f);
         if let Some(path) = &args.stats_json {
             report::write_local_stats(path, &runtime)
                 .map_err(|e| RunError::Failed(format!("cannot write the statistics to {}: {e}", path.display())))?;

@@ -168,7 +168,7 @@ impl Progress {
         let eta = if done {
             Some(Duration::ZERO)
         } else {
-            (fraction >= 0.01 && fraction < 1.0)
+            (0.01..1.0).contains(&fraction)
                 .then(|| Duration::from_secs_f64(elapsed.as_secs_f64() * (1.0 - fraction) / fraction))
         };
         Estimate { fraction, elapsed, eta, tracked: s.model.len(), done }

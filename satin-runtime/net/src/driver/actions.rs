@@ -53,8 +53,8 @@ impl Driver {
                 }
             }
         }
-        if let Some(p) = &mut self.progress {
-            p.update(&self.node, self.io.net.frames_sent);
+        if let Some(s) = &mut self.status {
+            s.update(&self.node, self.io.net.frames_sent, self.exec.progress());
         }
         self.log_leadership();
     }

@@ -23,7 +23,7 @@ use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
 use super::conn::Link;
 use super::netfault::Faults;
 use super::node_io::{Identity, NodeIo, CONTACT};
-use super::progress::Progress;
+use super::status_line::StatusLine;
 use super::tls::Pool;
 use super::trace::Trace;
 use satin_core::dist::{ExecEvent, LocalExecutor};
@@ -199,7 +199,7 @@ struct Driver {
     join_request: Option<Msg>,
     end: Option<RunEnd>,
     trace: Option<Trace>,
-    progress: Option<Progress>,
+    status: Option<StatusLine>,
     /// The leader last logged, and whether this node was in a minority.
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
@@ -260,7 +260,7 @@ pub(super) async fn drive(
     }
     let pid = spec.me.label.parse().unwrap_or(spec.me.id & 0xffff_ffff);
     let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
-    let progress = (spec.progress && spec.me.contact.is_none()).then(Progress::new);
+    let status = (spec.progress && spec.me.contact.is_none()).then(StatusLine::new);
     let mut d = Driver {
         joined: spec.me.contact.is_none(),
         join_until: Instant::now() + spec.join_wait,
@@ -273,7 +273,7 @@ pub(super) async fn drive(
         join_request: None,
         end: None,
         trace,
-        progress,
+        status,
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),
@@ -406,9 +406,10 @@ impl Driver {
 
     /// Ends the node: trace, figures, and the last frames out.
     async fn finish(mut self) -> (RunEnd, Option<NodeReport>) {
-        if let Some(p) = self.progress.take() {
-            p.finish();
+        if let Some(s) = self.status.take() {
+            s.finish();
         }
+        self.exec.run_ended();
         let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));
         if let Some(t) = &mut self.trace {

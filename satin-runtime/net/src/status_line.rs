@@ -1,0 +1,157 @@
+//! The status line: how far the run is (the estimate of
+//! [`satin_core::progress`]) and how long it has left, and on a master
+//! the nodes, jobs and table. Drawn only when stderr is a terminal, and
+//! only for runs longer than a second.
+
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use satin_core::progress::Estimate;
+use satin_core::Runtime;
+use satin_proto::Node;
+
+/// Runs shorter than this draw nothing (`SATIN_STATUS_AFTER_MS` changes
+/// it: 0 draws from the start, as the tests do).
+fn quiet_for() -> Duration {
+    let ms = std::env::var("SATIN_STATUS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    Duration::from_millis(ms)
+}
+
+/// Whether this process should draw a status line: stderr is a terminal,
+/// `--no-progress` was not given, and no supervisor reads its stderr. A
+/// program that runs on this machine's cores builds its runtime with
+/// [`satin_core::Builder::track_progress`] set to this, and runs with
+/// [`run_here`].
+pub fn status_line_wanted(no_progress: bool) -> bool {
+    !no_progress
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os(super::supervise::SUPERVISED_ENV).is_none()
+}
+
+pub(crate) struct StatusLine {
+    bar: ProgressBar,
+}
+
+/// "42 % done (estimate), about 3.1 s left", or what is known of it.
+pub(crate) fn describe(e: &Estimate) -> String {
+    let left = match e.eta {
+        Some(left) => format!(", about {} left", human(left)),
+        None => String::new(),
+    };
+    format!("{:.0} % done (estimate){left}", e.fraction * 100.0)
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    match s {
+        s if s < 60.0 => format!("{s:.1} s"),
+        s if s < 3600.0 => format!("{} min {:02} s", (s / 60.0) as u64, (s % 60.0) as u64),
+        s => format!("{} h {:02} min", (s / 3600.0) as u64, ((s % 3600.0) / 60.0) as u64),
+    }
+}
+
+impl StatusLine {
+    /// A master's line, which counts its time from now.
+    pub(crate) fn new() -> StatusLine {
+        StatusLine::with_template("{spinner} {elapsed_precise} {msg}")
+    }
+
+    fn with_template(template: &str) -> StatusLine {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+        bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        StatusLine { bar }
+    }
+
+    /// A master's line: the estimate, then the run's figures.
+    pub(crate) fn update(&mut self, node: &Node, frames: u64, estimate: Option<Estimate>) {
+        let s = node.stats();
+        let how_far = estimate.map_or(String::new(), |e| format!("{} | ", describe(&e)));
+        self.bar.set_message(format!(
+            "{how_far}nodes alive {} | jobs given {} | stolen {} | redone {} | recoveries {} | table {} | checkpointed {} | frames sent {}",
+            node.live_members().count(),
+            s.jobs_given,
+            s.jobs_stolen,
+            s.redone,
+            s.recoveries,
+            node.table_len(),
+            s.records_written + s.records_loaded,
+            frames
+        ));
+    }
+
+    pub(crate) fn finish(self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Runs `f` on `runtime` (this machine's cores), with a status line on
+/// stderr if the runtime tracks progress and [`status_line_wanted`]: the
+/// share done and the time left, from the second second of the run on.
+pub fn run_here<R: Send>(runtime: &Arc<Runtime>, f: impl FnOnce() -> R + Send) -> R {
+    if runtime.progress().is_some() && status_line_wanted(false) {
+        run_with_status(runtime, f)
+    } else {
+        runtime.run(f)
+    }
+}
+
+/// Runs `f` on `runtime` with a status line for the threads of one
+/// process (the runtime tracks progress).
+fn run_with_status<R: Send>(runtime: &Arc<Runtime>, f: impl FnOnce() -> R + Send) -> R {
+    // Dropping the sender ends the drawer at once (no wait for its tick).
+    let (over, ticks) = std::sync::mpsc::channel::<()>();
+    // The drawer's first look comes before the run starts.
+    let (looked, first_look) = std::sync::mpsc::channel::<()>();
+    let drawer = {
+        let runtime = Arc::clone(runtime);
+        std::thread::Builder::new().name("satin-status".into()).spawn(move || {
+            let mut line: Option<StatusLine> = None;
+            let quiet = quiet_for();
+            let mut tick = Duration::ZERO;
+            while let Err(RecvTimeoutError::Timeout) = ticks.recv_timeout(tick) {
+                tick = Duration::from_millis(250);
+                let Some(e) = runtime.progress() else { break };
+                if e.elapsed >= quiet && !e.done {
+                    let line = line.get_or_insert_with(|| StatusLine::with_template("{spinner} {msg}"));
+                    line.bar.set_message(format!("{} elapsed, {}", human(e.elapsed), describe(&e)));
+                }
+                let _ = looked.send(());
+            }
+            if let Some(line) = line {
+                line.finish();
+            }
+        })
+    };
+    if drawer.is_ok() {
+        let _ = first_look.recv();
+    }
+    let value = runtime.run(f);
+    drop(over);
+    if let Ok(drawer) = drawer {
+        let _ = drawer.join();
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_estimate_reads_as_a_share_and_the_time_left() {
+        let e = Estimate {
+            fraction: 0.421,
+            elapsed: Duration::from_secs(3),
+            eta: Some(Duration::from_secs(125)),
+            tracked: 10,
+            done: false,
+        };
+        assert_eq!(describe(&e), "42 % done (estimate), about 2 min 05 s left");
+        assert_eq!(describe(&Estimate { eta: None, ..e }), "42 % done (estimate)");
+        assert_eq!(human(Duration::from_secs(7300)), "2 h 01 min");
+    }
+}

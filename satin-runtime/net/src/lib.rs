@@ -12,6 +12,7 @@ mod chaos;
 mod chaos_net;
 mod checkpointer;
 mod conn;
+mod dashboard;
 mod driver;
 mod ending;
 mod exit;
@@ -288,9 +289,16 @@ pub struct Launch {
     /// --local-nodes, every node's, in one file: `{"nodes": [..]}`.
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
-    /// No progress bar on the master.
+    /// No status line (progress, time left) on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Serve a read-only dashboard of the run at ADDR (e.g.
+    /// 127.0.0.1:8080; port 0 picks one): the page at `/`, JSON at
+    /// `/api/status`, Prometheus metrics at `/metrics`. The first node
+    /// serves it (with --local-nodes, node 0); it prints `dashboard:
+    /// http://ADDR/`.
+    #[arg(long, value_name = "ADDR")]
+    pub dashboard: Option<SocketAddr>,
     /// Largest frame this node accepts or sends, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
@@ -582,6 +590,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         config,
         join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
+        dashboard: args.dashboard.filter(|_| args.join.is_none()),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,

@@ -86,6 +86,8 @@ impl Identity {
 pub(crate) struct NodeIo<M, I> {
     pub(crate) net: Net<M, I>,
     accept: JoinHandle<()>,
+    /// Where this node listens, as its peers reach it.
+    pub(crate) addr: SocketAddr,
 }
 
 impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
@@ -119,7 +121,7 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         if let Some(contact) = me.contact {
             net.addrs.insert(CONTACT, contact);
         }
-        Ok(NodeIo { net, accept })
+        Ok(NodeIo { net, accept, addr })
     }
 
     /// Stops accepting, sends the last frames and closes the endpoint.

@@ -68,7 +68,10 @@ pub fn try_run<R: Send>(
     // The first node (or a run on one machine) estimates the progress
     // when a status line shows it.
     let status = status_line::status_line_wanted(args.no_progress) && args.join.is_none();
-    let runtime = builder.track_progress(status).build().map_err(|e| RunError::Failed(e.to_string()))?;
+    let runtime = builder
+        .track_progress(status || args.dashboard.is_some())
+        .build()
+        .map_err(|e| RunError::Failed(e.to_string()))?;
     if args.checkpoint.is_some() && args.ft != FtArg::Table {
         return Err(RunError::Failed(
             "--checkpoint saves what the result table gets: it needs --ft table (the default)".into(),

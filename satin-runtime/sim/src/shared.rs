@@ -1,11 +1,10 @@
 //! Shared values in the simulator: each node's executor keeps a model of
 //! one incumbent — the greatest leaf (by its place in the tree) its jobs
-//! have run — and the
-//! protocol core moves it between nodes exactly as it moves a real run's
-//! (news at idle checks, everything to joiners and to peers whose link
-//! comes back, merges of what arrives). The world checks that nothing a
-//! node offered is lost to a member that stays in the run
-//! ([`World::check_shared`]).
+//! have run — and the protocol core moves it between nodes exactly as it
+//! moves a real run's (news at each check, everything to joiners and to
+//! peers whose link comes back, merges of what arrives). The world checks
+//! that no improvement a node made is lost to a member that stays in the
+//! run (`World::check_shared`; the report's `shared_missing`).
 
 use satin_proto::{Msg, SharedValues};
 

@@ -113,7 +113,7 @@ fn random_config(seed: u64) -> SimConfig {
         leave_timeout: r.below(500 * MS),
         // Half the runs model a shared incumbent; the seeds that once
         // failed keep the configuration they failed with.
-        shared_values: seed % 2 == 0 && !ONCE_FAILED.contains(&seed),
+        shared_values: seed.is_multiple_of(2) && !ONCE_FAILED.contains(&seed),
         protocol,
         result_bytes: if big_results { 2000 } else { 8 },
         keep_orphans: r.below(4) != 0,

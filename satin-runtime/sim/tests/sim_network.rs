@@ -163,7 +163,7 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
         crash_notices: false,
         link_timeout: suspect_after * (2 + r.below(3)),
         run_to_end: true,
-        shared_values: seed % 2 == 0,
+        shared_values: seed.is_multiple_of(2),
         protocol,
         faults,
         seed,

@@ -168,7 +168,8 @@ impl Progress {
         let eta = if done {
             Some(Duration::ZERO)
         } else {
-            (0.01..1.0).contains(&fraction)
+            (0.01..1.0)
+                .contains(&fraction)
                 .then(|| Duration::from_secs_f64(elapsed.as_secs_f64() * (1.0 - fraction) / fraction))
         };
         Estimate { fraction, elapsed, eta, tracked: s.model.len(), done }

@@ -36,6 +36,7 @@ impl Driver {
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
                 Action::Forget { peer } => {
+                    self.on_board(|b| b.gone(peer));
                     if !self.io.net.dead.contains(&peer) {
                         let name = self.peer_name(peer);
                         info!("node {name} is out of the run");
@@ -56,6 +57,7 @@ impl Driver {
         if let Some(s) = &mut self.status {
             s.update(&self.node, self.io.net.frames_sent, self.exec.progress());
         }
+        self.update_board();
         self.log_leadership();
     }
 

@@ -10,6 +10,15 @@ impl Driver {
             Input::Hello { id, addr, conn } => {
                 self.io.net.addrs.entry(id).or_insert(addr);
                 self.io.net.linked(id, conn);
+                if id != CONTACT {
+                    let name = self.peer_name(id);
+                    self.on_board(|b| {
+                        if !b.knows(id) {
+                            b.event(format!("node {name} connected"));
+                        }
+                        b.alive(id, name, false);
+                    });
+                }
                 self.node.handle_link_up(now, id, &mut self.exec);
             }
             Input::Linked { id, conn } => self.io.net.outgoing_up(id, conn),
@@ -25,6 +34,9 @@ impl Driver {
                 self.io.net.addrs.entry(id).or_insert(addr);
             }
             Input::Message { from, msg } => {
+                if matches!(msg, Msg::Leave) {
+                    self.on_board(|b| b.leaving(from));
+                }
                 if matches!(msg, Msg::Welcome { .. }) {
                     self.joined = true;
                     self.io.net.drop_peer(CONTACT);

@@ -11,6 +11,7 @@
 
 mod actions;
 mod checkpoint;
+mod dashboard;
 mod inputs;
 
 use std::net::SocketAddr;
@@ -46,6 +47,8 @@ pub(crate) struct NodeSpec {
     pub(crate) config: Config,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
+    /// Serve the dashboard here (the first node only).
+    pub(crate) dashboard: Option<SocketAddr>,
     /// The checkpoint file, if the run keeps one.
     pub(crate) checkpoint: Option<CheckpointSpec>,
     /// A run of this process alone (a local run that keeps a checkpoint):
@@ -200,6 +203,8 @@ struct Driver {
     end: Option<RunEnd>,
     trace: Option<Trace>,
     status: Option<StatusLine>,
+    /// The dashboard's data, if this node serves one.
+    board: Option<crate::dashboard::Shared>,
     /// The leader last logged, and whether this node was in a minority.
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
@@ -274,6 +279,7 @@ pub(super) async fn drive(
         end: None,
         trace,
         status,
+        board: None,
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),
@@ -290,6 +296,7 @@ pub(super) async fn drive(
     let mut idle_check = tokio::time::interval(IDLE_CHECK);
     idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
+    d.open_dashboard().await;
     let now = d.now();
     d.node.start(now, &mut d.exec);
     if d.spec.me.contact.is_none() {
@@ -387,10 +394,12 @@ impl Driver {
         }
     }
 
+    /// A notable moment: in the trace and on the dashboard.
     fn marker(&mut self, text: &str) {
         if let Some(t) = &mut self.trace {
             t.marker(text);
         }
+        self.on_board(|b| b.event(text));
     }
 
     /// The periodic check: idle workers steal, and the publication
@@ -410,6 +419,7 @@ impl Driver {
             s.finish();
         }
         self.exec.run_ended();
+        self.on_board(crate::dashboard::Board::finished);
         let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));
         if let Some(t) = &mut self.trace {

@@ -96,6 +96,8 @@ struct Cluster {
     trace: Option<std::path::PathBuf>,
     /// `--stats-json`: each node writes its part beside it.
     stats_json: Option<std::path::PathBuf>,
+    /// `--dashboard`: node 0 serves it (not in the calibration run).
+    dashboard: Option<SocketAddr>,
     /// How many nodes the cluster starts with.
     size: u32,
 }
@@ -121,6 +123,9 @@ impl Cluster {
         }
         if let Some(stats) = &self.stats_json {
             cmd.arg("--stats-json").arg(part_path(stats, node));
+        }
+        if let (Some(addr), 0) = (self.dashboard, node) {
+            cmd.arg("--dashboard").arg(addr.to_string());
         }
         match join {
             None => cmd.args(["--listen", "127.0.0.1:0"]),
@@ -229,7 +234,7 @@ impl Cluster {
 /// supervisor's own flags — and, for a calibration run, the checkpoint (it
 /// must neither read nor fill the run's file).
 fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
-    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json"];
+    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json", "--dashboard"];
     if calibration {
         own.extend(["--checkpoint", "--checkpoint-interval"]);
     }
@@ -302,6 +307,7 @@ fn run_cluster(
         events: tx,
         trace: args.trace.clone(),
         stats_json: stats.map(std::path::Path::to_path_buf),
+        dashboard: args.dashboard.filter(|_| !calibration),
         size: n,
     };
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();

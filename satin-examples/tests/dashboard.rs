@@ -1,0 +1,135 @@
+//! The dashboard of a real run (`--dashboard`): three local nodes, one
+//! killed with `--chaos`; the JSON and the metrics read over HTTP, and
+//! the page loaded in headless Chromium, which must show the nodes, the
+//! progress advancing and the killed node as crashed. The screenshot is
+//! kept as `target/dashboard.png`.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{one_at_a_time, NQUEENS, RUN_LIMIT};
+
+/// A run with a dashboard, and where the dashboard is.
+struct Run {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts nqueens 17 on three local nodes with a dashboard; node 2 is
+/// killed two seconds in.
+fn start() -> Run {
+    let mut child = Command::new(NQUEENS)
+        .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=2s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nqueens starts");
+    let stderr = child.stderr.take().expect("piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines.next().expect("the run says where its dashboard is").expect("text");
+        if let Some(url) = line.split("dashboard: ").nth(1) {
+            break url.trim_end_matches('/').to_string();
+        }
+    };
+    // Keep draining stderr so the run never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Run { child, base }
+}
+
+/// The body of `GET path` on the dashboard.
+fn get(base: &str, path: &str) -> String {
+    let addr = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).expect("the dashboard answers");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("request sent");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("a response");
+    assert!(text.starts_with("HTTP/1.1 200"), "{path}: {text}");
+    text.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
+}
+
+fn status(base: &str) -> serde_json::Value {
+    serde_json::from_str(&get(base, "/api/status")).expect("JSON")
+}
+
+/// Reads the status until `done` says so, or fails at the run limit.
+fn until(base: &str, what: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        let s = status(base);
+        if done(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what} never happened: {s}");
+        // Polling a server: the next reading, not a synchronisation.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn states(s: &serde_json::Value) -> Vec<String> {
+    s["nodes"].as_array().expect("nodes").iter().map(|n| n["state"].as_str().unwrap_or("?").to_string()).collect()
+}
+
+#[test]
+fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
+    let _turn = one_at_a_time();
+    let run = start();
+    let first = until(&run.base, "three nodes listed", |s| s["nodes"].as_array().is_some_and(|n| n.len() == 3));
+    for node in first["nodes"].as_array().unwrap() {
+        let name = node["name"].as_str().expect("a name");
+        assert!(name.parse::<std::net::SocketAddr>().is_ok(), "a short name (host:port), not an id: {name}");
+    }
+    let p0 = first["progress"].as_f64().expect("progress is a number");
+    assert!((0.0..=1.0).contains(&p0), "{first}");
+    assert!(first["eta_s"].is_null() || first["eta_s"].as_f64().is_some(), "{first}");
+    let later = until(&run.base, "progress advancing", |s| s["progress"].as_f64().unwrap_or(0.0) > p0);
+    assert!(later["elapsed_s"].as_f64() > first["elapsed_s"].as_f64(), "{later}");
+    let crashed = until(&run.base, "the killed node shown as crashed", |s| states(s).iter().any(|st| st == "crashed"));
+    assert_eq!(states(&crashed).iter().filter(|st| *st == "alive").count(), 2, "{crashed}");
+
+    let metrics = get(&run.base, "/metrics");
+    assert!(metrics.contains("satin_node_up{") && metrics.contains(r#"state="crashed"} 0"#), "{metrics}");
+    assert!(metrics.contains("satin_run_progress_ratio"), "{metrics}");
+    assert!(get(&run.base, "/").contains("<title>satin run</title>"));
+
+    // The page as a browser shows it, once its script has run.
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .expect("headless Chromium is needed for this test: `.ci/run` installs it (apt-get install chromium)");
+    let profile = tempfile::tempdir().expect("a browser profile");
+    let browser = |extra: &[&str]| {
+        Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(format!("{}/", run.base))
+            .output()
+            .expect("chromium runs")
+    };
+    let dom = String::from_utf8_lossy(&browser(&["--dump-dom"]).stdout).into_owned();
+    assert!(dom.contains(r#"data-state="crashed""#), "the page does not show the crash:\n{dom}");
+    assert_eq!(dom.matches("data-node=").count(), 3, "the page lists three nodes:\n{dom}");
+    let shown: f64 = dom
+        .split(r#"data-progress=""#)
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|p| p.parse().ok())
+        .expect("the page shows a progress");
+    assert!(shown > 0.0 && shown <= 1.0, "{dom}");
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
+    let out = browser(&[&format!("--screenshot={}", shot.display()), "--window-size=1000,900"]);
+    assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
+    drop(run);
+}

@@ -1,0 +1,222 @@
+//! What the dashboard shows, as the master's driver keeps it: the nodes
+//! and their state, the progress estimate, jobs per second over time and
+//! the run's events. The driver writes it as things happen; the server
+//! reads a copy per request.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use satin_core::progress::Estimate;
+use satin_proto::NodeId;
+
+/// Events kept (the oldest go first).
+const EVENTS: usize = 200;
+/// Samples of the job rate kept: ten minutes at one a second.
+const RATE_SAMPLES: usize = 600;
+
+/// A node as the dashboard lists it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct NodeRow {
+    /// Its short name: `this node`'s address, or a peer's.
+    pub(crate) name: String,
+    /// `alive`, `left` (a graceful leave) or `crashed` (removed by the
+    /// majority, or dead as its supervisor saw).
+    pub(crate) state: &'static str,
+    /// Whether it is the master.
+    pub(crate) master: bool,
+    /// Jobs this master handed to it (its steals from the master), or for
+    /// the master itself the jobs it stole and gave in all.
+    pub(crate) jobs_stolen: u64,
+    pub(crate) jobs_given: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Event {
+    t_s: f64,
+    text: String,
+}
+
+/// The dashboard's data.
+#[derive(Debug)]
+pub(crate) struct Board {
+    app: String,
+    started: Instant,
+    nodes: BTreeMap<NodeId, NodeRow>,
+    /// Peers that said they leave: their removal is a leave, not a crash.
+    leaving: std::collections::BTreeSet<NodeId>,
+    events: VecDeque<Event>,
+    /// (seconds since the start, jobs per second over the last second).
+    rate: VecDeque<(f64, f64)>,
+    last_sample: Option<(Instant, u64)>,
+    estimate: Option<Estimate>,
+    trace: Option<String>,
+    done: bool,
+}
+
+/// `/api/status`: the interface checks read (names kept as they are).
+#[derive(Debug, Serialize)]
+pub(crate) struct Status<'a> {
+    app: &'a str,
+    elapsed_s: f64,
+    progress: f64,
+    eta_s: Option<f64>,
+    done: bool,
+    nodes: Vec<&'a NodeRow>,
+    events: &'a VecDeque<Event>,
+    jobs_per_s: &'a VecDeque<(f64, f64)>,
+    trace: Option<&'a str>,
+}
+
+impl Board {
+    pub(crate) fn new(app: &str, trace: Option<String>) -> Board {
+        Board {
+            app: app.to_string(),
+            started: Instant::now(),
+            nodes: BTreeMap::new(),
+            leaving: Default::default(),
+            events: VecDeque::new(),
+            rate: VecDeque::new(),
+            last_sample: None,
+            estimate: None,
+            trace,
+            done: false,
+        }
+    }
+
+    fn since_start(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Something happened worth listing.
+    pub(crate) fn event(&mut self, text: impl Into<String>) {
+        if self.events.len() == EVENTS {
+            self.events.pop_front();
+        }
+        self.events.push_back(Event { t_s: self.since_start(), text: text.into() });
+    }
+
+    /// Node `id` is in the run (a peer that connected, or this node).
+    pub(crate) fn alive(&mut self, id: NodeId, name: String, master: bool) {
+        let row = self.nodes.entry(id).or_insert_with(|| NodeRow {
+            name: name.clone(),
+            state: "alive",
+            master,
+            jobs_stolen: 0,
+            jobs_given: 0,
+        });
+        if row.state == "alive" {
+            row.name = name;
+            row.master = master;
+        }
+    }
+
+    /// Whether node `id` has a row.
+    pub(crate) fn knows(&self, id: NodeId) -> bool {
+        self.nodes.contains_key(&id)
+    }
+
+    /// Marks `leader` (if known) as the master.
+    pub(crate) fn set_master(&mut self, leader: Option<NodeId>) {
+        if let Some(leader) = leader {
+            for (id, row) in &mut self.nodes {
+                row.master = *id == leader;
+            }
+        }
+    }
+
+    /// Peer `id` said it leaves.
+    pub(crate) fn leaving(&mut self, id: NodeId) {
+        self.leaving.insert(id);
+    }
+
+    /// Peer `id` is out of the run.
+    pub(crate) fn gone(&mut self, id: NodeId) {
+        let left = self.leaving.contains(&id);
+        if let Some(row) = self.nodes.get_mut(&id) {
+            if row.state == "alive" {
+                row.state = if left { "left" } else { "crashed" };
+            }
+        }
+    }
+
+    /// This node's figures (jobs stolen and given) and the estimate; a
+    /// sample of the job rate once a second.
+    pub(crate) fn update(&mut self, me: NodeId, stolen: u64, given: u64, estimate: Option<Estimate>) {
+        if let Some(row) = self.nodes.get_mut(&me) {
+            row.jobs_stolen = stolen;
+            row.jobs_given = given;
+        }
+        self.estimate = estimate;
+        let now = Instant::now();
+        let jobs = stolen + given;
+        match self.last_sample {
+            Some((at, before)) if now.duration_since(at) >= Duration::from_secs(1) => {
+                let rate = jobs.saturating_sub(before) as f64 / now.duration_since(at).as_secs_f64();
+                if self.rate.len() == RATE_SAMPLES {
+                    self.rate.pop_front();
+                }
+                self.rate.push_back((self.since_start(), rate));
+                self.last_sample = Some((now, jobs));
+            }
+            Some(_) => {}
+            None => self.last_sample = Some((now, jobs)),
+        }
+    }
+
+    /// The run is over.
+    pub(crate) fn finished(&mut self) {
+        self.done = true;
+    }
+
+    /// The JSON of `/api/status`.
+    pub(crate) fn status(&self) -> Status<'_> {
+        let done = self.done || self.estimate.is_some_and(|e| e.done);
+        let progress = if done { 1.0 } else { self.estimate.map_or(0.0, |e| e.fraction) };
+        let eta_s = if done { Some(0.0) } else { self.estimate.and_then(|e| e.eta).map(|d| d.as_secs_f64()) };
+        Status {
+            app: &self.app,
+            elapsed_s: self.since_start(),
+            progress,
+            eta_s,
+            done,
+            nodes: self.nodes.values().collect(),
+            events: &self.events,
+            jobs_per_s: &self.rate,
+            trace: self.trace.as_deref(),
+        }
+    }
+
+    /// Every node's row (for the metrics).
+    pub(crate) fn rows(&self) -> impl Iterator<Item = &NodeRow> {
+        self.nodes.values()
+    }
+
+    /// The estimate's share done (for the metrics).
+    pub(crate) fn progress(&self) -> f64 {
+        self.status().progress
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_node_is_crashed_unless_it_said_it_leaves() {
+        let mut b = Board::new("app", None);
+        b.alive(1, "127.0.0.1:1".into(), true);
+        b.alive(2, "127.0.0.1:2".into(), false);
+        b.alive(3, "127.0.0.1:3".into(), false);
+        b.leaving(3);
+        b.gone(2);
+        b.gone(3);
+        let states: Vec<_> = b.rows().map(|r| (r.name.as_str(), r.state)).collect();
+        assert_eq!(states, [("127.0.0.1:1", "alive"), ("127.0.0.1:2", "crashed"), ("127.0.0.1:3", "left")]);
+        let json = serde_json::to_value(b.status()).unwrap();
+        assert_eq!(json["nodes"][1]["state"], "crashed");
+        assert_eq!(json["progress"], 0.0);
+        assert!(json["eta_s"].is_null(), "unknown before any estimate");
+    }
+}

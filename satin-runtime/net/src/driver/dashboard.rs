@@ -1,0 +1,48 @@
+//! The driver's side of the dashboard (`--dashboard`): it serves the
+//! board from this node's runtime and keeps it up to date as the run
+//! goes (see `net/src/dashboard/`).
+
+use super::*;
+use crate::dashboard::{self, Board};
+
+impl Driver {
+    /// Opens the dashboard if this node serves one, and says where.
+    pub(super) async fn open_dashboard(&mut self) {
+        let Some(addr) = self.spec.dashboard else { return };
+        let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
+        let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
+        match dashboard::serve(addr, Arc::clone(&board)).await {
+            Ok(local) => {
+                eprintln!("dashboard: http://{local}/");
+                self.board = Some(board);
+                // Named as its peers are: by the address it listens on.
+                let (me, name) = (self.spec.me.id, self.io.addr.to_string());
+                self.on_board(|b| {
+                    b.alive(me, name, true);
+                    b.event("the run starts");
+                });
+            }
+            Err(e) => warn!("cannot serve the dashboard on {addr}: {e}"),
+        }
+    }
+
+    /// Changes the board, if there is one.
+    pub(super) fn on_board(&self, change: impl FnOnce(&mut Board)) {
+        if let Some(board) = &self.board {
+            change(&mut board.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+
+    /// This node's figures, the estimate and who leads, after each step.
+    pub(super) fn update_board(&self) {
+        if self.board.is_none() {
+            return;
+        }
+        let (me, stats, estimate) = (self.spec.me.id, self.node.stats(), self.exec.progress());
+        let leader = self.node.leader();
+        self.on_board(|b| {
+            b.update(me, stats.jobs_stolen, stats.jobs_given, estimate);
+            b.set_master(leader);
+        });
+    }
+}

@@ -230,3 +230,20 @@ fn a_run_on_a_terminal_shows_a_status_line_with_its_progress_and_a_pipe_does_not
         .expect("runs");
     assert!(!String::from_utf8_lossy(&piped.stderr).contains("% done"), "a pipe got a status line");
 }
+
+#[test]
+fn local_nodes_on_a_terminal_show_the_master_s_estimate_on_the_supervisor_s_line() {
+    let cmd = format!("{} 14 --local-nodes 2", env!("CARGO_BIN_EXE_nqueens"));
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("`script` (util-linux) runs: it gives the program a terminal");
+    let tty = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{tty}");
+    assert!(tty.contains("% done (estimate)") && tty.contains("nodes alive"), "no status line:\n{tty}");
+    assert!(!tty.contains("satin-status:"), "the master's reports leaked into the log:\n{tty}");
+    assert!(tty.contains("365596"), "{tty}");
+    let piped = Command::new(env!("CARGO_BIN_EXE_nqueens")).args(["14", "--local-nodes", "2"]).output().expect("runs");
+    let log = String::from_utf8_lossy(&piped.stderr);
+    assert!(!log.contains("satin-status:") && !log.contains("% done"), "a pipe got status lines:\n{log}");
+}

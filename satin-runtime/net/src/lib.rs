@@ -591,6 +591,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         dashboard: args.dashboard.filter(|_| args.join.is_none()),
+        report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,

@@ -66,10 +66,12 @@ pub fn try_run<R: Send>(
         builder = builder.workers(w as usize);
     }
     // The first node (or a run on one machine) estimates the progress
-    // when a status line shows it.
+    // when a status line or the dashboard shows it; under a supervisor
+    // that draws the line, every node (any may become master).
     let status = status_line::status_line_wanted(args.no_progress) && args.join.is_none();
+    let reports = std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some();
     let runtime = builder
-        .track_progress(status || args.dashboard.is_some())
+        .track_progress(status || reports || args.dashboard.is_some())
         .build()
         .map_err(|e| RunError::Failed(e.to_string()))?;
     if args.checkpoint.is_some() && args.ft != FtArg::Table {

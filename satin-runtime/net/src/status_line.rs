@@ -137,6 +137,72 @@ fn run_with_status<R: Send>(runtime: &Arc<Runtime>, f: impl FnOnce() -> R + Send
     value
 }
 
+/// Set by a supervisor that draws a status line for its nodes: the
+/// master reports its estimate on stderr (see [`report`]).
+pub(crate) const SUPERVISOR_STATUS_ENV: &str = "SATIN_SUPERVISOR_STATUS";
+/// How a node's report starts; the supervisor takes such lines off the log.
+const REPORT_PREFIX: &str = "satin-status: ";
+
+/// A master's report to its supervisor: the estimate and the nodes alive,
+/// one line of JSON after [`REPORT_PREFIX`].
+pub(crate) fn report(e: &Estimate, alive: usize) -> String {
+    let eta = e.eta.map(|d| d.as_secs_f64());
+    let json = serde_json::json!({
+        "fraction": e.fraction, "elapsed_s": e.elapsed.as_secs_f64(), "eta_s": eta, "alive": alive,
+    });
+    format!("{REPORT_PREFIX}{json}")
+}
+
+/// A supervisor's status line: its nodes' log lines go above it, and the
+/// master's reports change it (they are not shown as log lines).
+#[derive(Clone)]
+pub(crate) struct SupervisorLine {
+    /// `None`: no line drawn (stderr is no terminal, or `--no-progress`).
+    bar: Option<ProgressBar>,
+}
+
+impl SupervisorLine {
+    /// A line if `wanted`; the nodes are told to report (in their
+    /// environment) only then.
+    pub(crate) fn new(wanted: bool) -> SupervisorLine {
+        SupervisorLine { bar: wanted.then(|| StatusLine::new().bar) }
+    }
+
+    /// Whether the nodes should report.
+    pub(crate) fn drawn(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// A line node `node` wrote on stderr.
+    pub(crate) fn log_line(&self, node: usize, line: &str) {
+        if let Some(json) = line.strip_prefix(REPORT_PREFIX) {
+            if let (Some(bar), Ok(v)) = (&self.bar, serde_json::from_str::<serde_json::Value>(json)) {
+                let e = Estimate {
+                    fraction: v["fraction"].as_f64().unwrap_or(0.0),
+                    elapsed: Duration::from_secs_f64(v["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
+                    eta: v["eta_s"].as_f64().map(|s| Duration::from_secs_f64(s.max(0.0))),
+                    tracked: 0,
+                    done: false,
+                };
+                let alive = v["alive"].as_u64().unwrap_or(0);
+                bar.set_message(format!("{} | nodes alive {alive} (master: node {node})", describe(&e)));
+            }
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("[node {node}] {line}")),
+            None => eprintln!("[node {node}] {line}"),
+        }
+    }
+
+    /// The run is over: the line goes.
+    pub(crate) fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +219,15 @@ mod tests {
         assert_eq!(describe(&e), "42 % done (estimate), about 2 min 05 s left");
         assert_eq!(describe(&Estimate { eta: None, ..e }), "42 % done (estimate)");
         assert_eq!(human(Duration::from_secs(7300)), "2 h 01 min");
+    }
+
+    #[test]
+    fn a_master_s_report_is_one_line_the_supervisor_takes_off_the_log() {
+        let e = Estimate { fraction: 0.5, elapsed: Duration::from_secs(2), eta: None, tracked: 3, done: false };
+        let line = report(&e, 3);
+        assert!(line.starts_with(REPORT_PREFIX) && !line.contains('\n'), "{line}");
+        let v: serde_json::Value = serde_json::from_str(line.strip_prefix(REPORT_PREFIX).unwrap()).unwrap();
+        assert_eq!((v["fraction"].as_f64(), v["alive"].as_u64()), (Some(0.5), Some(3)));
+        assert!(v["eta_s"].is_null());
     }
 }

@@ -58,6 +58,7 @@ impl Driver {
             s.update(&self.node, self.io.net.frames_sent, self.exec.progress());
         }
         self.update_board();
+        self.report_status();
         self.log_leadership();
     }
 

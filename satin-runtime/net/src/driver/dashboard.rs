@@ -1,6 +1,7 @@
-//! The driver's side of the dashboard (`--dashboard`): it serves the
-//! board from this node's runtime and keeps it up to date as the run
-//! goes (see `net/src/dashboard/`).
+//! The driver's side of what others see of the run: the dashboard
+//! (`--dashboard`), which it serves from this node's runtime and keeps up
+//! to date as the run goes (see `net/src/dashboard/`), and the reports a
+//! supervisor draws its status line from.
 
 use super::*;
 use crate::dashboard::{self, Board};
@@ -30,6 +31,21 @@ impl Driver {
     pub(super) fn on_board(&self, change: impl FnOnce(&mut Board)) {
         if let Some(board) = &self.board {
             change(&mut board.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+
+    /// Under a supervisor that draws the status line, the master reports
+    /// its estimate four times a second (a line it takes off the log).
+    pub(super) fn report_status(&mut self) {
+        if !self.spec.report_status || !self.node.joined() || !self.node.is_master() {
+            return;
+        }
+        if self.reported.is_some_and(|t| t.elapsed() < Duration::from_millis(250)) {
+            return;
+        }
+        if let Some(e) = self.exec.progress() {
+            self.reported = Some(Instant::now());
+            eprintln!("{}", crate::status_line::report(&e, self.node.live_members().count()));
         }
     }
 

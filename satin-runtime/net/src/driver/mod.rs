@@ -49,6 +49,9 @@ pub(crate) struct NodeSpec {
     pub(crate) progress: bool,
     /// Serve the dashboard here (the first node only).
     pub(crate) dashboard: Option<SocketAddr>,
+    /// Report the estimate to the supervisor while master (it draws the
+    /// status line).
+    pub(crate) report_status: bool,
     /// The checkpoint file, if the run keeps one.
     pub(crate) checkpoint: Option<CheckpointSpec>,
     /// A run of this process alone (a local run that keeps a checkpoint):
@@ -205,6 +208,8 @@ struct Driver {
     status: Option<StatusLine>,
     /// The dashboard's data, if this node serves one.
     board: Option<crate::dashboard::Shared>,
+    /// When this node last reported its estimate to its supervisor.
+    reported: Option<Instant>,
     /// The leader last logged, and whether this node was in a minority.
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
@@ -280,6 +285,7 @@ pub(super) async fn drive(
         trace,
         status,
         board: None,
+        reported: None,
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),

@@ -98,6 +98,8 @@ struct Cluster {
     stats_json: Option<std::path::PathBuf>,
     /// `--dashboard`: node 0 serves it (not in the calibration run).
     dashboard: Option<SocketAddr>,
+    /// The status line, drawn from the master's reports.
+    status: super::status_line::SupervisorLine,
     /// How many nodes the cluster starts with.
     size: u32,
 }
@@ -124,6 +126,9 @@ impl Cluster {
         if let Some(stats) = &self.stats_json {
             cmd.arg("--stats-json").arg(part_path(stats, node));
         }
+        if self.status.drawn() {
+            cmd.env(super::status_line::SUPERVISOR_STATUS_ENV, "1");
+        }
         if let (Some(addr), 0) = (self.dashboard, node) {
             cmd.arg("--dashboard").arg(addr.to_string());
         }
@@ -138,9 +143,10 @@ impl Cluster {
         self.stdins.push(child.stdin.take());
         let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
         let tx = self.events.clone();
+        let status = self.status.clone();
         let log = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                eprintln!("[node {node}] {line}");
+                status.log_line(node, &line);
                 if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
                     let _ = tx.send(Event::Listening { node, addr });
                 }
@@ -308,6 +314,7 @@ fn run_cluster(
         trace: args.trace.clone(),
         stats_json: stats.map(std::path::Path::to_path_buf),
         dashboard: args.dashboard.filter(|_| !calibration),
+        status: super::status_line::SupervisorLine::new(super::status_line::status_line_wanted(args.no_progress)),
         size: n,
     };
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
@@ -394,6 +401,7 @@ fn run_cluster(
     for node in 0..cluster.pids.len() {
         cluster.signal(node, libc::SIGKILL);
     }
+    cluster.status.finish();
     if let Some(trace) = &args.trace {
         let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(trace, n)).collect();
         match super::trace::merge(&parts, trace) {

@@ -6,13 +6,22 @@
 
 mod common;
 
-use common::{run_bin, run_with_stats, stderr, stdout, Stats};
+use common::{one_at_a_time, run_bin, run_with_stats, stderr, stdout, Stats};
 use satin_examples::forms;
 
 const FORMS: &str = env!("CARGO_BIN_EXE_forms");
 
 /// Runs `forms` on three local nodes; returns its answer, its log and the
 /// nodes' figures.
+/// Runs `f` (a sequential computation of an expected answer) in this
+/// binary's turn, as the clusters run: on two cores, a computation beside
+/// another test's cluster would slow that cluster down — and `--chaos`
+/// faults placed at a percentage of a calibration run would land late.
+fn alone<T>(f: impl FnOnce() -> T) -> T {
+    let _turn = one_at_a_time();
+    f()
+}
+
 fn on_three_nodes(args: &[&str]) -> (String, String, Stats) {
     let args = [args, &["--local-nodes", "3", "--workers", "1"]].concat();
     let (out, stats) = run_with_stats(FORMS, &args, &[]);
@@ -24,17 +33,17 @@ fn on_three_nodes(args: &[&str]) -> (String, String, Stats) {
 #[test]
 fn a_function_that_question_marks_its_calls_runs_across_nodes() {
     let (answer, log, stats) = on_three_nodes(&["orbits", "6000000"]);
-    assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, u32::MAX)), "{log}");
+    assert_eq!(answer, alone(|| format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, u32::MAX))), "{log}");
     assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
     // An error: the same one as the plain function's, the first in order.
     let (answer, log, _) = on_three_nodes(&["orbits", "6000000", "--limit", "400"]);
-    assert_eq!(answer, format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, 400)), "{log}");
+    assert_eq!(answer, alone(|| format!("{:?}", forms::longest_orbit_plain(1, 6_000_000, 400))), "{log}");
     assert!(answer.starts_with("Err(TooLong"), "{answer}");
 }
 
 #[test]
 fn a_method_runs_across_nodes_and_survives_a_killed_node() {
-    let expected = forms::Board::empty(15).solutions_plain().to_string();
+    let expected = alone(|| forms::Board::empty(15).solutions_plain().to_string());
     let (answer, log, stats) = on_three_nodes(&["queens", "15"]);
     assert_eq!(answer, expected, "{log}");
     assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
@@ -45,14 +54,14 @@ fn a_method_runs_across_nodes_and_survives_a_killed_node() {
 #[test]
 fn functions_that_call_each_other_run_across_nodes() {
     let (answer, log, stats) = on_three_nodes(&["minimax", "13"]);
-    assert_eq!(answer, forms::max_value_plain(0, 13, 4).to_string(), "{log}");
+    assert_eq!(answer, alone(|| forms::max_value_plain(0, 13, 4).to_string()), "{log}");
     assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
 }
 
 #[test]
 fn mut_halves_merged_after_the_calls_run_across_nodes() {
     let mut numbers = forms::numbers(4_000_000, 3);
-    let expected = forms::count_inversions_plain(&mut numbers).to_string();
+    let expected = alone(|| forms::count_inversions_plain(&mut numbers).to_string());
     let (answer, log, stats) = on_three_nodes(&["inversions", "4000000"]);
     assert_eq!(answer, expected, "{log}");
     assert!(stats.others(0, "jobs_stolen") > 0, "no other node stole a call:\n{log}");
@@ -93,8 +102,10 @@ fn an_instantiation_only_the_master_has_used_is_refused_and_runs_there() {
 
 #[test]
 fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_in_the_second() {
-    let first = forms::max_value_plain(0, 14, 4);
-    let expected = format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4));
+    let expected = alone(|| {
+        let first = forms::max_value_plain(0, 14, 4);
+        format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4))
+    });
     let (answer, log, stats) = on_three_nodes(&["steps", "14"]);
     assert_eq!(answer, expected, "{log}");
     // The nodes' figures at the end of each run: both runs were shared.
@@ -122,8 +133,10 @@ fn a_program_s_successive_calls_are_runs_of_the_same_nodes_and_survive_a_crash_i
 
 #[test]
 fn a_program_of_several_calls_resumes_from_its_checkpoint_after_losing_every_node() {
-    let first = forms::max_value_plain(0, 14, 4);
-    let expected = format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4));
+    let expected = alone(|| {
+        let first = forms::max_value_plain(0, 14, 4);
+        format!("{first} {}", forms::max_value_plain(forms::next_position(first), 14, 4))
+    });
     let dir = std::env::temp_dir().join(format!("satin-forms-steps-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

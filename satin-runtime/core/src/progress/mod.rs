@@ -144,13 +144,13 @@ impl Progress {
 
     /// The job a remote thief took by steal `stamp`, spawned at `depth`
     /// under `parent`, is a call that finishes when its result is back.
-    pub fn stolen(&self, stamp: u64, parent: FrameId, depth: u32) {
+    pub(crate) fn stolen(&self, stamp: u64, parent: FrameId, depth: u32) {
         self.started(REMOTE_FRAME | stamp, parent, depth);
     }
 
     /// The result of steal `stamp` came back (`true`), or the job came
     /// back to be run again (`false`).
-    pub fn stolen_ended(&self, stamp: u64, done: bool) {
+    pub(crate) fn stolen_ended(&self, stamp: u64, done: bool) {
         if done {
             self.finished(REMOTE_FRAME | stamp);
         } else {

@@ -264,9 +264,8 @@ impl Runtime {
         self.registry.progress.as_ref().map(|p| p.estimate())
     }
 
-    /// The progress tracker itself (for executors that add remote work).
-    #[doc(hidden)]
-    pub fn progress_tracker(&self) -> Option<&Arc<crate::progress::Progress>> {
+    /// The progress tracker itself (for the executor, which adds remote work).
+    pub(crate) fn progress_tracker(&self) -> Option<&Arc<crate::progress::Progress>> {
         self.registry.progress.as_ref()
     }
 

@@ -170,15 +170,18 @@ impl Board {
         self.done = true;
     }
 
+    fn is_done(&self) -> bool {
+        self.done || self.estimate.is_some_and(|e| e.done)
+    }
+
     /// The JSON of `/api/status`.
     pub(crate) fn status(&self) -> Status<'_> {
-        let done = self.done || self.estimate.is_some_and(|e| e.done);
-        let progress = if done { 1.0 } else { self.estimate.map_or(0.0, |e| e.fraction) };
+        let done = self.is_done();
         let eta_s = if done { Some(0.0) } else { self.estimate.and_then(|e| e.eta).map(|d| d.as_secs_f64()) };
         Status {
             app: &self.app,
             elapsed_s: self.since_start(),
-            progress,
+            progress: self.progress(),
             eta_s,
             done,
             nodes: self.nodes.values().collect(),
@@ -193,9 +196,13 @@ impl Board {
         self.nodes.values()
     }
 
-    /// The estimate's share done (for the metrics).
+    /// The estimate's share done (1 once the run is over).
     pub(crate) fn progress(&self) -> f64 {
-        self.status().progress
+        if self.is_done() {
+            1.0
+        } else {
+            self.estimate.map_or(0.0, |e| e.fraction)
+        }
     }
 }
 

@@ -12,6 +12,8 @@ use common::{one_at_a_time, run, run_with_stats, stderr, stdout, Stats, NQUEENS,
 
 const SUSPENDED: i32 = 75;
 const ALL_KILLED: i32 = 3;
+/// The bytes that begin every frame of a checkpoint file.
+const FRAME_MARKER: [u8; 4] = [0xC5, 0x5A, 0x7E, 0x1D];
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("satin-ckpt-test-{}-{name}", std::process::id()));
@@ -85,10 +87,14 @@ fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
     // by 60 % depends on which results came back by then).
     interrupted(&file, "kill:node=all,at=80%", ALL_KILLED);
     let mut bytes = std::fs::read(&file).expect("the checkpoint");
-    let len = bytes.len();
-    assert!(len > 400, "too few records to damage: {len} bytes");
-    bytes[len / 2] ^= 0x5a;
-    bytes.truncate(len - 7);
+    // Frames start with a marker (`checkpoint/format.rs` of the protocol crate):
+    // two header copies, then the records. A byte flipped in the body of
+    // the last record but one and the last one torn off.
+    let frames: Vec<usize> = bytes.windows(4).enumerate().filter(|(_, w)| *w == FRAME_MARKER).map(|(i, _)| i).collect();
+    assert!(frames.len() >= 4, "too few records to damage: {} frames in {} bytes", frames.len(), bytes.len());
+    let flipped = frames[frames.len() - 2] + 12;
+    bytes[flipped] ^= 0x5a;
+    bytes.truncate(bytes.len() - 7);
     std::fs::write(&file, &bytes).expect("damaged");
     let log = stderr(&resumed(&file).0);
     assert!(log.contains("was damaged") && log.contains("valid record(s) found"), "{log}");

@@ -8,8 +8,8 @@
 //! `ranks` (a generic function calling an instantiation of another that
 //! only it uses). `sort` and `ranks` print the length and a digest.
 //! `steps` makes two annotated calls, the second from the first's answer
-//! (minimax SIZE moves deep, then again from the position the first
-//! answer names): each call is a run of the same nodes.
+//! (a quick look SIZE-1 moves deep, then SIZE moves deep from the position
+//! the first answer names): each call is a run of the same nodes.
 
 use clap::{Parser, ValueEnum};
 use satin_examples::cli;
@@ -72,7 +72,7 @@ fn main() {
         }
         Kind::Steps => {
             let (first, second) = cli::run("forms", &args.run, move || {
-                let first = minimax::max_value(0, size, 4);
+                let first = minimax::max_value(0, size.saturating_sub(1), 4);
                 let second = minimax::max_value(forms::next_position(first), size, 4);
                 (first, second)
             });

@@ -44,6 +44,7 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
     if args.sequential {
         let r = app();
         eprintln!("{name}: sequential, {:.3} s", start.elapsed().as_secs_f64());
+        satin::net::send_answer_to_file(name, &args.launch);
         return r;
     }
     let limit = if args.spawn_limit == 0 { usize::MAX } else { args.spawn_limit };
@@ -85,6 +86,7 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         s.released,
         if args.no_ft { "off" } else { "on" }
     );
+    satin::net::send_answer_to_file(name, &args.launch);
     r
 }
 

@@ -247,3 +247,28 @@ fn local_nodes_on_a_terminal_show_the_master_s_estimate_on_the_supervisor_s_line
     let log = String::from_utf8_lossy(&piped.stderr);
     assert!(!log.contains("satin-status:") && !log.contains("% done"), "a pipe got status lines:\n{log}");
 }
+
+/// `--answer-file FILE`: the answer goes into the file, not onto standard
+/// output — on this machine's cores, from the supervisor of local nodes,
+/// in the sequential baseline; a file that cannot be written loses nothing.
+#[test]
+fn the_answer_goes_to_the_answer_file() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let nqueens = env!("CARGO_BIN_EXE_nqueens");
+    for (name, extra) in
+        [("cores", &[][..]), ("nodes", &["--local-nodes", "2"][..]), ("sequential", &["--sequential"][..])]
+    {
+        let file = dir.path().join(format!("{name}.txt"));
+        let args = [&["12", "--answer-file", file.to_str().expect("utf-8")][..], extra].concat();
+        let out = run(nqueens, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{name}: the answer went to standard output");
+        let answer = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: no answer file ({e}):\n{err}"));
+        assert_eq!(answer.trim(), "14200", "{name}");
+    }
+    let out = run(nqueens, &["12", "--answer-file", "/nonexistent-dir/answer.txt"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write the answer to /nonexistent-dir/answer.txt"), "{err}");
+    assert_eq!(first_line(&out), "14200", "the answer was lost with its file");
+}

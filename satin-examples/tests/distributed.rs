@@ -266,11 +266,16 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
     let _turn = one_at_a_time();
     let figures = tempfile::tempdir().expect("a scratch directory");
     let figures_of = |rank: u32| figures.path().join(format!("task{rank}.json"));
+    // One answer file for all, as a batch script gives every task the same
+    // command: the node the run started on (task 0) writes it.
+    let answer_file = figures.path().join("answer.txt");
     let task = |rank: u32| {
         Command::new(NQUEENS)
             .args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
             .arg("--stats-json")
             .arg(figures_of(rank))
+            .arg("--answer-file")
+            .arg(&answer_file)
             .env("SLURM_PROCID", rank.to_string())
             .env("SLURM_STEP_NODELIST", "localhost")
             .env("SLURM_CPUS_PER_TASK", "1")
@@ -296,12 +301,14 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
         .collect();
     let master = finish(task(0));
     assert!(master.status.success(), "{}", stderr(&master));
-    assert_eq!(stdout(&master), "14772512");
+    assert_eq!(stdout(&master), "", "the answer went to standard output, not to its file");
+    let answer = std::fs::read_to_string(&answer_file).unwrap_or_else(|e| panic!("no answer file ({e})"));
+    assert_eq!(answer.trim(), "14772512");
     for (rank, (child, log)) in (1..).zip(others) {
         let out = finish(child);
         let log = log.join().expect("log reader");
         assert!(out.status.success(), "task {rank}:\n{log}");
-        assert_eq!(stdout(&out), "", "only the master prints the answer");
+        assert_eq!(stdout(&out), "", "only task 0, the node the run started on, shows the answer");
         let stolen = Stats::read(&figures_of(rank)).total("jobs_stolen");
         assert!(stolen > 0, "task {rank} stole nothing:\n{log}");
     }

@@ -127,3 +127,22 @@ fn an_even_split_goes_on_in_the_half_with_the_master() {
         );
     }
 }
+
+#[test]
+fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_back() {
+    // Node 0, the first master, cut off: another node becomes master and
+    // ends the run, while node 0, removed and joined again as a new node,
+    // is still the process the user started: it shows the answer.
+    let (out, log, stats) = faulty("3", "partition:node=0,at=1s,for=3s", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert!(lines_of(&log, 0).any(|l| l.contains("joining again through")), "node 0 did not join again:\n{log}");
+    assert!(lines_of(&log, 0).all(|l| !l.ends_with("this node is its master")), "{log}");
+    assert!(
+        lines_of(&log, 0).any(|l| l.ends_with("the answer is shown here (the node the run started on)")),
+        "node 0 did not show the answer:\n{log}"
+    );
+    assert!(log.contains("the answer is shown by the node the run started on"), "the master showed it too:\n{log}");
+    assert!(log.contains("node 0 0 (the node the run started on: printed the answer)"), "{log}");
+    assert!(stats.total("packets_dropped") > 0, "{log}");
+}

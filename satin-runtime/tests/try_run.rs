@@ -32,7 +32,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn a_local_run_returns_the_value_as_master() {
     let ended = try_run("prog", &launch(&["--workers", "2"]), Runtime::builder(), || count(10));
     match ended {
-        Ok(Ended::Returned { value, master }) => assert_eq!((value, master), (1024, true)),
+        Ok(Ended::Returned { value, shows }) => assert_eq!((value, shows), (1024, true)),
         other => panic!("{other:?}"),
     }
 }
@@ -99,7 +99,7 @@ fn a_local_run_writes_the_pools_figures_as_json() {
     let file = dir.join("stats.json");
     let args = launch(&["--workers", "2", "--stats-json", file.to_str().expect("utf-8")]);
     let ended = try_run("prog", &args, Runtime::builder(), || count(14));
-    assert!(matches!(ended, Ok(Ended::Returned { value: 16384, master: true })), "{ended:?}");
+    assert!(matches!(ended, Ok(Ended::Returned { value: 16384, shows: true })), "{ended:?}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("JSON");
     let node = &json["nodes"][0];

@@ -26,15 +26,16 @@ pub const USAGE_STATUS: i32 = 2;
 /// How a program's part on this process ended, when nothing went wrong.
 #[derive(Debug)]
 pub enum Ended<R> {
-    /// The program's function returned `value` here. `master`: this node
-    /// ended the program's last run as its master — the one whose output
-    /// counts (always, on this machine's cores). In a distributed run
-    /// every node gets each answer, so the others return it too.
+    /// The program's function returned `value` here. `shows`: this node
+    /// is the one whose output counts (always, on this machine's cores):
+    /// in a distributed run, the node the run started on (the `--listen`
+    /// node, SLURM task 0, pod 0) — or, if it is gone, the master of the
+    /// last run. Every node gets each answer, so the others return it too.
     Returned {
         /// What the function returned.
         value: R,
         /// Whether this node is the one to show it.
-        master: bool,
+        shows: bool,
     },
     /// This node left before the end; the run goes on elsewhere, and the
     /// answer is another node's to show.

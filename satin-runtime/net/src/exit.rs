@@ -54,24 +54,43 @@ pub fn init_pool_if_asked(app: &str) {
 /// run gave an answer; otherwise the status of the [`RunError`], after
 /// its message on stderr.
 pub fn run<R: Send>(app: &str, args: &Launch, builder: Builder, f: impl FnOnce() -> R + Send) -> R {
-    finish(app, try_run(app, args, builder, f))
+    finish(app, args, try_run(app, args, builder, f))
+}
+
+/// For a program that shows its answer itself (a run on this machine's
+/// cores through [`super::run_here`]; [`run`] does it for distributed
+/// runs): with `--answer-file FILE`, this process's standard output goes
+/// into FILE from now on — call it just before printing the answer. A file
+/// that cannot be written is said on stderr, and the answer stays on
+/// standard output.
+pub fn send_answer_to_file(app: &str, args: &Launch) {
+    let Some(file) = &args.answer_file else { return };
+    if let Err(e) = super::answer_file::redirect_stdout(file) {
+        eprintln!("{app}: error: cannot write the answer to {}: {e}; it goes to standard output", file.display());
+    }
 }
 
 /// Runs `workflow` as `args` say ([`try_run_workflow`]); ends the process
 /// as [`run`] does.
 pub fn run_workflow_with(app: &str, args: &Launch, workflow: &Workflow, options: &WorkflowOptions) -> WorkflowRun {
-    finish(app, try_run_workflow(app, args, workflow, options))
+    finish(app, args, try_run_workflow(app, args, workflow, options))
 }
 
-/// The value for the node that shows it; the end of the process for the
+/// The value for the node that shows it (with `--answer-file`, its
+/// standard output moved into the file); the end of the process for the
 /// others.
-fn finish<R>(app: &str, ended: Result<Ended<R>, RunError>) -> R {
+fn finish<R>(app: &str, args: &Launch, ended: Result<Ended<R>, RunError>) -> R {
     // Under a supervisor every node that saw the end reports, and the
-    // supervisor prefers the master's output: the master may be killed
-    // between its answer and its output.
+    // supervisor prefers the output of the node that shows the answer:
+    // it may be killed between its answer and its output.
     let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
     match ended {
-        Ok(Ended::Returned { value, master }) if master || supervised => value,
+        Ok(Ended::Returned { value, shows }) if shows || supervised => {
+            if !supervised {
+                send_answer_to_file(app, args);
+            }
+            value
+        }
         Ok(_) => std::process::exit(0),
         Err(e) => {
             if e.is_error() {

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod answer_file;
 mod chaos;
 mod chaos_net;
 mod checkpointer;
@@ -39,7 +40,7 @@ pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
 pub use ending::{
     Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,
 };
-pub use exit::{init_pool_if_asked, run, run_workflow_with};
+pub use exit::{init_pool_if_asked, run, run_workflow_with, send_answer_to_file};
 pub use program::try_run;
 pub use report::write_local_stats;
 pub use status_line::{run_here, status_line_wanted};
@@ -289,6 +290,12 @@ pub struct Launch {
     /// --local-nodes, every node's, in one file: `{"nodes": [..]}`.
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
+    /// Write the answer to FILE instead of standard output: what the
+    /// program prints after its run, from the process that shows it — the
+    /// node the run started on (or the master, if that one is gone); with
+    /// --local-nodes, the supervisor.
+    #[arg(long, value_name = "FILE")]
+    pub answer_file: Option<PathBuf>,
     /// No status line (progress, time left) on a terminal.
     #[arg(long)]
     pub no_progress: bool,
@@ -596,6 +603,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         lone: false,
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
         carry: rejoin::take_carry(),
+        was_origin: rejoin::was_origin(),
     })
 }
 

@@ -17,6 +17,12 @@ use satin_core::Builder;
 
 /// What the node that ends the run as master says on stderr.
 pub(super) const MASTER_LINE: &str = "the run is over; this node is its master";
+/// What the master says when the node the run started on shows the answer.
+const ORIGIN_SHOWS_LINE: &str = "the answer is shown by the node the run started on";
+/// What the node the run started on says when another ended it as master.
+pub(super) const ORIGIN_LINE: &str =
+    "the run is over; its master is another node, the answer is shown here (the node the run \
+                           started on)";
 /// What a suspended node says on stderr.
 const SUSPENDED_LINE: &str = "the run is suspended; run the same command again to resume it from its checkpoint";
 
@@ -26,13 +32,14 @@ const SUSPENDED_LINE: &str = "the run is suspended; run the same command again t
 ///
 /// - Neither `--listen`, `--join` nor `--local-nodes`: `f` runs on a pool
 ///   built by `builder` (`--workers` overrides its worker count):
-///   [`Ended::Returned`] with `master` true.
+///   [`Ended::Returned`] with `shows` true.
 /// - `--listen`/`--join`: this process is one node of a distributed run.
 ///   Each annotated call `f` makes is a run's root job, on the same nodes
 ///   (every node runs the same `f` with the same arguments, so the k-th
 ///   call is the same run everywhere, and every node gets each answer).
-///   Every node returns [`Ended::Returned`]; `master` says which one
-///   finished the last run as master. A node whose part ends without an
+///   Every node returns [`Ended::Returned`]; `shows` says which one
+///   shows the last answer: the node the run started on (the `--listen`
+///   node, SLURM task 0, pod 0) while it is a member, else the master. A node whose part ends without an
 ///   answer (it left, lost the majority, was suspended) ends `f` early,
 ///   by unwinding from the annotated call it was in — a `catch_unwind` of
 ///   the program's own between would hold it up — and returns
@@ -88,7 +95,7 @@ pub fn try_run<R: Send>(
             report::write_local_stats(path, &runtime)
                 .map_err(|e| RunError::Failed(format!("cannot write the statistics to {}: {e}", path.display())))?;
         }
-        return Ok(Ended::Returned { value, master: true });
+        return Ok(Ended::Returned { value, shows: true });
     }
     init_logging();
     let pool = if lone { Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))? } else { load_pool(args)? };
@@ -106,8 +113,8 @@ pub fn try_run<R: Send>(
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
     let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
-    let master_of_last_run = Rc::new(Cell::new(false));
-    let (in_runner, last_master) = (Rc::clone(&session), Rc::clone(&master_of_last_run));
+    let shows_last_answer = Rc::new(Cell::new(false));
+    let (in_runner, last_shows) = (Rc::clone(&session), Rc::clone(&shows_last_answer));
     let mut first = Some((spec, pool, runtime));
     let runner: satin_core::dist::RootRunner = Box::new(move |key, payload| {
         let (end, report) = match first.take() {
@@ -134,20 +141,25 @@ pub fn try_run<R: Send>(
             eprintln!("{app_name}: node {}: {}", r.label, r.stats_line());
         }
         match end {
-            RunEnd::Answer { value: Some(value), master } => {
+            RunEnd::Answer { value: Some(value), master, shows } => {
                 if master && !lone {
                     eprintln!("{app_name}: {MASTER_LINE}");
+                    if !shows {
+                        eprintln!("{app_name}: {ORIGIN_SHOWS_LINE}");
+                    }
+                } else if shows {
+                    eprintln!("{app_name}: {ORIGIN_LINE}");
                 }
                 // Every node's program goes on to its next call; what it
-                // does after its last is the master's to show.
-                last_master.set(master);
+                // does after its last is for the node that shows it.
+                last_shows.set(shows);
                 value
             }
             RunEnd::Answer { value: None, .. } | RunEnd::Left => NodeEnded::unwind(None),
             RunEnd::Failed(reason) => NodeEnded::unwind(Some(RunError::Failed(reason))),
             RunEnd::Suspended => NodeEnded::unwind(Some(RunError::Suspended(SUSPENDED_LINE.into()))),
             RunEnd::LostMajority { waited } => NodeEnded::unwind(Some(RunError::LostMajority { waited })),
-            RunEnd::Expelled { by, at, carry } => {
+            RunEnd::Expelled { by, at, carry, was_origin } => {
                 // Join again as a new node through the member that said so:
                 // the run goes on, and what this node finished is reused.
                 let why = match at {
@@ -157,7 +169,7 @@ pub fn try_run<R: Send>(
                              by node {by}); joining again through {contact} as a new node, with {} finished results",
                             carry.len()
                         );
-                        rejoin::rejoin(contact, &carry)
+                        rejoin::rejoin(contact, &carry, was_origin)
                     }
                     None => "the majority cannot reach it".to_string(),
                 };
@@ -189,5 +201,5 @@ pub fn try_run<R: Send>(
             r.checkpoint_bytes
         );
     }
-    Ok(Ended::Returned { value, master: lone || master_of_last_run.get() })
+    Ok(Ended::Returned { value, shows: lone || shows_last_answer.get() })
 }

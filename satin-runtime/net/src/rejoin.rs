@@ -14,6 +14,9 @@ use satin_core::JobKey;
 const REJOIN_ENV: &str = "SATIN_REJOIN";
 /// The file holding the results it carries over (postcard).
 const CARRY_ENV: &str = "SATIN_CARRY";
+/// The id this process had as the run's origin, if it was (it claims the
+/// origin back: the answer is shown where the user started the run).
+const WAS_ORIGIN_ENV: &str = "SATIN_REJOIN_ORIGIN";
 /// How often this process joined again already.
 const REJOINS_ENV: &str = "SATIN_REJOINS";
 /// A link that stays cut would have the node removed each time: a few
@@ -28,6 +31,11 @@ pub(super) fn contact() -> Option<SocketAddr> {
     std::env::var(REJOIN_ENV).ok()?.parse().ok()
 }
 
+/// The id of the previous incarnation, if it was the run's origin.
+pub(super) fn was_origin() -> Option<u64> {
+    std::env::var(WAS_ORIGIN_ENV).ok()?.parse().ok()
+}
+
 /// The results the previous incarnation carried over (the file is
 /// removed: they are published once this node is welcomed).
 pub(super) fn take_carry() -> Carry {
@@ -39,7 +47,7 @@ pub(super) fn take_carry() -> Carry {
 
 /// Starts this process over as a new node joining through `contact`.
 /// Returns only if it cannot (too many rejoins, or `exec` failed): why.
-pub(super) fn rejoin(contact: SocketAddr, carry: &Carry) -> String {
+pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>) -> String {
     let done: u32 = std::env::var(REJOINS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     if done >= MAX_REJOINS {
         return format!("it was removed {} times; it does not join again", done + 1);
@@ -60,6 +68,10 @@ pub(super) fn rejoin(contact: SocketAddr, carry: &Carry) -> String {
         .env(REJOIN_ENV, contact.to_string())
         .env(CARRY_ENV, &path)
         .env(REJOINS_ENV, (done + 1).to_string());
+    match was_origin {
+        Some(id) => cmd.env(WAS_ORIGIN_ENV, id.to_string()),
+        None => cmd.env_remove(WAS_ORIGIN_ENV),
+    };
     // Anything buffered goes out before the image is replaced.
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let _ = std::io::Write::flush(&mut std::io::stderr());

@@ -88,6 +88,9 @@ pub enum Msg {
         members: Vec<(NodeId, ClusterId)>,
         /// The current master.
         master: NodeId,
+        /// The run's first master, the node the user started: it shows
+        /// the answers (see `node/origin.rs`).
+        origin: NodeId,
         /// The root job, for the newcomer to restart if the master dies.
         root: JobSpec,
         /// How many homes each table key has (0: a broadcast table).
@@ -103,6 +106,12 @@ pub enum Msg {
     Quorum(QMsg),
     /// Graceful leave: run recovery as for a crash of the sender.
     Leave,
+    /// The sender is the run's origin, node `was` joined again after the
+    /// majority removed it (see `node/origin.rs`).
+    OriginMoved {
+        /// The origin's id before.
+        was: NodeId,
+    },
     /// An idle node asks the receiver for a job.
     StealRequest {
         /// Names the request; the reply carries it back.

@@ -130,8 +130,8 @@ impl Cluster {
         self.ends[i]
             .iter()
             .filter_map(|a| match a {
-                Action::Done { value } => Some(value.clone()),
-                Action::Finished { value } => Some(value.clone().expect("a sequence sends the whole value")),
+                Action::Done { value, .. } => Some(value.clone()),
+                Action::Finished { value, .. } => Some(value.clone().expect("a sequence sends the whole value")),
                 _ => None,
             })
             .collect()

@@ -188,7 +188,7 @@ impl World<'_> {
             FaultKind::Join(cluster) => {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
-                self.join_node(cluster, contact, id, Vec::new());
+                self.join_node(cluster, contact, id, Vec::new(), None);
             }
         }
     }
@@ -197,7 +197,7 @@ impl World<'_> {
     /// (a process that starts over as a new node keeps its machine, and
     /// the network's faults with it), with results a former incarnation
     /// finished.
-    fn join_node(&mut self, cluster: u32, contact: usize, machine: usize, carry: Carry) {
+    fn join_node(&mut self, cluster: u32, contact: usize, machine: usize, carry: Carry, was_origin: Option<u64>) {
         let id = self.nodes.len();
         // With the run's checkpoint interval, as the first nodes:
         // a suspend waits for every member's last batch.
@@ -205,6 +205,9 @@ impl World<'_> {
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
         let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
         core.carry_results(carry);
+        if let Some(was) = was_origin {
+            core.claim_origin(was);
+        }
         let keep = self.cfg.keep_orphans && self.cfg.protocol.keeps_orphans();
         let mut exec =
             ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
@@ -245,7 +248,8 @@ impl World<'_> {
         }
         self.report.rejoined += 1;
         let cluster = self.nodes[n].cluster;
-        self.join_node(cluster, by, machine, carry);
+        let was_origin = self.nodes[n].core.is_origin().then_some(n as u64);
+        self.join_node(cluster, by, machine, carry, was_origin);
     }
 
     /// Changes node `n`'s processor (a fault), then lets it react.

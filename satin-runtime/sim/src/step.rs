@@ -250,8 +250,9 @@ impl World<'_> {
                 }
             }
             Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),
-            Action::Done { value } => {
+            Action::Done { value, shows } => {
                 self.report.answers += 1;
+                self.report.shown += u64::from(shows);
                 if let Some(d) = self.nodes[i].core.decision() {
                     self.decisions.insert(d);
                     self.report.decisions = self.decisions.len() as u64;
@@ -269,7 +270,10 @@ impl World<'_> {
                 self.report.virtual_seconds = self.now as f64 / 1e9;
                 self.finished = true;
             }
-            Action::Finished { .. } => {}
+            Action::Finished { shows, .. } => {
+                self.report.shown += u64::from(shows);
+                self.report.shown_by_others += u64::from(shows);
+            }
             Action::CheckpointOpen => {
                 let at = self.now + self.disk.as_ref().map_or(0, |d| d.time(d.bytes.len()));
                 self.schedule(at, Ev::DiskOpened { node: i });

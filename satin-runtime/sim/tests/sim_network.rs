@@ -181,10 +181,13 @@ fn check(seed: u64) -> Result<(), String> {
         r.to_json()
     );
     let right = r.answer.is_none() || r.result_ok;
+    // Someone shows the answer: its origin, or a master unsure of it.
+    let shown = r.answer.is_none() || r.shown >= 1;
     let ok = r.decisions <= 1
         && r.shared_missing == 0
         && (!cfg.shared_values || r.shared_messages > 0)
         && right
+        && shown
         && r.stuck == 0
         && match expect {
             Expect::Answer => r.result_ok,
@@ -248,6 +251,8 @@ fn five(faults: &str) -> sim::Report {
 fn the_master_cut_off_for_good_gives_one_answer_from_the_majority() {
     let r = five("partition:node=0,at=30%");
     assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    // The node the run started on is cut off: the new master shows it.
+    assert_eq!(r.shown, 1, "{}", r.to_json());
     assert!(r.elections >= 1, "no new master was elected: {}", r.to_json());
     assert_eq!(r.gave_up, 1, "the cut-off master gives up: {}", r.to_json());
 }
@@ -269,6 +274,16 @@ fn a_short_partition_heals_and_the_node_comes_back_as_a_new_one() {
 }
 
 #[test]
+fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_back() {
+    // Node 0, the first master, cut off: a new master ends the run, and
+    // node 0 — removed, then joined again as a new node — shows it.
+    let r = five("partition:node=0,at=2s,for=3s");
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert!(r.elections >= 1 && r.rejoined >= 1, "{}", r.to_json());
+    assert_eq!((r.shown, r.shown_by_others), (1, 1), "{}", r.to_json());
+}
+
+#[test]
 fn a_cut_between_the_master_and_one_node_does_not_depose_the_master() {
     let r = five("cut:0-3,at=2s");
     assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
@@ -279,6 +294,8 @@ fn a_cut_between_the_master_and_one_node_does_not_depose_the_master() {
 fn thirty_percent_loss_removes_no_one() {
     let r = five("loss:0.3");
     assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    // Shown once, by the node the run started on (its master throughout).
+    assert_eq!(r.shown, 1, "{}", r.to_json());
     assert_eq!((r.removals, r.elections, r.expelled, r.gave_up), (0, 0, 0, 0), "{}", r.to_json());
 }
 

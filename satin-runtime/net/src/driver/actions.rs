@@ -21,8 +21,10 @@ impl Driver {
                 Action::SetTimer { at } => {
                     self.timers.insert(at);
                 }
-                Action::Done { value } => self.answered(RunEnd::Answer { value: Some(value), master: true }),
-                Action::Finished { value } => self.answered(RunEnd::Answer { value, master: false }),
+                Action::Done { value, shows } => {
+                    self.answered(RunEnd::Answer { value: Some(value), master: true, shows })
+                }
+                Action::Finished { value, shows } => self.answered(RunEnd::Answer { value, master: false, shows }),
                 Action::Failed { reason } => self.end = Some(RunEnd::Failed(reason)),
                 Action::Stop => {
                     self.end.get_or_insert(RunEnd::Left);
@@ -50,7 +52,8 @@ impl Driver {
                 }
                 Action::Expelled { by, carry } => {
                     let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
-                    self.end = Some(RunEnd::Expelled { by, at, carry })
+                    let was_origin = self.node.is_origin().then_some(self.node.id());
+                    self.end = Some(RunEnd::Expelled { by, at, carry, was_origin })
                 }
             }
         }

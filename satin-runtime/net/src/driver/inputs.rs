@@ -134,7 +134,8 @@ impl Driver {
         } else if declared_dead {
             // Admitted, then removed before it could work: the majority
             // cannot reach this node (a link that stays cut).
-            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry: std::mem::take(&mut self.spec.carry) });
+            let carry = std::mem::take(&mut self.spec.carry);
+            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry, was_origin: self.spec.was_origin });
         } else {
             self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
         }

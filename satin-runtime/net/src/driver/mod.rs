@@ -62,6 +62,9 @@ pub(crate) struct NodeSpec {
     /// Results a former incarnation of this process finished (it was
     /// removed while cut off and joins again as a new node).
     pub(crate) carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
+    /// That former incarnation's id, if it was the run's origin: this one
+    /// claims it back (it shows the answer; see `proto/node/origin.rs`).
+    pub(crate) was_origin: Option<NodeId>,
 }
 
 /// How a node's run ended.
@@ -71,6 +74,8 @@ pub(crate) enum RunEnd {
     Answer {
         value: Option<Vec<u8>>,
         master: bool,
+        /// This node shows the answer (see `proto/node/origin.rs`).
+        shows: bool,
     },
     Left,
     Failed(String),
@@ -82,11 +87,13 @@ pub(crate) enum RunEnd {
     },
     /// The majority removed this node while it was cut off (or deposed as
     /// master); `carry` is what it finished (see [`Action::Expelled`]),
-    /// `at` where the member that said so listens.
+    /// `at` where the member that said so listens; `was_origin` this
+    /// node's id if it was the run's origin.
     Expelled {
         by: NodeId,
         at: Option<SocketAddr>,
         carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
+        was_origin: Option<NodeId>,
     },
 }
 
@@ -247,6 +254,9 @@ pub(super) async fn drive(
         Some(_) => {
             let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id);
             node.carry_results(std::mem::take(&mut spec.carry));
+            if let Some(was) = spec.was_origin {
+                node.claim_origin(was);
+            }
             node
         }
     };

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::chaos::{At, ChaosEvent, ChaosKind};
 use super::chaos_net::NetChaos;
 use super::ending::{RunError, SUSPENDED_STATUS};
-use super::program::MASTER_LINE;
+use super::program::{MASTER_LINE, ORIGIN_LINE};
 use super::{init_pool, Launch};
 use chaos::apply;
 pub(super) use orders::{read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, SLOW_ORDER};
@@ -60,6 +60,10 @@ enum Event {
         addr: SocketAddr,
     },
     Master {
+        node: usize,
+    },
+    /// The node the run started on showed the answer (another was master).
+    OriginShows {
         node: usize,
     },
     Stdout {
@@ -153,6 +157,9 @@ impl Cluster {
                 if line.ends_with(MASTER_LINE) {
                     let _ = tx.send(Event::Master { node });
                 }
+                if line.ends_with(ORIGIN_LINE) {
+                    let _ = tx.send(Event::OriginShows { node });
+                }
             }
             let _ = tx.send(Event::LogClosed);
         });
@@ -240,7 +247,7 @@ impl Cluster {
 /// supervisor's own flags — and, for a calibration run, the checkpoint (it
 /// must neither read nor fill the run's file).
 fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
-    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json", "--dashboard"];
+    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json", "--dashboard", "--answer-file"];
     if calibration {
         own.extend(["--checkpoint", "--checkpoint-interval"]);
     }
@@ -361,6 +368,7 @@ fn run_cluster(
                 }
             }
             Ok(Event::Master { node }) => out.master = Some(node),
+            Ok(Event::OriginShows { node }) => out.origin_shown = Some(node),
             Ok(Event::LogClosed) => out.logs_closed += 1,
             Ok(Event::Stdout { node, text }) => {
                 put(&mut out.stdout, node, text);
@@ -418,7 +426,7 @@ fn run_cluster(
     if !calibration {
         eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
     }
-    let outcome = match out.master_answer().or_else(|| out.any_answer()) {
+    let outcome = match out.shown_answer().or_else(|| out.any_answer()) {
         Some(a) => ClusterEnd::Answer(a),
         None if out.all_suspended() => ClusterEnd::Suspended,
         None if all_killed => ClusterEnd::AllKilled,
@@ -511,12 +519,17 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<
         None => format!("{what}; without --checkpoint its work is lost"),
     };
     match outcome {
-        ClusterEnd::Answer(answer) => {
-            print!("{answer}");
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            Ok(())
-        }
+        ClusterEnd::Answer(answer) => match &args.answer_file {
+            Some(file) => super::answer_file::write(file, &answer).map_err(|e| {
+                RunError::Failed(format!("cannot write the answer to {}: {e}; it was:\n{answer}", file.display()))
+            }),
+            None => {
+                print!("{answer}");
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+                Ok(())
+            }
+        },
         ClusterEnd::Suspended => Err(RunError::Suspended(resume("the run is suspended"))),
         ClusterEnd::AllKilled => Err(RunError::AllKilled(resume("every node was killed"))),
     }

@@ -15,6 +15,9 @@ pub(super) struct Outputs {
     pub(super) stdout: Vec<Option<String>>,
     pub(super) exited: Vec<Option<ExitStatus>>,
     pub(super) master: Option<usize>,
+    /// The node the run started on, when it showed the answer although
+    /// another node ended the run as master (see `proto/node/origin.rs`).
+    pub(super) origin_shown: Option<usize>,
     /// CPU time of every node process, killed ones included.
     pub(super) cpu: Duration,
     pub(super) logs_closed: usize,
@@ -37,6 +40,10 @@ impl Outputs {
         for (node, status) in self.exited.iter().enumerate() {
             let Some(status) = status else { continue };
             let what = match (status.code(), status.signal()) {
+                (Some(0), _) if self.origin_shown == Some(node) => {
+                    "0 (the node the run started on: printed the answer)".to_string()
+                }
+                (Some(0), _) if self.master == Some(node) && self.origin_shown.is_some() => "0 (master)".to_string(),
                 (Some(0), _) if self.master == Some(node) => "0 (master: printed the answer)".to_string(),
                 (Some(0), _) => "0".to_string(),
                 (Some(c), _) if c == LOST_MAJORITY_STATUS => format!("{c} (lost the majority)"),
@@ -52,8 +59,10 @@ impl Outputs {
         parts.join(", ")
     }
 
-    pub(super) fn master_answer(&self) -> Option<String> {
-        self.master.and_then(|m| self.complete(m))
+    /// The output of the node that showed the answer: the one the run
+    /// started on, or else the master.
+    pub(super) fn shown_answer(&self) -> Option<String> {
+        self.origin_shown.and_then(|n| self.complete(n)).or_else(|| self.master.and_then(|m| self.complete(m)))
     }
 
     pub(super) fn any_answer(&self) -> Option<String> {

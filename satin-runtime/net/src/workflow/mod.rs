@@ -96,8 +96,9 @@ pub fn run_workflow(app: &str, args: &Launch, workflow: &Workflow, params: FtPar
 /// - `--listen ADDR --nodes N`: this process is the master; it waits for
 ///   N nodes in all (itself included), then starts. `--join ADDR`: one of
 ///   those nodes. Every node that saw the end returns the run;
-///   [`Ended::Returned`]'s `master` says which one ended it as master
-///   (the live one with the lowest processor number).
+///   [`Ended::Returned`]'s `shows` says which one shows it: the master
+///   that ended it (the live one with the lowest processor number — the
+///   `--listen` node while it lives).
 /// - `--local-nodes N`: starts N such processes on loopback, injects
 ///   `--chaos` and prints the master's standard output
 ///   ([`Ended::Supervised`]).
@@ -124,7 +125,7 @@ pub fn try_run_workflow(
     }
     if !args.is_distributed() {
         let run = on_threads(args, workflow, params, unit).map_err(RunError::Failed)?;
-        return Ok(Ended::Returned { value: run, master: true });
+        return Ok(Ended::Returned { value: run, shows: true });
     }
     init_logging();
     let nodes =
@@ -145,7 +146,7 @@ pub fn try_run_workflow(
             if master {
                 eprintln!("{app}: {MASTER_LINE}");
             }
-            Ok(Ended::Returned { value: run, master })
+            Ok(Ended::Returned { value: run, shows: master })
         }
         node::GraphEnd::Failed(why) => Err(RunError::Failed(why)),
     }

@@ -49,6 +49,7 @@ impl Node {
         let mut n = Node::new(id, cluster, config, seed);
         n.roster = Roster::new(id, cluster, members.clone());
         n.master = master;
+        n.runs.origin = Some(master);
         n.root = Some(root);
         n.joined = true;
         n.choose_table(members.len());
@@ -131,7 +132,8 @@ impl Node {
         let table_replicas = self.table_replicas as u32;
         let quorum = self.quorum.snapshot();
         let answers = self.runs.answers.iter().map(|a| serde_bytes::ByteBuf::from(a.clone())).collect();
-        let welcome = Msg::Welcome { members, master: self.master, root, table_replicas, quorum, answers };
+        let origin = self.runs.origin.unwrap_or(self.master);
+        let welcome = Msg::Welcome { members, master: self.master, origin, root, table_replicas, quorum, answers };
         self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
         // The newcomer may become master and restart the root: it needs
         // what the others have saved so far (a home table sends it what it

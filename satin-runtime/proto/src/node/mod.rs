@@ -19,6 +19,7 @@ mod health;
 mod homes;
 mod ledger;
 mod membership;
+mod origin;
 mod quorum;
 mod recovery;
 mod results;
@@ -77,12 +78,17 @@ pub enum Action {
     Done {
         /// The encoded answer.
         value: Vec<u8>,
+        /// This node shows it (see `origin.rs`): the run's origin is gone
+        /// or may not get it.
+        shows: bool,
     },
     /// The master ended the run; `value` is the root job's result if it
     /// was small enough to travel with the news.
     Finished {
         /// The encoded answer, if it travelled.
         value: Option<Vec<u8>>,
+        /// This node shows it: it is the run's origin (see `origin.rs`).
+        shows: bool,
     },
     /// The run cannot go on (a crash with `FtMode::None`).
     Failed {
@@ -402,14 +408,16 @@ impl Node {
             return;
         }
         self.quorum.heard(now, from);
+        self.heard_from(now, from);
         match msg {
             Msg::Join { cluster } => {
                 self.quorum.join(now, from, cluster);
                 self.pump_quorum(now, exec);
             }
-            Msg::Welcome { members, master, root, table_replicas, quorum, answers } => {
+            Msg::Welcome { members, master, origin, root, table_replicas, quorum, answers } => {
                 let answers = answers.into_iter().map(serde_bytes::ByteBuf::into_vec).collect();
-                self.welcomed(now, members, master, root, table_replicas, quorum, answers, exec)
+                self.welcomed(now, members, master, root, table_replicas, quorum, answers, exec);
+                self.origin_from_welcome(origin);
             }
             Msg::Quorum(q) => {
                 self.quorum.handle(now, from, q);
@@ -438,6 +446,7 @@ impl Node {
             Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
             // Sent by the master once a majority holds the answer.
             Msg::Terminate { run, value } => self.terminated(run, value),
+            Msg::OriginMoved { was } => self.origin_moved(now, from, was),
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
             Msg::JobRefused { stamp } => self.job_refused(from, stamp, exec),
             Msg::RunFailed { reason } => {

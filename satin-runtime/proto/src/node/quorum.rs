@@ -183,7 +183,8 @@ impl Node {
         }
         if !self.quorum.is_leader() {
             let kept = self.config.sequence.then(|| value.clone()).flatten();
-            self.actions.push_back(Action::Finished { value });
+            let shows = self.follower_shows(&value);
+            self.actions.push_back(Action::Finished { value, shows });
             self.run_over(kept);
             return;
         }
@@ -197,10 +198,11 @@ impl Node {
 
     fn finish_as_master(&mut self, value: Vec<u8>) {
         let travelling = self.answer_that_travels(value.clone());
+        let shows = self.master_shows(travelling.is_some());
         let run = self.runs.done + 1;
         self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
         let kept = self.config.sequence.then(|| value.clone());
-        self.actions.push_back(Action::Done { value });
+        self.actions.push_back(Action::Done { value, shows });
         self.run_over(kept);
     }
 

@@ -24,7 +24,7 @@
 //! program started again after losing every node finds each finished run's
 //! answer there (its root's key) and resumes the run it was in.
 
-use super::{Action, Node, Time};
+use super::{Action, Node, NodeId, Time};
 use crate::msg::JobSpec;
 use crate::Executor;
 
@@ -47,6 +47,13 @@ pub(super) struct Runs {
     pub(super) answers: Vec<Vec<u8>>,
     /// Roots this node's program gave it (the first at construction).
     pub(super) roots_given: u32,
+    /// The node the user started, which shows the answers (see `origin.rs`).
+    pub(super) origin: Option<NodeId>,
+    /// When this node last heard from the origin.
+    pub(super) origin_heard: Option<Time>,
+    /// A joiner that was the origin before the majority removed it: its
+    /// id then.
+    pub(super) claimed_origin: Option<NodeId>,
 }
 
 impl Default for Runs {
@@ -59,6 +66,9 @@ impl Default for Runs {
             last_epoch: 0,
             answers: Vec::new(),
             roots_given: 1,
+            origin: None,
+            origin_heard: None,
+            claimed_origin: None,
         }
     }
 }
@@ -111,7 +121,8 @@ impl Node {
             return;
         }
         let kept = self.config.sequence.then(|| value.clone()).flatten();
-        self.actions.push_back(Action::Finished { value });
+        let shows = self.follower_shows(&value);
+        self.actions.push_back(Action::Finished { value, shows });
         self.run_over(kept);
     }
 
@@ -123,7 +134,7 @@ impl Node {
             return;
         }
         for value in answers {
-            self.actions.push_back(Action::Finished { value: Some(value.clone()) });
+            self.actions.push_back(Action::Finished { value: Some(value.clone()), shows: false });
             self.runs.answers.push(value);
             self.runs.done += 1;
         }

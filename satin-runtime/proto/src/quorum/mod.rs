@@ -382,6 +382,11 @@ impl Quorum {
             .then(|| self.heard.iter().filter(|(_, &t)| t + self.cfg.suspect_after > now).map(|(&id, _)| id).collect())
     }
 
+    /// The latest time this node was given.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
     /// Whether this node is out of the run (removed, or gave up).
     pub fn is_out(&self) -> bool {
         self.expelled || self.gave_up

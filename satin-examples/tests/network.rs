@@ -144,5 +144,11 @@ fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_ba
     );
     assert!(log.contains("the answer is shown by the node the run started on"), "the master showed it too:\n{log}");
     assert!(log.contains("node 0 0 (the node the run started on: printed the answer)"), "{log}");
+    // Peers named as the supervisor names them, not by random ids.
+    assert!(
+        lines_of(&log, 0).any(|l| l.contains("(told by node 1)") || l.contains("(told by node 2)")),
+        "node 0 does not name the member that removed it by its short name:\n{log}"
+    );
+    assert!(log.contains("leader is now node 1") || log.contains("leader is now node 2"), "{log}");
     assert!(stats.total("packets_dropped") > 0, "{log}");
 }

@@ -24,14 +24,14 @@ use satin_proto::NodeId;
 /// converts from it.
 pub(super) enum Link<M> {
     /// A peer opened a connection and passed the handshake.
-    Hello { id: NodeId, addr: SocketAddr, conn: Connection },
+    Hello { id: NodeId, addr: SocketAddr, label: String, conn: Connection },
     /// A connection this node opened to `id` is up.
     Linked { id: NodeId, conn: Connection },
     /// The connection this node opened to `id` ended in order: `id` is
     /// through with the run (it ended, or `id` left).
     Closed { id: NodeId },
-    /// Where node `id` listens.
-    Addr { id: NodeId, addr: SocketAddr },
+    /// Where node `id` listens, and its short name (empty: unknown).
+    Addr { id: NodeId, addr: SocketAddr, label: String },
     /// A protocol message from `from`.
     Message { from: NodeId, msg: M },
     /// A connection to or from `id` failed; `unanswered`: an outgoing one
@@ -116,6 +116,8 @@ pub(super) struct Net<M, I> {
     pub(super) hello_frame: Vec<u8>,
     pub(super) max_frame: usize,
     pub(super) addrs: HashMap<NodeId, SocketAddr>,
+    /// Short names of the peers that said theirs (see [`Net::name`]).
+    pub(super) labels: HashMap<NodeId, String>,
     /// Outgoing connections: the frame queue and the task that sends it.
     pub(super) peers: HashMap<NodeId, (UnboundedSender<Vec<u8>>, tokio::task::JoinHandle<()>)>,
     pub(super) dead: HashSet<NodeId>,
@@ -147,6 +149,7 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             hello_frame,
             max_frame,
             addrs: HashMap::new(),
+            labels: HashMap::new(),
             peers: HashMap::new(),
             dead: HashSet::new(),
             retry_at: HashMap::new(),
@@ -156,6 +159,24 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             bytes_sent: 0,
             frames_sent: 0,
             message: std::marker::PhantomData,
+        }
+    }
+
+    /// Learns where `id` listens and its short name (the first heard stays).
+    pub(super) fn learn(&mut self, id: NodeId, addr: SocketAddr, label: String) {
+        self.addrs.entry(id).or_insert(addr);
+        if !label.is_empty() {
+            self.labels.entry(id).or_insert(label);
+        }
+    }
+
+    /// What logs and the dashboard call node `id`: its short name, else
+    /// its address, else its id.
+    pub(super) fn name(&self, id: NodeId) -> String {
+        match (self.labels.get(&id), self.addrs.get(&id)) {
+            (Some(label), _) => label.clone(),
+            (None, Some(addr)) => addr.to_string(),
+            (None, None) => id.to_string(),
         }
     }
 
@@ -179,7 +200,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         // Tell the receiver where the nodes this message names listen.
         for id in msg.names() {
             if let Some(&addr) = self.addrs.get(&id) {
-                if let Some(f) = self.frame(&Frame::Peer { id, addr }) {
+                let label = self.labels.get(&id).cloned().unwrap_or_default();
+                if let Some(f) = self.frame(&Frame::Peer { id, addr, label }) {
                     self.push(to, f);
                 }
             }
@@ -541,7 +563,7 @@ fn handle_frame<M: Message, I: From<Link<M>> + Send + 'static>(
     peer: &mut Option<NodeId>,
 ) -> Result<(), String> {
     match (frame, *peer) {
-        (Frame::Hello { hello, id, addr, .. }, None) => {
+        (Frame::Hello { hello, id, addr, label, .. }, None) => {
             if let Err(e) = ours.check(&hello) {
                 let why = format!("handshake with the node at {addr} failed: {e}");
                 tracing::error!("{why}");
@@ -549,11 +571,11 @@ fn handle_frame<M: Message, I: From<Link<M>> + Send + 'static>(
                 return Ok(());
             }
             *peer = Some(id);
-            let _ = input.send(Link::Hello { id, addr, conn: conn.clone() }.into());
+            let _ = input.send(Link::Hello { id, addr, label, conn: conn.clone() }.into());
             tokio::spawn(read_datagrams::<M, I>(conn.clone(), id, max_frame, input.clone()));
         }
-        (Frame::Peer { id, addr }, Some(_)) => {
-            let _ = input.send(Link::Addr { id, addr }.into());
+        (Frame::Peer { id, addr, label }, Some(_)) => {
+            let _ = input.send(Link::Addr { id, addr, label }.into());
         }
         (Frame::Proto(msg), Some(from)) => {
             let _ = input.send(Link::Message { from, msg }.into());
@@ -586,8 +608,11 @@ mod tests {
 
     fn net(endpoint: Endpoint, me: NodeId, hello: &Hello, input: UnboundedSender<Link<Msg>>) -> Net<Msg, Link<Msg>> {
         let addr = endpoint.local_addr().expect("bound");
-        let hello_frame =
-            codec::encode(&Frame::<Msg>::Hello { hello: hello.clone(), id: me, cluster: 0, addr }, MAX).expect("small");
+        let hello_frame = codec::encode(
+            &Frame::<Msg>::Hello { hello: hello.clone(), id: me, cluster: 0, addr, label: me.to_string() },
+            MAX,
+        )
+        .expect("small");
         Net::new(endpoint, me, hello_frame, MAX, input)
     }
 

@@ -113,7 +113,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         } else if announce {
             eprintln!("satin: node {} listening on {addr}", me.label);
         }
-        let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr };
+        let label = me.label.clone();
+        let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =
             codec::encode(&hello, me.max_frame).map_err(|e| format!("cannot encode the handshake: {e}"))?;
         let accept = tokio::spawn(accept_loop::<M, I>(endpoint.clone(), me.hello.clone(), me.max_frame, input.clone()));

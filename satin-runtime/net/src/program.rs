@@ -166,14 +166,13 @@ pub fn try_run<R: Send>(
                     Some(contact) => {
                         eprintln!(
                             "{app_name}: the majority removed this node from the run while it was cut off (told \
-                             by node {by}); joining again through {contact} as a new node, with {} finished results",
+                             by {by}); joining again through {contact} as a new node, with {} finished results",
                             carry.len()
                         );
                         rejoin::rejoin(contact, &carry, was_origin)
                     }
                     None => "the majority cannot reach it".to_string(),
                 };
-                let by = if by == crate::node_io::CONTACT { "its contact".to_string() } else { format!("node {by}") };
                 NodeEnded::unwind(Some(RunError::Expelled(format!(
                     "the majority removed this node from the run while it was cut off (told by {by}); it left \
                      ({why}; no answer is printed here)"

@@ -16,8 +16,21 @@ use satin_proto::{ClusterId, Msg, NodeId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Frame<M = Msg> {
-    Hello { hello: Hello, id: NodeId, cluster: ClusterId, addr: SocketAddr },
-    Peer { id: NodeId, addr: SocketAddr },
+    /// `label`: the sender's short name (its number under a supervisor,
+    /// SLURM or Kubernetes; else its address).
+    Hello {
+        hello: Hello,
+        id: NodeId,
+        cluster: ClusterId,
+        addr: SocketAddr,
+        label: String,
+    },
+    /// Where node `id` listens, and its short name (empty: unknown).
+    Peer {
+        id: NodeId,
+        addr: SocketAddr,
+        label: String,
+    },
     Proto(M),
 }
 
@@ -77,9 +90,9 @@ mod tests {
         let addr = (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| std::net::SocketAddr::from((ip, port)));
         prop_oneof![
             (any::<u64>(), any::<u32>(), addr.clone(), "[a-z]{0,12}").prop_map(|(id, cluster, addr, app)| {
-                Frame::Hello { hello: Hello::new(app, &["f"]), id, cluster, addr }
+                Frame::Hello { hello: Hello::new(app, &["f"]), id, cluster, addr, label: "3".into() }
             }),
-            (any::<u64>(), addr).prop_map(|(id, addr)| Frame::Peer { id, addr }),
+            (any::<u64>(), addr, "[0-9]{0,3}").prop_map(|(id, addr, label)| Frame::Peer { id, addr, label }),
             any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
             proptest::collection::vec(any::<u8>(), 0..200)
                 .prop_map(|value| Frame::Proto(Msg::Terminate { run: 1, value: Some(value) })),

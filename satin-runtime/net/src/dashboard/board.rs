@@ -19,8 +19,11 @@ const RATE_SAMPLES: usize = 600;
 /// A node as the dashboard lists it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub(crate) struct NodeRow {
-    /// Its short name: `this node`'s address, or a peer's.
+    /// Its short name: its number under a supervisor, SLURM or Kubernetes
+    /// (as in the logs: `node 1`), else the address it listens on.
     pub(crate) name: String,
+    /// Where it listens (`host:port`), if known.
+    pub(crate) address: Option<String>,
     /// `alive`, `left` (a graceful leave) or `crashed` (removed by the
     /// majority, or dead as its supervisor saw).
     pub(crate) state: &'static str,
@@ -98,9 +101,10 @@ impl Board {
     }
 
     /// Node `id` is in the run (a peer that connected, or this node).
-    pub(crate) fn alive(&mut self, id: NodeId, name: String, master: bool) {
+    pub(crate) fn alive(&mut self, id: NodeId, name: String, address: Option<String>, master: bool) {
         let row = self.nodes.entry(id).or_insert_with(|| NodeRow {
             name: name.clone(),
+            address: address.clone(),
             state: "alive",
             master,
             jobs_stolen: 0,
@@ -108,6 +112,7 @@ impl Board {
         });
         if row.state == "alive" {
             row.name = name;
+            row.address = address.or(row.address.take());
             row.master = master;
         }
     }
@@ -213,15 +218,16 @@ mod tests {
     #[test]
     fn a_removed_node_is_crashed_unless_it_said_it_leaves() {
         let mut b = Board::new("app", None);
-        b.alive(1, "127.0.0.1:1".into(), true);
-        b.alive(2, "127.0.0.1:2".into(), false);
-        b.alive(3, "127.0.0.1:3".into(), false);
+        b.alive(1, "1".into(), Some("127.0.0.1:1".into()), true);
+        b.alive(2, "2".into(), Some("127.0.0.1:2".into()), false);
+        b.alive(3, "3".into(), Some("127.0.0.1:3".into()), false);
         b.leaving(3);
         b.gone(2);
         b.gone(3);
         let states: Vec<_> = b.rows().map(|r| (r.name.as_str(), r.state)).collect();
-        assert_eq!(states, [("127.0.0.1:1", "alive"), ("127.0.0.1:2", "crashed"), ("127.0.0.1:3", "left")]);
+        assert_eq!(states, [("1", "alive"), ("2", "crashed"), ("3", "left")]);
         let json = serde_json::to_value(b.status()).unwrap();
+        assert_eq!(json["nodes"][1]["address"], "127.0.0.1:2");
         assert_eq!(json["nodes"][1]["state"], "crashed");
         assert_eq!(json["progress"], 0.0);
         assert!(json["eta_s"].is_null(), "unknown before any estimate");

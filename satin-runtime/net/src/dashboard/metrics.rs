@@ -50,7 +50,7 @@ mod tests {
     #[test]
     fn nodes_and_progress_are_metrics_with_conventional_names() {
         let mut b = Board::new("app", None);
-        b.alive(1, "127.0.0.1:7000".into(), true);
+        b.alive(1, "127.0.0.1:7000".into(), None, true);
         b.update(1, 3, 5, None);
         let text = render(&b);
         assert!(text.contains(r#"satin_node_up{node="127.0.0.1:7000",state="alive"} 1"#), "{text}");

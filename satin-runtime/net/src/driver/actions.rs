@@ -53,6 +53,7 @@ impl Driver {
                 Action::Expelled { by, carry } => {
                     let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
                     let was_origin = self.node.is_origin().then_some(self.node.id());
+                    let by = format!("node {}", self.peer_name(by));
                     self.end = Some(RunEnd::Expelled { by, at, carry, was_origin })
                 }
             }
@@ -79,9 +80,11 @@ impl Driver {
                     self.node.quorum_summary()
                 )
             }
-            (Some(l), false) if self.seen_leader.1 => info!("majority reachable again; leader {}", self.peer_name(l)),
+            (Some(l), false) if self.seen_leader.1 => {
+                info!("majority reachable again; leader: node {}", self.peer_name(l))
+            }
             (Some(l), _) if Some(l) != self.seen_leader.0 => {
-                info!("leader is now {} ({})", self.peer_name(l), self.node.quorum_summary())
+                info!("leader is now node {} ({})", self.peer_name(l), self.node.quorum_summary())
             }
             _ => {}
         }

@@ -16,10 +16,11 @@ impl Driver {
             Ok(local) => {
                 eprintln!("dashboard: http://{local}/");
                 self.board = Some(board);
-                // Named as its peers are: by the address it listens on.
-                let (me, name) = (self.spec.me.id, self.io.addr.to_string());
+                // Named as its peers are: by its short name (its number
+                // under a supervisor, SLURM or Kubernetes; else its address).
+                let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
                 self.on_board(|b| {
-                    b.alive(me, name, true);
+                    b.alive(me, name, Some(address), true);
                     b.event("the run starts");
                 });
             }

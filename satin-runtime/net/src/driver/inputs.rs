@@ -7,16 +7,17 @@ impl Driver {
     pub(super) fn on_input(&mut self, got: Input) {
         let now = self.now();
         match got {
-            Input::Hello { id, addr, conn } => {
-                self.io.net.addrs.entry(id).or_insert(addr);
+            Input::Hello { id, addr, label, conn } => {
+                self.io.net.learn(id, addr, label);
                 self.io.net.linked(id, conn);
                 if id != CONTACT {
                     let name = self.peer_name(id);
+                    let address = self.io.net.addrs.get(&id).map(|a| a.to_string());
                     self.on_board(|b| {
                         if !b.knows(id) {
                             b.event(format!("node {name} connected"));
                         }
-                        b.alive(id, name, false);
+                        b.alive(id, name, address, false);
                     });
                 }
                 self.node.handle_link_up(now, id, &mut self.exec);
@@ -30,9 +31,7 @@ impl Driver {
                     )));
                 }
             }
-            Input::Addr { id, addr } => {
-                self.io.net.addrs.entry(id).or_insert(addr);
-            }
+            Input::Addr { id, addr, label } => self.io.net.learn(id, addr, label),
             Input::Message { from, msg } => {
                 if matches!(msg, Msg::Leave) {
                     self.on_board(|b| b.leaving(from));
@@ -135,7 +134,8 @@ impl Driver {
             // Admitted, then removed before it could work: the majority
             // cannot reach this node (a link that stays cut).
             let carry = std::mem::take(&mut self.spec.carry);
-            self.end = Some(RunEnd::Expelled { by: CONTACT, at: None, carry, was_origin: self.spec.was_origin });
+            let by = "its contact".to_string();
+            self.end = Some(RunEnd::Expelled { by, at: None, carry, was_origin: self.spec.was_origin });
         } else {
             self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
         }

@@ -87,10 +87,10 @@ pub(crate) enum RunEnd {
     },
     /// The majority removed this node while it was cut off (or deposed as
     /// master); `carry` is what it finished (see [`Action::Expelled`]),
-    /// `at` where the member that said so listens; `was_origin` this
-    /// node's id if it was the run's origin.
+    /// `by` names the member that said so, `at` where it listens;
+    /// `was_origin` this node's id if it was the run's origin.
     Expelled {
-        by: NodeId,
+        by: String,
         at: Option<SocketAddr>,
         carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
         was_origin: Option<NodeId>,
@@ -104,6 +104,7 @@ pub(super) enum Input {
     Hello {
         id: NodeId,
         addr: SocketAddr,
+        label: String,
         conn: quinn::Connection,
     },
     /// A connection this node opened to `id` is up.
@@ -119,6 +120,7 @@ pub(super) enum Input {
     Addr {
         id: NodeId,
         addr: SocketAddr,
+        label: String,
     },
     Message {
         from: NodeId,
@@ -160,10 +162,10 @@ pub(super) enum Input {
 impl From<Link<Msg>> for Input {
     fn from(link: Link<Msg>) -> Input {
         match link {
-            Link::Hello { id, addr, conn } => Input::Hello { id, addr, conn },
+            Link::Hello { id, addr, label, conn } => Input::Hello { id, addr, label, conn },
             Link::Linked { id, conn } => Input::Linked { id, conn },
             Link::Closed { id } => Input::Closed { id },
-            Link::Addr { id, addr } => Input::Addr { id, addr },
+            Link::Addr { id, addr, label } => Input::Addr { id, addr, label },
             Link::Message { from, msg } => Input::Message { from, msg },
             Link::PeerDown { id, reason, unanswered, ours, declared_dead } => {
                 Input::PeerDown { id, reason, unanswered, ours, declared_dead }
@@ -371,11 +373,10 @@ impl Driver {
     /// How logs name a peer: the address it listens on (its random id
     /// only while that is unknown).
     fn peer_name(&self, id: NodeId) -> String {
-        match self.io.net.addrs.get(&id) {
-            Some(addr) if id != CONTACT => addr.to_string(),
-            _ if id == CONTACT => "the contact".to_string(),
-            _ => id.to_string(),
+        if id == CONTACT {
+            return "the contact".to_string();
         }
+        self.io.net.name(id)
     }
 
     /// A run's answer (`RunEnd::Answer`): in a sequence it goes to the

@@ -221,8 +221,9 @@ impl GraphDriver<'_> {
 
     fn on_input(&mut self, got: GraphInput) {
         match got {
-            GraphInput::Link(Link::Hello { id, addr, conn }) => {
+            GraphInput::Link(Link::Hello { id, addr, label, conn }) => {
                 self.io.net.addrs.insert(id, addr);
+                self.io.net.learn(id, addr, label);
                 self.io.net.linked(id, conn);
                 if self.spec.me.contact.is_none() && id != MASTER {
                     if self.plan.is_some() {
@@ -238,8 +239,9 @@ impl GraphDriver<'_> {
                 self.on_linked(id);
             }
             GraphInput::Link(Link::Closed { .. }) => {}
-            GraphInput::Link(Link::Addr { id, addr }) => {
+            GraphInput::Link(Link::Addr { id, addr, label }) => {
                 self.io.net.addrs.insert(id, addr);
+                self.io.net.learn(id, addr, label);
             }
             GraphInput::Link(Link::Message { from, msg }) => self.on_message(Self::who(from), msg),
             GraphInput::Link(Link::PeerDown { id, reason, .. }) => self.peer_lost(Self::who(id), &reason),

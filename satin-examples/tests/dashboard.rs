@@ -92,6 +92,18 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
         first["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap_or("?")).collect();
     names.sort();
     assert_eq!(names, ["0", "1", "2"], "{first}");
+    // Every node reports its own figures to the master once a second: the
+    // master's and at least one other's are there (node 2 may be killed
+    // before it has run a call).
+    let working = |s: &serde_json::Value| -> Vec<serde_json::Value> {
+        let nodes = s["nodes"].as_array().cloned().unwrap_or_default();
+        nodes.into_iter().filter(|n| n["figures"]["spawns"].as_u64().unwrap_or(0) > 0).collect()
+    };
+    let reported = until(&run.base, "two nodes' own figures", |s| working(s).len() >= 2);
+    for node in working(&reported) {
+        assert!(node["figures"]["cpu_s"].as_f64().unwrap_or(0.0) > 0.0, "{reported}");
+        assert!(node["address"].as_str().unwrap_or("").parse::<std::net::SocketAddr>().is_ok(), "{reported}");
+    }
     let p0 = first["progress"].as_f64().expect("progress is a number");
     assert!((0.0..=1.0).contains(&p0), "{first}");
     assert!(first["eta_s"].is_null() || first["eta_s"].as_f64().is_some(), "{first}");
@@ -103,6 +115,10 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     let metrics = get(&run.base, "/metrics");
     assert!(metrics.contains("satin_node_up{") && metrics.contains(r#"state="crashed"} 0"#), "{metrics}");
     assert!(metrics.contains("satin_run_progress_ratio"), "{metrics}");
+    assert!(
+        metrics.contains("satin_node_cpu_seconds_total{") && metrics.contains("satin_node_spawns_total{"),
+        "{metrics}"
+    );
     assert!(get(&run.base, "/").contains("<title>satin run</title>"));
 
     // The page as a browser shows it, once its script has run.
@@ -123,6 +139,7 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     let dom = String::from_utf8_lossy(&browser(&["--dump-dom"]).stdout).into_owned();
     assert!(dom.contains(r#"data-state="crashed""#), "the page does not show the crash:\n{dom}");
     assert_eq!(dom.matches("data-node=").count(), 3, "the page lists three nodes:\n{dom}");
+    assert!(dom.contains("data-cpu="), "the page shows no node's CPU time:\n{dom}");
     let shown: f64 = dom
         .split(r#"data-progress=""#)
         .nth(1)

@@ -286,6 +286,11 @@ impl LocalExecutor {
         self.runtime.registry().set_publish_after(after);
     }
 
+    /// Calls spawned on this node's runtime so far.
+    pub fn spawns(&self) -> u64 {
+        self.runtime.stats().spawns
+    }
+
     /// Lookups of redone calls in the result table.
     pub fn table_lookups(&self) -> u64 {
         self.runtime.registry().table_lookups.load(Ordering::Relaxed)

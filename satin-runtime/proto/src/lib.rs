@@ -44,8 +44,8 @@ mod table;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId, SharedValues};
 pub use node::{
-    Action, Config, FtMode, HealthReport, Lookup, Node, NodeStats, StealPolicy, Stragglers, TablePlacement, Time,
-    DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
+    Action, Config, FtMode, HealthReport, Lookup, Node, NodeFigures, NodeStats, StealPolicy, Stragglers,
+    TablePlacement, Time, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
 };
 pub use rng::SplitMix64;
 pub use roster::Members;

@@ -106,6 +106,8 @@ pub enum Msg {
     Quorum(QMsg),
     /// Graceful leave: run recovery as for a crash of the sender.
     Leave,
+    /// The sender's figures, for the master's dashboard (`node/figures.rs`).
+    Figures(crate::node::NodeFigures),
     /// The sender is the run's origin, node `was` joined again after the
     /// majority removed it (see `node/origin.rs`).
     OriginMoved {

@@ -286,6 +286,8 @@ impl World<'_> {
             Action::Suspended => self.report.suspended += 1,
             Action::Stop => self.nodes[i].gone = true,
             Action::Forget { .. } => {}
+            // Simulated nodes report no figures for a dashboard.
+            Action::PeerFigures { .. } => {}
             Action::Expelled { by, carry } => {
                 self.report.expelled += 1;
                 self.rejoin(i, by as usize, carry);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use satin_core::progress::Estimate;
-use satin_proto::NodeId;
+use satin_proto::{NodeFigures, NodeId};
 
 /// Events kept (the oldest go first).
 const EVENTS: usize = 200;
@@ -33,6 +33,21 @@ pub(crate) struct NodeRow {
     /// the master itself the jobs it stole and gave in all.
     pub(crate) jobs_stolen: u64,
     pub(crate) jobs_given: u64,
+    /// What the node itself last reported (`None` before its first
+    /// report): its calls, table, recoveries, traffic and CPU time.
+    pub(crate) figures: Option<ReportedFigures>,
+}
+
+/// A node's own figures as the dashboard shows them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct ReportedFigures {
+    pub(crate) spawns: u64,
+    pub(crate) table_entries: u64,
+    pub(crate) table_lookups: u64,
+    pub(crate) table_hits: u64,
+    pub(crate) recoveries: u64,
+    pub(crate) bytes_sent: u64,
+    pub(crate) cpu_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,6 +124,7 @@ impl Board {
             master,
             jobs_stolen: 0,
             jobs_given: 0,
+            figures: None,
         });
         if row.state == "alive" {
             row.name = name;
@@ -118,6 +134,23 @@ impl Board {
     }
 
     /// Whether node `id` has a row.
+    /// Node `id` reported its own figures: they replace the master's view
+    /// of its jobs.
+    pub(crate) fn figures(&mut self, id: NodeId, f: &NodeFigures) {
+        let Some(row) = self.nodes.get_mut(&id) else { return };
+        row.jobs_stolen = f.jobs_stolen;
+        row.jobs_given = f.jobs_given;
+        row.figures = Some(ReportedFigures {
+            spawns: f.spawns,
+            table_entries: f.table_entries,
+            table_lookups: f.table_lookups,
+            table_hits: f.table_hits,
+            recoveries: f.recoveries,
+            bytes_sent: f.bytes_sent,
+            cpu_s: f.cpu_ms as f64 / 1e3,
+        });
+    }
+
     pub(crate) fn knows(&self, id: NodeId) -> bool {
         self.nodes.contains_key(&id)
     }

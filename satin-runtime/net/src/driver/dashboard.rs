@@ -62,4 +62,51 @@ impl Driver {
             b.set_master(leader);
         });
     }
+
+    /// Once a second: this node's figures to the master (through the
+    /// core), or onto the board of the master that serves one.
+    pub(super) fn share_figures(&mut self) {
+        if self.figures_shared.is_some_and(|t| t.elapsed() < FIGURES_EVERY) {
+            return;
+        }
+        self.figures_shared = Some(Instant::now());
+        let figures = self.figures();
+        if self.node.is_master() {
+            let me = self.spec.me.id;
+            self.on_board(|b| b.figures(me, &figures));
+        } else {
+            self.node.share_figures(figures);
+        }
+    }
+
+    /// This node's figures now.
+    fn figures(&self) -> NodeFigures {
+        let stats = self.node.stats();
+        NodeFigures {
+            spawns: self.exec.spawns(),
+            jobs_stolen: stats.jobs_stolen,
+            jobs_given: stats.jobs_given,
+            table_entries: self.node.table_len() as u64,
+            table_lookups: self.exec.table_lookups(),
+            table_hits: self.exec.table_hits(),
+            recoveries: stats.recoveries,
+            bytes_sent: self.io.net.bytes_sent,
+            cpu_ms: process_cpu().as_millis() as u64,
+        }
+    }
+}
+
+/// How often a node shares its figures.
+const FIGURES_EVERY: Duration = Duration::from_secs(1);
+
+/// CPU time this process used so far (user and system, all threads).
+fn process_cpu() -> Duration {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is valid for writes; RUSAGE_SELF names this process.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
 }

@@ -29,7 +29,7 @@ use super::tls::Pool;
 use super::trace::Trace;
 use satin_core::dist::{ExecEvent, LocalExecutor};
 use satin_core::{JobKey, Runtime};
-use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeId};
+use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeFigures, NodeId};
 
 /// How often the driver checks for idle workers while jobs run.
 const IDLE_CHECK: Duration = Duration::from_millis(2);
@@ -219,6 +219,8 @@ struct Driver {
     board: Option<crate::dashboard::Shared>,
     /// When this node last reported its estimate to its supervisor.
     reported: Option<Instant>,
+    /// When this node last shared its figures (see `dashboard.rs`).
+    figures_shared: Option<Instant>,
     /// The leader last logged, and whether this node was in a minority.
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
@@ -298,6 +300,7 @@ pub(super) async fn drive(
         status,
         board: None,
         reported: None,
+        figures_shared: None,
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),
@@ -425,6 +428,7 @@ impl Driver {
     fn tick(&mut self) {
         let now = self.now();
         self.node.handle_idle(now, &mut self.exec);
+        self.share_figures();
         if let Some(threshold) = self.spec.config.publish_threshold(now) {
             self.exec.set_publish_after(Duration::from_nanos(threshold));
         }

@@ -15,6 +15,7 @@
 
 mod checkpoint;
 mod config;
+mod figures;
 mod health;
 mod homes;
 mod ledger;
@@ -30,6 +31,7 @@ mod stealing;
 mod stragglers;
 
 pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
+pub use figures::NodeFigures;
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use stats::NodeStats;
@@ -89,6 +91,13 @@ pub enum Action {
         value: Option<Vec<u8>>,
         /// This node shows it: it is the run's origin (see `origin.rs`).
         shows: bool,
+    },
+    /// A node's figures reached this master (see `figures.rs`).
+    PeerFigures {
+        /// The node.
+        from: NodeId,
+        /// What it reported.
+        figures: NodeFigures,
     },
     /// The run cannot go on (a crash with `FtMode::None`).
     Failed {
@@ -447,6 +456,7 @@ impl Node {
             // Sent by the master once a majority holds the answer.
             Msg::Terminate { run, value } => self.terminated(run, value),
             Msg::OriginMoved { was } => self.origin_moved(now, from, was),
+            Msg::Figures(figures) => self.figures_from(from, figures),
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
             Msg::JobRefused { stamp } => self.job_refused(from, stamp, exec),
             Msg::RunFailed { reason } => {

@@ -17,6 +17,8 @@ use common::{one_at_a_time, NQUEENS, RUN_LIMIT};
 struct Run {
     child: Child,
     base: String,
+    /// Holds the run's checkpoint file.
+    _dir: tempfile::TempDir,
 }
 
 impl Drop for Run {
@@ -26,11 +28,15 @@ impl Drop for Run {
     }
 }
 
-/// Starts nqueens 17 on three local nodes with a dashboard; node 2 is
-/// killed two seconds in.
+/// Starts nqueens 17 on three local nodes with a dashboard and a
+/// checkpoint; node 2 is killed two seconds in.
 fn start() -> Run {
+    let dir = tempfile::tempdir().expect("a scratch directory");
     let mut child = Command::new(NQUEENS)
         .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=2s"])
+        .arg("--checkpoint")
+        .arg(dir.path().join("run.ckpt"))
+        .args(["--checkpoint-interval", "200ms"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -45,7 +51,7 @@ fn start() -> Run {
     };
     // Keep draining stderr so the run never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    Run { child, base }
+    Run { child, base, _dir: dir }
 }
 
 /// The body of `GET path` on the dashboard.
@@ -111,6 +117,9 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     assert!(later["elapsed_s"].as_f64() > first["elapsed_s"].as_f64(), "{later}");
     let crashed = until(&run.base, "the killed node shown as crashed", |s| states(s).iter().any(|st| st == "crashed"));
     assert_eq!(states(&crashed).iter().filter(|st| *st == "alive").count(), 2, "{crashed}");
+    let events = |s: &serde_json::Value| s["events"].to_string();
+    until(&run.base, "a checkpoint write listed", |s| events(s).contains("checkpoint: "));
+    assert!(events(&crashed).contains("node 2 gone; recovery"), "{crashed}");
 
     let metrics = get(&run.base, "/metrics");
     assert!(metrics.contains("satin_node_up{") && metrics.contains(r#"state="crashed"} 0"#), "{metrics}");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use satin_core::progress::Estimate;
-use satin_proto::{NodeFigures, NodeId};
+use satin_proto::{NodeFigures, NodeId, NodeStats};
 
 /// Events kept (the oldest go first).
 const EVENTS: usize = 200;
@@ -54,6 +54,10 @@ pub(crate) struct ReportedFigures {
 struct Event {
     t_s: f64,
     text: String,
+    /// Events of a kind that recurs (checkpoint writes) replace the
+    /// previous one of their kind when it is the last listed.
+    #[serde(skip)]
+    kind: Option<&'static str>,
 }
 
 /// The dashboard's data.
@@ -69,6 +73,8 @@ pub(crate) struct Board {
     rate: VecDeque<(f64, f64)>,
     last_sample: Option<(Instant, u64)>,
     estimate: Option<Estimate>,
+    /// Duplicates started and won, and drops, at the last look.
+    stragglers_seen: (u64, u64, u64),
     trace: Option<String>,
     done: bool,
 }
@@ -98,6 +104,7 @@ impl Board {
             rate: VecDeque::new(),
             last_sample: None,
             estimate: None,
+            stragglers_seen: (0, 0, 0),
             trace,
             done: false,
         }
@@ -109,10 +116,25 @@ impl Board {
 
     /// Something happened worth listing.
     pub(crate) fn event(&mut self, text: impl Into<String>) {
+        self.push_event(None, text.into());
+    }
+
+    /// Something of a recurring `kind` happened: it replaces the last
+    /// event if that was of the same kind (a run that writes its
+    /// checkpoint ten times a second lists one line for a stretch of
+    /// writes, not two hundred).
+    pub(crate) fn recurring(&mut self, kind: &'static str, text: impl Into<String>) {
+        if self.events.back().is_some_and(|e| e.kind == Some(kind)) {
+            self.events.pop_back();
+        }
+        self.push_event(Some(kind), text.into());
+    }
+
+    fn push_event(&mut self, kind: Option<&'static str>, text: String) {
         if self.events.len() == EVENTS {
             self.events.pop_front();
         }
-        self.events.push_back(Event { t_s: self.since_start(), text: text.into() });
+        self.events.push_back(Event { t_s: self.since_start(), text, kind });
     }
 
     /// Node `id` is in the run (a peer that connected, or this node).
@@ -134,6 +156,20 @@ impl Board {
     }
 
     /// Whether node `id` has a row.
+    /// What the master's stragglers did since the last look: duplicates
+    /// of late jobs started and won, nodes dropped for failing.
+    pub(crate) fn straggler_news(&mut self, stats: &NodeStats) {
+        let now = (stats.duplicates_started, stats.duplicates_won, stats.drops);
+        let before = std::mem::replace(&mut self.stragglers_seen, now);
+        if now.0 > before.0 || now.1 > before.1 {
+            let text = format!("duplicates of late jobs: {} started, {} won", now.0, now.1);
+            self.recurring("duplicates", text);
+        }
+        if now.2 > before.2 {
+            self.event(format!("a failing node dropped ({} so far)", now.2));
+        }
+    }
+
     /// Node `id` reported its own figures: they replace the master's view
     /// of its jobs.
     pub(crate) fn figures(&mut self, id: NodeId, f: &NodeFigures) {
@@ -264,5 +300,29 @@ mod tests {
         assert_eq!(json["nodes"][1]["state"], "crashed");
         assert_eq!(json["progress"], 0.0);
         assert!(json["eta_s"].is_null(), "unknown before any estimate");
+    }
+
+    #[test]
+    fn recurring_events_replace_their_last_line_and_straggler_news_is_listed() {
+        let mut b = Board::new("app", None);
+        b.recurring("checkpoint", "checkpoint: 3 records");
+        b.recurring("checkpoint", "checkpoint: 9 records");
+        b.event("node 1 connected");
+        b.recurring("checkpoint", "checkpoint: 12 records");
+        let stats = NodeStats { duplicates_started: 2, duplicates_won: 1, drops: 1, ..Default::default() };
+        b.straggler_news(&stats);
+        b.straggler_news(&stats);
+        let json = serde_json::to_value(b.status()).unwrap();
+        let texts: Vec<&str> = json["events"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
+        assert_eq!(
+            texts,
+            [
+                "checkpoint: 9 records",
+                "node 1 connected",
+                "checkpoint: 12 records",
+                "duplicates of late jobs: 2 started, 1 won",
+                "a failing node dropped (1 so far)"
+            ]
+        );
     }
 }

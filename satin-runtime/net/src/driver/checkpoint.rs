@@ -46,6 +46,10 @@ impl Driver {
             Done::Written { seq, records, bytes } => {
                 self.checkpoint_written.0 += records;
                 self.checkpoint_written.1 += bytes;
+                let (all, size) = self.checkpoint_written;
+                self.on_board(|b| {
+                    b.recurring("checkpoint", format!("checkpoint: {all} records written ({size} bytes)"))
+                });
                 self.node.handle_checkpoint_written(now, seq, records, bytes)
             }
             Done::WriteFailed { seq, error } => {

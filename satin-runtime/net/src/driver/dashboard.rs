@@ -60,6 +60,7 @@ impl Driver {
         self.on_board(|b| {
             b.update(me, stats.jobs_stolen, stats.jobs_given, estimate);
             b.set_master(leader);
+            b.straggler_news(stats);
         });
     }
 

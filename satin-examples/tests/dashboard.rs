@@ -157,7 +157,7 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
         .expect("the page shows a progress");
     assert!(shown > 0.0 && shown <= 1.0, "{dom}");
     let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
-    let out = browser(&[&format!("--screenshot={}", shot.display()), "--window-size=1000,900"]);
+    let out = browser(&[&format!("--screenshot={}", shot.display()), "--window-size=1300,800"]);
     assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
     drop(run);
 }

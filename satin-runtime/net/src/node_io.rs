@@ -32,6 +32,8 @@ pub(crate) const CONTACT: NodeId = u64::MAX;
 pub(crate) struct Identity {
     pub(crate) id: NodeId,
     pub(crate) cluster: ClusterId,
+    /// The cluster's name (`--cluster`), of which `cluster` is a hash.
+    pub(crate) cluster_name: String,
     pub(crate) listen: SocketAddr,
     /// `None`: this node starts the run and waits for others.
     pub(crate) contact: Option<SocketAddr>,
@@ -69,6 +71,7 @@ impl Identity {
             cluster: u32::from_le_bytes(
                 blake3::hash(args.cluster.as_bytes()).as_bytes()[..4].try_into().expect("4 bytes"),
             ),
+            cluster_name: args.cluster.clone(),
             listen,
             contact,
             idle_timeout: Duration::from_millis(args.idle_timeout_ms),

@@ -24,8 +24,9 @@ pub(crate) struct NodeRow {
     pub(crate) name: String,
     /// Where it listens (`host:port`), if known.
     pub(crate) address: Option<String>,
-    /// `alive`, `left` (a graceful leave) or `crashed` (removed by the
-    /// majority, or dead as its supervisor saw).
+    /// `alive`, `dropped` (failing or slow: the master sends it no work
+    /// until its cool-down ends), `left` (a graceful leave) or `crashed`
+    /// (removed by the majority, or dead as its supervisor saw).
     pub(crate) state: &'static str,
     /// Whether it is the master.
     pub(crate) master: bool,
@@ -41,6 +42,7 @@ pub(crate) struct NodeRow {
 /// A node's own figures as the dashboard shows them.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub(crate) struct ReportedFigures {
+    pub(crate) cluster: String,
     pub(crate) spawns: u64,
     pub(crate) table_entries: u64,
     pub(crate) table_lookups: u64,
@@ -148,7 +150,7 @@ impl Board {
             jobs_given: 0,
             figures: None,
         });
-        if row.state == "alive" {
+        if matches!(row.state, "alive" | "dropped") {
             row.name = name;
             row.address = address.or(row.address.take());
             row.master = master;
@@ -156,6 +158,18 @@ impl Board {
     }
 
     /// Whether node `id` has a row.
+    /// The nodes the master keeps dropped now show as `dropped`; those
+    /// whose cool-down ended, as `alive` again.
+    pub(crate) fn set_dropped(&mut self, dropped: &[NodeId]) {
+        for (id, row) in self.nodes.iter_mut() {
+            match (row.state, dropped.contains(id)) {
+                ("alive", true) => row.state = "dropped",
+                ("dropped", false) => row.state = "alive",
+                _ => {}
+            }
+        }
+    }
+
     /// What the master's stragglers did since the last look: duplicates
     /// of late jobs started and won, nodes dropped for failing.
     pub(crate) fn straggler_news(&mut self, stats: &NodeStats) {
@@ -177,6 +191,7 @@ impl Board {
         row.jobs_stolen = f.jobs_stolen;
         row.jobs_given = f.jobs_given;
         row.figures = Some(ReportedFigures {
+            cluster: f.cluster.clone(),
             spawns: f.spawns,
             table_entries: f.table_entries,
             table_lookups: f.table_lookups,
@@ -202,14 +217,17 @@ impl Board {
 
     /// Peer `id` said it leaves.
     pub(crate) fn leaving(&mut self, id: NodeId) {
-        self.leaving.insert(id);
+        if self.leaving.insert(id) {
+            let name = self.nodes.get(&id).map_or_else(|| id.to_string(), |r| r.name.clone());
+            self.event(format!("node {name} leaves"));
+        }
     }
 
     /// Peer `id` is out of the run.
     pub(crate) fn gone(&mut self, id: NodeId) {
         let left = self.leaving.contains(&id);
         if let Some(row) = self.nodes.get_mut(&id) {
-            if row.state == "alive" {
+            if matches!(row.state, "alive" | "dropped") {
                 row.state = if left { "left" } else { "crashed" };
             }
         }
@@ -224,7 +242,9 @@ impl Board {
         }
         self.estimate = estimate;
         let now = Instant::now();
-        let jobs = stolen + given;
+        // Steals by every node, as each last reported (the master's own
+        // count for nodes that have not reported yet).
+        let jobs: u64 = self.nodes.values().map(|r| r.jobs_stolen).sum();
         match self.last_sample {
             Some((at, before)) if now.duration_since(at) >= Duration::from_secs(1) => {
                 let rate = jobs.saturating_sub(before) as f64 / now.duration_since(at).as_secs_f64();
@@ -309,6 +329,11 @@ mod tests {
         b.recurring("checkpoint", "checkpoint: 9 records");
         b.event("node 1 connected");
         b.recurring("checkpoint", "checkpoint: 12 records");
+        b.alive(4, "4".into(), None, false);
+        b.set_dropped(&[4]);
+        assert_eq!(b.rows().next().map(|r| r.state), Some("dropped"));
+        b.set_dropped(&[]);
+        assert_eq!(b.rows().next().map(|r| r.state), Some("alive"));
         let stats = NodeStats { duplicates_started: 2, duplicates_won: 1, drops: 1, ..Default::default() };
         b.straggler_news(&stats);
         b.straggler_news(&stats);

@@ -56,11 +56,12 @@ impl Driver {
             return;
         }
         let (me, stats, estimate) = (self.spec.me.id, self.node.stats(), self.exec.progress());
-        let leader = self.node.leader();
+        let (leader, dropped) = (self.node.leader(), self.node.dropped_now(self.now()));
         self.on_board(|b| {
             b.update(me, stats.jobs_stolen, stats.jobs_given, estimate);
             b.set_master(leader);
             b.straggler_news(stats);
+            b.set_dropped(&dropped);
         });
     }
 
@@ -84,6 +85,7 @@ impl Driver {
     fn figures(&self) -> NodeFigures {
         let stats = self.node.stats();
         NodeFigures {
+            cluster: self.spec.me.cluster_name.clone(),
             spawns: self.exec.spawns(),
             jobs_stolen: stats.jobs_stolen,
             jobs_given: stats.jobs_given,

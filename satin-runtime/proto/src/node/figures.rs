@@ -15,6 +15,8 @@ use crate::msg::Msg;
 /// What a node reports of itself: counters since it started.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeFigures {
+    /// The name of the cluster it belongs to (`--cluster`).
+    pub cluster: String,
     /// Calls spawned on this node (each ran here or was stolen).
     pub spawns: u64,
     /// Jobs this node stole from others, and gave to thieves.

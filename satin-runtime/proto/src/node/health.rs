@@ -181,6 +181,12 @@ impl Node {
         h.strikes.clear();
     }
 
+    /// The nodes this one keeps dropped right now (failing or slow: no
+    /// work goes to them until their cool-down ends).
+    pub fn dropped_now(&self, now: Time) -> Vec<NodeId> {
+        self.late.health.keys().copied().filter(|&n| self.is_dropped(now, n)).collect()
+    }
+
     /// Strikes and drops of every node this one judged (its victims'
     /// view of their thieves), in id order.
     pub fn health_report(&self) -> Vec<HealthReport> {

@@ -241,6 +241,7 @@ fn local_nodes_on_a_terminal_show_the_master_s_estimate_on_the_supervisor_s_line
     let tty = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{tty}");
     assert!(tty.contains("% done (estimate)") && tty.contains("nodes alive"), "no status line:\n{tty}");
+    assert!(tty.contains("jobs stolen, CPU "), "the line does not sum the nodes' figures:\n{tty}");
     assert!(!tty.contains("satin-status:"), "the master's reports leaked into the log:\n{tty}");
     assert!(tty.contains("365596"), "{tty}");
     let piped = Command::new(env!("CARGO_BIN_EXE_nqueens")).args(["14", "--local-nodes", "2"]).output().expect("runs");

@@ -145,12 +145,23 @@ const REPORT_PREFIX: &str = "satin-status: ";
 
 /// A master's report to its supervisor: the estimate and the nodes alive,
 /// one line of JSON after [`REPORT_PREFIX`].
-pub(crate) fn report(e: &Estimate, alive: usize) -> String {
+pub(crate) fn report(e: &Estimate, alive: usize, totals: Totals) -> String {
     let eta = e.eta.map(|d| d.as_secs_f64());
     let json = serde_json::json!({
         "fraction": e.fraction, "elapsed_s": e.elapsed.as_secs_f64(), "eta_s": eta, "alive": alive,
+        "jobs_stolen": totals.jobs_stolen, "cpu_s": totals.cpu_s,
     });
     format!("{REPORT_PREFIX}{json}")
+}
+
+/// What the master sums over every node's last figures for the
+/// supervisor's line.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    /// Jobs stolen by all nodes.
+    pub(crate) jobs_stolen: u64,
+    /// CPU time of all node processes, in seconds.
+    pub(crate) cpu_s: f64,
 }
 
 /// A supervisor's status line: its nodes' log lines go above it, and the
@@ -185,7 +196,11 @@ impl SupervisorLine {
                     done: false,
                 };
                 let alive = v["alive"].as_u64().unwrap_or(0);
-                bar.set_message(format!("{} | nodes alive {alive} (master: node {node})", describe(&e)));
+                let (stolen, cpu) = (v["jobs_stolen"].as_u64().unwrap_or(0), v["cpu_s"].as_f64().unwrap_or(0.0));
+                bar.set_message(format!(
+                    "{} | nodes alive {alive} (master: node {node}) | {stolen} jobs stolen, CPU {cpu:.1} s",
+                    describe(&e)
+                ));
             }
             return;
         }
@@ -224,10 +239,11 @@ mod tests {
     #[test]
     fn a_master_s_report_is_one_line_the_supervisor_takes_off_the_log() {
         let e = Estimate { fraction: 0.5, elapsed: Duration::from_secs(2), eta: None, tracked: 3, done: false };
-        let line = report(&e, 3);
+        let line = report(&e, 3, Totals { jobs_stolen: 12, cpu_s: 4.5 });
         assert!(line.starts_with(REPORT_PREFIX) && !line.contains('\n'), "{line}");
         let v: serde_json::Value = serde_json::from_str(line.strip_prefix(REPORT_PREFIX).unwrap()).unwrap();
         assert_eq!((v["fraction"].as_f64(), v["alive"].as_u64()), (Some(0.5), Some(3)));
         assert!(v["eta_s"].is_null());
+        assert_eq!((v["jobs_stolen"].as_u64(), v["cpu_s"].as_f64()), (Some(12), Some(4.5)));
     }
 }

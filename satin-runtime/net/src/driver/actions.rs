@@ -37,7 +37,7 @@ impl Driver {
                     }
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
-                Action::PeerFigures { from, figures } => self.on_board(|b| b.figures(from, &figures)),
+                Action::PeerFigures { from, figures } => self.peer_figures(from, figures),
                 Action::Forget { peer } => {
                     self.on_board(|b| b.gone(peer));
                     if !self.io.net.dead.contains(&peer) {

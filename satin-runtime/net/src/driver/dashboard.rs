@@ -46,7 +46,15 @@ impl Driver {
         }
         if let Some(e) = self.exec.progress() {
             self.reported = Some(Instant::now());
-            eprintln!("{}", crate::status_line::report(&e, self.node.live_members().count()));
+            let mine = self.figures();
+            let others = self.peer_figures.iter().filter(|(id, _)| self.node.live_members().any(|m| m == **id));
+            let mut totals =
+                crate::status_line::Totals { jobs_stolen: mine.jobs_stolen, cpu_s: mine.cpu_ms as f64 / 1e3 };
+            for (_, f) in others {
+                totals.jobs_stolen += f.jobs_stolen;
+                totals.cpu_s += f.cpu_ms as f64 / 1e3;
+            }
+            eprintln!("{}", crate::status_line::report(&e, self.node.live_members().count(), totals));
         }
     }
 
@@ -78,6 +86,15 @@ impl Driver {
             self.on_board(|b| b.figures(me, &figures));
         } else {
             self.node.share_figures(figures);
+        }
+    }
+
+    /// Figures a peer reported to this master: on the board, and kept for
+    /// the sums of the supervisor's line.
+    pub(super) fn peer_figures(&mut self, from: NodeId, figures: NodeFigures) {
+        self.on_board(|b| b.figures(from, &figures));
+        if self.spec.report_status {
+            self.peer_figures.insert(from, figures);
         }
     }
 

@@ -221,6 +221,8 @@ struct Driver {
     reported: Option<Instant>,
     /// When this node last shared its figures (see `dashboard.rs`).
     figures_shared: Option<Instant>,
+    /// On a master that reports to its supervisor: every peer's last figures.
+    peer_figures: std::collections::BTreeMap<NodeId, NodeFigures>,
     /// The leader last logged, and whether this node was in a minority.
     seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
@@ -301,6 +303,7 @@ pub(super) async fn drive(
         board: None,
         reported: None,
         figures_shared: None,
+        peer_figures: Default::default(),
         seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),

@@ -157,7 +157,6 @@ impl Board {
         }
     }
 
-    /// Whether node `id` has a row.
     /// The nodes the master keeps dropped now show as `dropped`; those
     /// whose cool-down ended, as `alive` again.
     pub(crate) fn set_dropped(&mut self, dropped: &[NodeId]) {
@@ -202,6 +201,7 @@ impl Board {
         });
     }
 
+    /// Whether node `id` has a row.
     pub(crate) fn knows(&self, id: NodeId) -> bool {
         self.nodes.contains_key(&id)
     }

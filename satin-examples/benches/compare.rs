@@ -85,9 +85,9 @@ fn benches(c: &mut Criterion) {
     bench_workload(
         c,
         "tsp_gr17",
-        || tsp::solve_plain(&m),
-        || tsp::solve(&m, tsp::Bound::Shared),
-        || tsp::solve_rayon(&m),
+        || tsp::simple::solve_plain(&m),
+        || tsp::simple::solve(&m, tsp::Bound::Shared),
+        || tsp::simple::solve_rayon(&m),
     );
     for name in ["T1", "T3"] {
         let (params, _) = uts::sample(name).expect("a sample tree");
@@ -211,7 +211,9 @@ fn print_paired() {
         &|| checksum(barnes_hut::rayon_version::tree_accelerations(bodies.clone(), 0.5)),
     );
     let m = tsp_instance("gr17");
-    row("tsp_gr17", 5, &|| tsp::solve_plain(&m), &|| tsp::solve(&m, tsp::Bound::Shared), &|| tsp::solve_rayon(&m));
+    row("tsp_gr17", 5, &|| tsp::simple::solve_plain(&m), &|| tsp::simple::solve(&m, tsp::Bound::Shared), &|| {
+        tsp::simple::solve_rayon(&m)
+    });
     for name in ["T1", "T3"] {
         let (params, _) = uts::sample(name).expect("a sample tree");
         let root = uts::Node::root(&params);

@@ -120,7 +120,7 @@ fn main() {
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/tsp/gr17.tsp");
     let m = tsp::parse(&std::fs::read_to_string(path).expect("bundled")).expect("valid");
-    row("tsp gr17 (branch and bound)", &|| tsp::solve(&m, tsp::Bound::Shared));
+    row("tsp gr17 (branch and bound)", &|| tsp::simple::solve(&m, tsp::Bound::Shared));
     let input = mergesort::random_input(20_000_000, 1);
     row("mergesort 20M", &|| mergesort::mergesort(input.clone()));
 }

@@ -1,9 +1,10 @@
 //! The TSP example: TSPLIB distances as TSPLIB defines them (checked by
-//! the length of the published optimal tours), the optimum found by the
-//! shared-bound, per-branch and sequential searches alike, and how many
-//! nodes each expands.
+//! the length of the published optimal tours), the published optima found
+//! by the Held–Karp search (shared, per-branch and sequential alike) and by
+//! the simple bound, how many nodes each expands, and runs across nodes
+//! with a node killed.
 
-use satin_examples::tsp::{self, Bound, Matrix};
+use satin_examples::tsp::{self, held_karp::Root, Bound, LowerBound, Matrix};
 
 fn instance(name: &str) -> Matrix {
     let path = satin_examples::data_dir().join("tsp").join(format!("{name}.tsp"));
@@ -35,7 +36,7 @@ fn tour_length(m: &Matrix, name: &str) -> u64 {
 #[test]
 fn distances_follow_tsplib_and_give_the_published_tour_lengths() {
     // GEO (ulysses16), EXPLICIT LOWER_DIAG_ROW (fri26), FULL_MATRIX (bays29).
-    for name in ["ulysses16", "fri26", "bays29"] {
+    for name in ["ulysses16", "ulysses22", "fri26", "bays29", "att48"] {
         let m = instance(name);
         assert_eq!(tour_length(&m, name), optimum(name), "{name}");
         assert!((0..m.n).all(|a| (0..m.n).all(|b| m.dist(a, b) == m.dist(b, a))), "{name}: symmetric");
@@ -47,7 +48,7 @@ fn distances_follow_tsplib_and_give_the_published_tour_lengths() {
 fn bad_files_are_refused_with_a_reason() {
     for (text, want) in [
         ("DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 4\nEOF\n", "expected 3 lines"),
-        ("DIMENSION: 100\nEDGE_WEIGHT_TYPE: EUC_2D\n", "1 to 64 cities"),
+        ("DIMENSION: 1001\nEDGE_WEIGHT_TYPE: EUC_2D\n", "1 to 1000 cities"),
         (
             "DIMENSION: 2\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 x 0\n",
             "`x` is not a number",
@@ -65,20 +66,89 @@ fn bad_files_are_refused_with_a_reason() {
     }
 }
 
-/// One test, so that the node counter is this test's alone.
+#[test]
+fn the_simple_bound_refuses_more_than_64_cities() {
+    let m = instance("eil76");
+    let err = tsp::check(&m, LowerBound::Simple).unwrap_err();
+    assert!(err.contains("at most 64 cities") && err.contains("76"), "{err}");
+    assert_eq!(tsp::check(&m, LowerBound::HeldKarp), Ok(()));
+}
+
+/// The counter of expanded nodes is the process's: the tests that read it
+/// take this lock.
+static COUNTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn expanded(f: &dyn Fn() -> u64) -> (u64, u64) {
+    let before = satin_examples::expanded::total();
+    let best = f();
+    (best, satin_examples::expanded::total() - before)
+}
+
+#[test]
+fn held_karp_finds_every_published_optimum_up_to_76_cities_shared_per_branch_and_sequential() {
+    let _one = COUNTER.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = satin::Runtime::builder().workers(2).build().unwrap();
+    for name in [
+        "burma14",
+        "ulysses16",
+        "gr17",
+        "gr21",
+        "ulysses22",
+        "fri26",
+        "bays29",
+        "att48",
+        "eil51",
+        "berlin52",
+        "st70",
+        "eil76",
+    ] {
+        let m = instance(name);
+        let want = optimum(name);
+        let (plain, plain_nodes) = expanded(&|| tsp::solve_plain(&m));
+        let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::Shared)));
+        assert_eq!(tsp::known_best(&m), want, "{name}: the shared incumbent ends at the optimum");
+        let (local, _) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
+        assert_eq!((plain, shared, local), (want, want, want), "{name}");
+        // The root's bound is a lower bound, and close: within 1 % here.
+        let root = Root::new(&m);
+        let gap = root.gap(want);
+        assert!((0.0..1.0).contains(&gap), "{name}: root gap {gap} %");
+        // Where the root does not settle it, both searches expand nodes,
+        // each counted once (not in batches).
+        if plain_nodes > 0 {
+            assert!(shared_nodes > 0, "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_first_tour_is_a_tour_and_the_root_bound_stays_below_it() {
+    for name in ["att48", "eil51", "st70", "kroA100"] {
+        let m = instance(name);
+        let (len, tour) = tsp::tour::good_tour(&m);
+        let mut cities = tour.clone();
+        cities.sort();
+        assert_eq!(cities, (0..m.n).collect::<Vec<_>>(), "{name}: every city once");
+        assert_eq!(len, tsp::tour::length(&m, &tour));
+        assert!(len >= optimum(name), "{name}: no tour is shorter than the optimum");
+        // The nearest-neighbour tour from city 0 alone is longer or equal.
+        let nn = tsp::tour::length(&m, &tsp::tour::nearest_neighbour(&m, 0));
+        assert!(len <= nn, "{name}: {len} against {nn}");
+        let root = Root::new(&m);
+        assert!(root.ascent.unwrap().bound <= optimum(name) as f64 + 1e-6, "{name}");
+    }
+}
+
+/// The seeds' simple bound, kept beside Held–Karp.
 #[test]
 fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
+    let _one = COUNTER.lock().unwrap_or_else(|e| e.into_inner());
     let m = instance("burma14");
-    let expanded = |f: &dyn Fn() -> u64| {
-        let before = satin_examples::expanded::total();
-        let best = f();
-        (best, satin_examples::expanded::total() - before)
-    };
-    let (plain, plain_nodes) = expanded(&|| tsp::solve_plain(&m));
+    let (plain, plain_nodes) = expanded(&|| tsp::simple::solve_plain(&m));
     assert_eq!(plain, optimum("burma14"));
     let rt = satin::Runtime::builder().workers(2).build().unwrap();
-    let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::Shared)));
-    let (local, local_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
+    let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::simple::solve(&m, Bound::Shared)));
+    let (local, local_nodes) = expanded(&|| rt.run(|| tsp::simple::solve(&m, Bound::PerBranch)));
     assert_eq!((shared, local), (plain, plain));
     // Workers' last uncounted batches (< 4096 each) may be missing; and
     // two workers may expand fewer nodes than one search (a short tour
@@ -88,7 +158,7 @@ fn the_shared_bound_finds_the_optimum_expanding_about_the_sequential_nodes() {
     assert!(local_nodes > 5 * plain_nodes, "a per-branch bound prunes far less: {local_nodes} against {plain_nodes}");
     // A bigger one, and an explicit matrix.
     let m = instance("gr21");
-    assert_eq!(rt.run(|| tsp::solve(&m, Bound::Shared)), optimum("gr21"));
+    assert_eq!(rt.run(|| tsp::simple::solve(&m, Bound::Shared)), optimum("gr21"));
 }
 
 /// Runs the `tsp` binary; its standard output and error.
@@ -113,7 +183,7 @@ fn across_nodes_every_replica_ends_at_the_optimum_even_after_a_crash() {
     let file = satin_examples::data_dir().join("tsp/gr17.tsp");
     let file = file.to_str().unwrap();
     let want = optimum("gr17");
-    let (stdout, stderr) = run_tsp(&[file, "--local-nodes", "3", "--no-progress"]);
+    let (stdout, stderr) = run_tsp(&[file, "--bound", "simple", "--local-nodes", "3", "--no-progress"]);
     assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
     // A node that did not find the optimum itself knows it only from
     // another node's improvement.
@@ -122,8 +192,34 @@ fn across_nodes_every_replica_ends_at_the_optimum_even_after_a_crash() {
     // The master (which set the first bound) killed while the search runs:
     // the others finish with the right answer and the best value found.
     let chaos = ["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=0,at=1500ms", "--idle-timeout-ms", "500"];
+    let (stdout, stderr) = run_tsp(&[&[file, "--bound", "simple"][..], &chaos[..]].concat());
+    assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
+    assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
+    assert_eq!(known_on_each_node(&stderr), vec![want; 2], "{stderr}");
+}
+
+/// The nodes each node says it expanded.
+fn expanded_on_each_node(stderr: &str) -> Vec<u64> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split("tsp: ").nth(1)?.strip_suffix(" nodes expanded on this node"))
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn held_karp_across_nodes_finds_a_100_city_optimum_after_the_master_is_killed() {
+    // kroB100: about 5 500 nodes, seconds on two workers; the first tour
+    // is not the optimum, so the nodes must search.
+    let file = satin_examples::data_dir().join("tsp/kroB100.tsp");
+    let file = file.to_str().unwrap();
+    let want = optimum("kroB100");
+    let chaos = ["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=0,at=1500ms", "--idle-timeout-ms", "500"];
     let (stdout, stderr) = run_tsp(&[&[file][..], &chaos[..]].concat());
     assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
     assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
     assert_eq!(known_on_each_node(&stderr), vec![want; 2], "{stderr}");
+    let nodes = expanded_on_each_node(&stderr);
+    assert_eq!(nodes.len(), 2, "the two survivors report: {stderr}");
+    assert!(nodes.iter().all(|&k| k > 0), "both survivors searched: {nodes:?}");
 }

@@ -4,13 +4,19 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use satin_examples::{cli, tsp};
+use satin_examples::tsp::{self, held_karp::Root, LowerBound};
+use satin_examples::{cli, Bound};
 
 #[derive(Parser)]
-#[command(about = "Solves a TSPLIB instance exactly (up to 64 cities) by branch and bound")]
+#[command(about = "Solves a TSPLIB instance exactly by branch and bound")]
 struct Args {
-    /// TSPLIB file, e.g. satin-examples/data/tsp/gr17.tsp.
+    /// TSPLIB file, e.g. satin-examples/data/tsp/att48.tsp.
     file: PathBuf,
+    /// The lower bound: `held-karp` (1-trees under subgradient-optimised
+    /// multipliers, branching on edges; up to 1000 cities) or `simple`
+    /// (the seeds' bound on a tour grown city by city; up to 64 cities).
+    #[arg(long, default_value = "held-karp", value_name = "BOUND")]
+    bound: LowerBound,
     /// Pass the best tour down as a parameter instead of sharing it (to
     /// compare the nodes each expands).
     #[arg(long)]
@@ -23,13 +29,22 @@ fn main() {
     let args: Args = cli::parse("tsp");
     let text = cli::read_input("tsp", &args.file);
     let m = tsp::parse(&text).unwrap_or_else(|e| cli::bad_input("tsp", format_args!("{}: {e}", args.file.display())));
-    let bound = if args.per_branch { tsp::Bound::PerBranch } else { tsp::Bound::Shared };
-    let sequential = args.run.sequential;
+    tsp::check(&m, args.bound).unwrap_or_else(|e| cli::bad_input("tsp", format_args!("{}: {e}", args.file.display())));
+    let sharing = if args.per_branch { Bound::PerBranch } else { Bound::Shared };
+    let (bound, sequential) = (args.bound, args.run.sequential);
     let matrix = m.clone();
-    let best =
-        cli::run("tsp", &args.run, move || if sequential { tsp::solve_plain(&m) } else { tsp::solve(&m, bound) });
+    let best = cli::run("tsp", &args.run, move || tsp::solve_with(&m, bound, sharing, sequential));
     println!("{best}");
     eprintln!("tsp: {} nodes expanded on this node", satin_examples::expanded::total());
+    if bound == LowerBound::HeldKarp {
+        // The root's figures, again: cheap beside the search, and the
+        // same on every node.
+        let root = Root::new(&matrix);
+        if let Some(ascent) = &root.ascent {
+            let gap = root.gap(best);
+            eprintln!("tsp: first tour {}, root bound {:.1} ({gap:.2} % below the optimum)", root.tour, ascent.bound);
+        }
+    }
     if !sequential && !args.per_branch {
         eprintln!("tsp: shortest tour known on this node {}", tsp::known_best(&matrix));
     }

@@ -57,6 +57,12 @@ proptest! {
         let i2 = inst.clone();
         prop_assert_eq!(rt().run(move || knapsack::solve(&i2)), expected);
         prop_assert_eq!(knapsack::solve(&inst), expected);
+        // The Martello–Toth search: shared, per branch and sequential.
+        let i3 = inst.clone();
+        prop_assert_eq!(rt().run(move || knapsack::strong::solve(&i3)), expected);
+        let i4 = inst.clone();
+        prop_assert_eq!(rt().run(move || knapsack::strong::solve_with(&i4, satin_examples::Bound::PerBranch)), expected);
+        prop_assert_eq!(knapsack::strong::solve_plain(&inst), expected);
     }
 
     #[test]
@@ -153,6 +159,9 @@ fn knapsack_solves_every_bundled_instance_to_its_published_optimum() {
         let i2 = inst.clone();
         let got = knapsack::format_value(rt.run(move || knapsack::solve(&i2)), inst.integral);
         assert_eq!(got, optimum, "{file}");
+        let i3 = inst.clone();
+        let strong = knapsack::format_value(rt.run(move || knapsack::strong::solve(&i3)), inst.integral);
+        assert_eq!(strong, optimum, "{file} by the Martello–Toth search");
         if let Some(dp) = knapsack::dp_optimum(&inst) {
             assert_eq!(knapsack::format_value(dp, true), optimum, "{file} by dynamic programming");
         }

@@ -1,7 +1,8 @@
 //! The knapsack example on Pisinger's hard families: the generator makes
 //! the published instances, the shared incumbent finds the optimum while
 //! expanding about the sequential search's nodes, and a per-branch one
-//! expands many times more.
+//! expands many times more; the Martello–Toth search solves the hard
+//! families of 1,000 items, also across nodes with one of them killed.
 
 use satin_examples::knapsack::{self, pisinger, pisinger::Family, Instance};
 use satin_examples::{expanded, Bound};
@@ -82,4 +83,65 @@ fn a_bad_generator_spec_is_refused_with_a_reason() {
         assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
         assert!(stderr.contains(want), "{spec}: {stderr}");
     }
+}
+
+/// Pisinger's hard families, 1,000 items with coefficients up to 1,000
+/// (instance 50 of a series of 100), and circle instances of 200 (whose
+/// dominance fronts grow far larger: see docs/results.md).
+#[test]
+fn the_martello_toth_search_solves_the_hard_families_of_a_thousand_items() {
+    let rt = satin::Runtime::builder().workers(2).build().unwrap();
+    for (family, items) in [
+        (Family::StronglyCorrelated, 1000),
+        (Family::InverseStronglyCorrelated, 1000),
+        (Family::UncorrelatedSpanner, 1000),
+        (Family::WeaklyCorrelatedSpanner, 1000),
+        (Family::StronglyCorrelatedSpanner, 1000),
+        (Family::MultipleStronglyCorrelated, 1000),
+        (Family::ProfitCeiling, 1000),
+        (Family::Circle, 200),
+    ] {
+        let (list, capacity) = pisinger::generate(family, items, 1000, 50, 100).unwrap();
+        let inst = knapsack::parse(&pisinger::to_text(&list, capacity)).unwrap();
+        let optimum = knapsack::dp_optimum(&inst).unwrap();
+        let i2 = inst.clone();
+        assert_eq!(rt.run(move || knapsack::strong::solve(&i2)), optimum, "{family:?}, {items} items");
+        assert_eq!(knapsack::strong::solve_plain(&inst), optimum, "{family:?}, {items} items, sequential");
+        // Reduction fixes items on both sides of the break, or none; it
+        // never fixes a wrong one (the optimum above says so) and the
+        // first packing stays a packing.
+        let reduced = knapsack::strong::reduce(&inst);
+        assert!(reduced.core.profit.len() <= items && reduced.room >= 0.0, "{family:?}");
+        assert!(reduced.first <= optimum, "{family:?}");
+    }
+}
+
+#[test]
+fn the_martello_toth_search_across_nodes_survives_a_killed_node() {
+    // A circle instance of 300 items: seconds of search, so the kill lands
+    // while it runs.
+    let dir = std::env::temp_dir().join(format!("satin-knapsack-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (list, capacity) = pisinger::generate(Family::Circle, 300, 1000, 50, 100).unwrap();
+    let text = pisinger::to_text(&list, capacity);
+    let file = dir.join("circle300");
+    std::fs::write(&file, &text).unwrap();
+    let optimum = knapsack::dp_optimum(&knapsack::parse(&text).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knapsack"))
+        .arg(&file)
+        .args(["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=1,at=1s", "--idle-timeout-ms", "500"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().next(), Some(format!("{}", optimum as i64).as_str()), "{stderr}");
+    assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
+    let expanded: Vec<u64> = stderr
+        .lines()
+        .filter_map(|l| l.split("knapsack: ").nth(1)?.strip_suffix(" nodes expanded on this node"))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(expanded.len(), 2, "the two survivors report their nodes: {stderr}");
+    assert!(expanded.iter().all(|&k| k > 0), "both survivors searched: {expanded:?}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -223,3 +223,14 @@ fn held_karp_across_nodes_finds_a_100_city_optimum_after_the_master_is_killed() 
     assert_eq!(nodes.len(), 2, "the two survivors report: {stderr}");
     assert!(nodes.iter().all(|&k| k > 0), "both survivors searched: {nodes:?}");
 }
+
+#[test]
+fn an_instance_the_root_settles_still_runs_across_nodes() {
+    // burma14: the first tour meets the root's bound; every node still
+    // makes the call and the run ends at once with the answer.
+    let file = satin_examples::data_dir().join("tsp/burma14.tsp");
+    let (stdout, stderr) = run_tsp(&[file.to_str().unwrap(), "--local-nodes", "2", "--no-progress"]);
+    assert_eq!(stdout.lines().next(), Some(optimum("burma14").to_string().as_str()), "{stderr}");
+    let (stdout, _) = run_tsp(&[file.to_str().unwrap(), "--sequential"]);
+    assert_eq!(stdout.lines().next(), Some(optimum("burma14").to_string().as_str()));
+}

@@ -15,6 +15,11 @@ struct Args {
     /// Instance file, e.g. satin-examples/data/knapsack/pisinger/knapPI_13_60_1000_50.
     #[arg(required_unless_present = "generate")]
     file: Option<PathBuf>,
+    /// The search: `martello-toth` (Martello and Toth's bound U2,
+    /// reduction, dominance between branches; solves the hard families)
+    /// or `dantzig` (the seeds' search: Dantzig's bound only).
+    #[arg(long, default_value = "martello-toth", value_name = "BOUND")]
+    bound: knapsack::Search,
     /// Pass the best value down as a parameter instead of sharing it (to
     /// compare the nodes each expands).
     #[arg(long)]
@@ -42,14 +47,8 @@ fn main() {
         knapsack::parse(&text).unwrap_or_else(|e| cli::bad_input("knapsack", format_args!("{}: {e}", file.display())));
     let integral = instance.integral;
     let bound = if args.per_branch { Bound::PerBranch } else { Bound::Shared };
-    let sequential = args.run.sequential;
-    let best = cli::run("knapsack", &args.run, move || {
-        if sequential {
-            knapsack::shared::solve_plain(&instance)
-        } else {
-            knapsack::solve_with(&instance, bound)
-        }
-    });
+    let (search, sequential) = (args.bound, args.run.sequential);
+    let best = cli::run("knapsack", &args.run, move || knapsack::solve_by(&instance, search, bound, sequential));
     println!("{}", knapsack::format_value(best, integral));
     eprintln!("knapsack: {} nodes expanded on this node", satin_examples::expanded::total());
 }

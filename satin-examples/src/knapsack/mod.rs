@@ -1,13 +1,52 @@
-//! 0/1 knapsack by branch and bound (items by density, Dantzig's bound, a
-//! greedy completion at every node), with the best value found so far
-//! shared by every job ([`shared::search`]) or passed down as a parameter
-//! ([`best`]: a branch learns only of its parent's bound), beside the
+//! 0/1 knapsack by branch and bound, items in efficiency order, with the
+//! best value found so far shared by every job or passed down as a
+//! parameter (a branch learns only of its parent's bound), beside the
 //! plain sequential search in the same order; all count the nodes they
-//! expand ([`crate::expanded`]). [`pisinger`] generates Pisinger's
-//! instance families, the hard ones among them.
+//! expand ([`crate::expanded`]).
+//!
+//! Two searches: [`strong`] (the default: Martello and Toth's bound U2,
+//! reduction at the root, dominance between branches that reach the same
+//! item with the same room — it solves Pisinger's hard families of 1,000
+//! items in well under a second) and the seeds' search with Dantzig's
+//! bound and a greedy completion at every node ([`shared::search`],
+//! [`best`]; `knapsack --bound dantzig`). [`pisinger`] generates
+//! Pisinger's instance families, the hard ones among them.
 
 pub mod pisinger;
 pub mod shared;
+pub mod strong;
+
+/// Which search a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Search {
+    /// Martello–Toth's U2, reduction and dominance ([`strong`]).
+    #[default]
+    MartelloToth,
+    /// The seeds' search: Dantzig's bound, no reduction, no dominance.
+    Dantzig,
+}
+
+impl std::str::FromStr for Search {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "martello-toth" => Ok(Search::MartelloToth),
+            "dantzig" => Ok(Search::Dantzig),
+            other => Err(format!("no bound `{other}` (martello-toth or dantzig)")),
+        }
+    }
+}
+
+/// The optimum by the chosen search, in parallel (shared or per-branch
+/// incumbent) or sequentially.
+pub fn solve_by(instance: &Instance, search: Search, sharing: crate::Bound, sequential: bool) -> f64 {
+    match (search, sequential) {
+        (Search::MartelloToth, false) => strong::solve_with(instance, sharing),
+        (Search::MartelloToth, true) => strong::solve_plain(instance),
+        (Search::Dantzig, false) => solve_with(instance, sharing),
+        (Search::Dantzig, true) => shared::solve_plain(instance),
+    }
+}
 
 use std::sync::Arc;
 
@@ -142,4 +181,12 @@ pub fn format_value(value: f64, integral: bool) -> String {
     } else {
         format!("{value:.4}")
     }
+}
+
+/// One name per instance, the same on every node.
+pub(crate) fn incumbent_name(instance: &Instance) -> String {
+    let items = &instance.items;
+    let bits = items.profit.iter().chain(&items.weight).chain([&instance.capacity]);
+    let bytes: Vec<u8> = bits.flat_map(|x| x.to_bits().to_le_bytes()).collect();
+    format!("knapsack {}", &blake3::hash(&bytes).to_hex()[..16])
 }

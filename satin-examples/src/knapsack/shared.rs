@@ -4,7 +4,7 @@
 use satin::divide_and_conquer;
 use satin::shared::Incumbent;
 
-use super::{greedy, upper_bound, Instance, Items};
+use super::{greedy, incumbent_name, upper_bound, Instance, Items};
 
 /// The best value reachable from item `next` on, with `room` left and
 /// `value` packed. Every packing it completes is offered to `best`, which
@@ -56,12 +56,4 @@ pub fn solve_plain(instance: &Instance) -> f64 {
     let mut best = 0.0;
     go(&instance.items, &mut best, 0, instance.capacity, 0.0);
     best
-}
-
-/// One name per instance, the same on every node.
-fn incumbent_name(instance: &Instance) -> String {
-    let items = &instance.items;
-    let bits = items.profit.iter().chain(&items.weight).chain([&instance.capacity]);
-    let bytes: Vec<u8> = bits.flat_map(|x| x.to_bits().to_le_bytes()).collect();
-    format!("knapsack {}", &blake3::hash(&bytes).to_hex()[..16])
 }

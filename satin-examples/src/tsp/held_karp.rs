@@ -35,6 +35,9 @@ enum Expanded {
 
 fn expand(m: &Matrix, branch: &Branch, upper: u64) -> Expanded {
     crate::expanded::one_at_once();
+    if m.n <= 3 {
+        return Expanded::Pruned; // one tour only: the first
+    }
     let Some(edges) = Edges::new(m.n, &branch.fixed) else { return Expanded::Pruned };
     let Some(ascent) = ascend(m, &edges, branch.pi.clone(), upper, Schedule::branch(m.n)) else {
         return Expanded::Pruned;
@@ -173,14 +176,14 @@ impl Root {
         100.0 * (optimum as f64 - bound) / optimum as f64
     }
 
-    /// The search's first branch, unless the root settled it (the first
-    /// tour meets the bound, or the root's tree is a tour).
-    fn branch(&self) -> Option<Branch> {
-        let ascent = self.ascent.as_ref()?;
-        if ascent.whole_bound() >= self.tour || ascent.tree.is_tour() {
-            return None;
-        }
-        Some(Branch { fixed: Fixed::default(), pi: ascent.pi.clone() })
+    /// The search's first branch: nothing fixed, from the root's
+    /// multipliers. (When the root settled the instance — the first tour
+    /// meets the bound, or the root's tree is a tour — the search still
+    /// runs, and ends at this branch: every node of a distributed run
+    /// takes part in a run, which starts with the call.)
+    fn branch(&self, n: usize) -> Branch {
+        let pi = self.ascent.as_ref().map_or_else(|| vec![0.0; n], |a| a.pi.clone());
+        Branch { fixed: Fixed::default(), pi }
     }
 
     /// The root's own tour when its 1-tree is one (shorter than the first).
@@ -197,7 +200,7 @@ pub fn solve(m: &Matrix, sharing: Bound) -> u64 {
     // Every node's replica starts at the first tour, also when the root
     // settles the instance.
     let best = Incumbent::minimize(&incumbent_name(m), first);
-    let Some(branch) = root.branch() else { return first };
+    let branch = root.branch(m.n);
     match sharing {
         Bound::Shared => search(m, &best, branch).min(best.get()),
         Bound::PerBranch => search_local(m, branch, first),
@@ -208,8 +211,6 @@ pub fn solve(m: &Matrix, sharing: Bound) -> u64 {
 pub fn solve_plain(m: &Matrix) -> u64 {
     let root = Root::new(m);
     let mut best = root.tour.min(root.tree_tour(m));
-    if let Some(branch) = root.branch() {
-        search_plain(m, branch, &mut best);
-    }
+    search_plain(m, root.branch(m.n), &mut best);
     best
 }

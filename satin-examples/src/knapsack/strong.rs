@@ -130,18 +130,53 @@ pub struct Reduced {
     pub core: Core,
     pub room: f64,
     pub fixed_value: f64,
-    /// The first packing's value (greedy over every item).
+    /// The first packing's value (greedy, or the window's exact packing).
     pub first: f64,
+}
+
+/// How many items around the break item the first packing decides by
+/// dynamic programming.
+const WINDOW: usize = 100;
+
+/// The most table cells that dynamic programming may fill for it.
+const WINDOW_CELLS: f64 = 5e7;
+
+/// A packing better than greedy, as Pisinger's core algorithms start:
+/// the items before a window of [`WINDOW`] items around the break item
+/// packed, those after it left out, and the window decided exactly by
+/// dynamic programming over the room left. `None` when weights are not
+/// whole numbers or the table would be too large.
+fn window_packing(all: &Core, capacity: f64) -> Option<f64> {
+    let b = all.break_item(0, capacity);
+    let (lo, hi) = (b.saturating_sub(WINDOW / 2), (b + WINDOW / 2).min(all.len()));
+    let room = capacity - all.prefix_weight[lo];
+    let whole = |x: f64| x.fract() == 0.0;
+    if room < 0.0 || !whole(room) || !all.weight[lo..hi].iter().copied().all(whole) {
+        return None;
+    }
+    if room * (hi - lo) as f64 > WINDOW_CELLS {
+        return None;
+    }
+    let room = room as usize;
+    let mut best = vec![0.0f64; room + 1];
+    for i in lo..hi {
+        let w = all.weight[i] as usize;
+        for r in (w..=room).rev() {
+            best[r] = best[r].max(best[r - w] + all.profit[i]);
+        }
+    }
+    Some(all.prefix_profit[lo] + best[room])
 }
 
 /// Martello and Toth's reduction: fixes every item whose opposite choice
 /// (out if the relaxation packs it, in if not), relaxed by Dantzig's
-/// bound, cannot beat the greedy packing; the rest form the core.
+/// bound, cannot beat the first packing (the better of greedy and
+/// [`window_packing`]); the rest form the core.
 pub fn reduce(instance: &Instance) -> Reduced {
     let items = &instance.items;
     let all = Core::new(items.profit.clone(), items.weight.clone(), instance.integral);
     let capacity = instance.capacity;
-    let first = all.greedy(0, capacity, 0.0);
+    let first = all.greedy(0, capacity, 0.0).max(window_packing(&all, capacity).unwrap_or(0.0));
     let b = all.break_item(0, capacity);
     let (mut profit, mut weight) = (Vec::new(), Vec::new());
     let (mut room, mut fixed_value) = (capacity, 0.0);

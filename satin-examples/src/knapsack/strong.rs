@@ -1,18 +1,20 @@
 //! The knapsack search that solves Pisinger's hard families: items in
 //! efficiency order, Martello and Toth's bound U2 (the better of the
 //! break item out and the break item in, each relaxed by its neighbour's
-//! efficiency), reduction at the root (items whose opposite choice cannot
-//! beat the first packing are fixed), and dominance: two branches that
-//! reach the same item with the same room left are one problem, so the
-//! one with less packed value stops. Dominance is what the hard families
-//! need — their bounds barely separate packings, yet far fewer distinct
-//! (item, room) states than paths lie under the bound.
+//! efficiency), a first packing from greedy or a core window decided by
+//! dynamic programming, reduction at the root (items whose opposite
+//! choice cannot beat the first packing are fixed), and dominance: a
+//! branch that reaches an item with no more room and no more value than a
+//! branch already explored there stops. Dominance is what the hard
+//! families need — their bounds barely separate packings, yet far fewer
+//! distinct (item, room) states than paths lie under the bound.
 //!
-//! Each worker thread keeps the states it has seen for the run in a table
-//! of its own (no locking; a state seen only by another worker is
-//! explored twice, never lost). A state is recorded by the branch that
-//! explores it, so cutting another branch at it loses nothing: if that
-//! worker dies with its node, the recovery re-runs the recording branch.
+//! The explored pairs are the process's, kept per run in bands of items
+//! each behind its own lock (workers at different depths rarely meet); a
+//! pair seen only by another process is explored twice, never lost. A
+//! pair is recorded by the branch that explores it, so cutting another
+//! branch at it loses nothing: if that branch's node dies, the recovery
+//! re-runs it, and what it finds reaches the shared incumbent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;

@@ -173,7 +173,7 @@ fn window_packing(all: &Core, capacity: f64) -> Option<f64> {
 /// Martello and Toth's reduction: fixes every item whose opposite choice
 /// (out if the relaxation packs it, in if not), relaxed by Dantzig's
 /// bound, cannot beat the first packing (the better of greedy and
-/// [`window_packing`]); the rest form the core.
+/// the core window's packing); the rest form the core.
 pub fn reduce(instance: &Instance) -> Reduced {
     let items = &instance.items;
     let all = Core::new(items.profit.clone(), items.weight.clone(), instance.integral);

@@ -3,12 +3,12 @@
 //! (the first in the order written), and an error aborts the calls after
 //! it, which nobody reads.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use satin::{divide_and_conquer, Runtime};
 
-/// Leaves visited by `first_bad` (this file's tests that count run alone
-/// through `COUNTED`).
+/// Leaves visited by `checked_sum` (this file's tests that call it run one
+/// at a time through `COUNTED`).
 static VISITED: AtomicU64 = AtomicU64::new(0);
 static COUNTED: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -101,6 +101,7 @@ fn runtimes() -> Vec<Runtime> {
 
 #[test]
 fn results_and_errors_match_the_plain_function() {
+    let _alone = COUNTED.lock().unwrap_or_else(|e| e.into_inner());
     let n = 1 << 12;
     let cases: [&[u64]; 5] = [&[], &[3], &[n - 2], &[100, 3000], &[3000, 100]];
     for rt in runtimes() {
@@ -132,18 +133,65 @@ fn question_marked_calls_spawn() {
     assert!(rt.stats().spawns > before + 2 * 255, "{:?}", rt.stats());
 }
 
+/// The calls `race_error` makes: the root calls `LEFT` then `RIGHT`.
+const ROOT: u8 = 0;
+const LEFT: u8 = 1;
+const RIGHT: u8 = 2;
+const PROBE: u8 = 3;
+static RIGHT_STARTED: AtomicBool = AtomicBool::new(false);
+static RIGHT_FINISHED: AtomicBool = AtomicBool::new(false);
+
+/// `LEFT` fails once `RIGHT`, spawned before it, is running on another
+/// worker (`wait_for_right`); `RIGHT` keeps making calls until it is
+/// aborted. It finishes only if the abort never comes (after a minute, so
+/// that a broken abort fails the test instead of hanging it).
+#[divide_and_conquer]
+fn race_error(part: u8, wait_for_right: bool) -> Result<u64, String> {
+    match part {
+        ROOT => {
+            let left = race_error(LEFT, wait_for_right)?;
+            let right = race_error(RIGHT, wait_for_right)?;
+            Ok(left + right)
+        }
+        LEFT => {
+            while wait_for_right && !RIGHT_STARTED.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            Err("left failed".into())
+        }
+        RIGHT => {
+            RIGHT_STARTED.store(true, Ordering::Release);
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let mut calls = 0;
+            while std::time::Instant::now() < give_up {
+                // Each call is a spawn point, where an abort is noticed.
+                calls += race_error(PROBE, wait_for_right)?;
+                std::thread::yield_now();
+            }
+            RIGHT_FINISHED.store(true, Ordering::Release);
+            Ok(calls)
+        }
+        _ => Ok(1),
+    }
+}
+
 #[test]
 fn an_early_error_aborts_the_calls_after_it() {
     let _alone = COUNTED.lock().unwrap_or_else(|e| e.into_inner());
-    for rt in runtimes() {
-        let n = 1u64 << 14;
-        VISITED.store(0, Ordering::Relaxed);
-        assert_eq!(rt.run(|| checked_sum(0, n, &[3])), Err("leaf 3".into()));
-        let visited = VISITED.load(Ordering::Relaxed);
-        assert!(
-            visited < n / 2,
-            "{} workers: the right half should be aborted, visited {visited} of {n}",
-            rt.workers()
-        );
+    // One worker: the calls queued after the error never run; leaves 0 to 3
+    // are all that is visited.
+    let rt = Runtime::builder().workers(1).build().unwrap();
+    let n = 1u64 << 14;
+    VISITED.store(0, Ordering::Relaxed);
+    assert_eq!(rt.run(|| checked_sum(0, n, &[3])), Err("leaf 3".into()));
+    assert_eq!(VISITED.load(Ordering::Relaxed), 4, "only the leaves up to the error run");
+    // Several workers: a call after the error that is already running on
+    // another worker is stopped, and the error is the answer.
+    for rt in runtimes().into_iter().filter(|rt| rt.workers() > 1) {
+        RIGHT_STARTED.store(false, Ordering::Release);
+        RIGHT_FINISHED.store(false, Ordering::Release);
+        assert_eq!(rt.run(|| race_error(ROOT, true)), Err("left failed".into()));
+        assert!(RIGHT_STARTED.load(Ordering::Acquire), "{} workers: the right call ran", rt.workers());
+        assert!(!RIGHT_FINISHED.load(Ordering::Acquire), "{} workers: the right call was aborted", rt.workers());
     }
 }

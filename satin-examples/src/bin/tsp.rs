@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use satin_examples::tsp::{self, held_karp::Root, LowerBound};
+use satin_examples::tsp::held_karp::{self, Root};
+use satin_examples::tsp::{self, LowerBound};
 use satin_examples::{cli, Bound};
 
 #[derive(Parser)]
@@ -33,17 +34,19 @@ fn main() {
     let sharing = if args.per_branch { Bound::PerBranch } else { Bound::Shared };
     let (bound, sequential) = (args.bound, args.run.sequential);
     let matrix = m.clone();
-    let best = cli::run("tsp", &args.run, move || tsp::solve_with(&m, bound, sharing, sequential));
+    // The root's ascent, once: its figures are printed after the run.
+    let root = (bound == LowerBound::HeldKarp).then(|| Root::new(&m));
+    let start = root.clone();
+    let best = cli::run("tsp", &args.run, move || match (&start, sequential) {
+        (Some(root), false) => held_karp::solve_from(&m, root, sharing),
+        (Some(root), true) => held_karp::solve_plain_from(&m, root),
+        (None, _) => tsp::solve_with(&m, bound, sharing, sequential),
+    });
     println!("{best}");
     eprintln!("tsp: {} nodes expanded on this node", satin_examples::expanded::total());
-    if bound == LowerBound::HeldKarp {
-        // The root's figures, again: cheap beside the search, and the
-        // same on every node.
-        let root = Root::new(&matrix);
-        if let Some(ascent) = &root.ascent {
-            let gap = root.gap(best);
-            eprintln!("tsp: first tour {}, root bound {:.1} ({gap:.2} % below the optimum)", root.tour, ascent.bound);
-        }
+    if let Some(Root { tour, ascent: Some(ascent) }) = &root {
+        let gap = root.as_ref().expect("matched").gap(best);
+        eprintln!("tsp: first tour {tour}, root bound {:.1} ({gap:.2} % below the optimum)", ascent.bound);
     }
     if !sequential && !args.per_branch {
         eprintln!("tsp: shortest tour known on this node {}", tsp::known_best(&matrix));

@@ -152,6 +152,7 @@ pub fn search_plain(m: &Matrix, branch: Branch, best: &mut u64) {
 
 /// Where every search starts: the first tour ([`tour::good_tour`]) and
 /// the root's long ascent, whose bound is the root gap's.
+#[derive(Debug, Clone)]
 pub struct Root {
     pub tour: u64,
     pub ascent: Option<Ascent>,
@@ -195,21 +196,32 @@ impl Root {
 /// The optimal tour length, searched in parallel (inside a runtime) with
 /// the incumbent shared or per branch.
 pub fn solve(m: &Matrix, sharing: Bound) -> u64 {
-    let root = Root::new(m);
+    solve_from(m, &Root::new(m), sharing)
+}
+
+/// [`solve`] from a root already computed (a program that prints the
+/// root's figures computes it once).
+pub fn solve_from(m: &Matrix, root: &Root, sharing: Bound) -> u64 {
     let first = root.tour.min(root.tree_tour(m));
-    // Every node's replica starts at the first tour, also when the root
-    // settles the instance.
-    let best = Incumbent::minimize(&incumbent_name(m), first);
     let branch = root.branch(m.n);
     match sharing {
-        Bound::Shared => search(m, &best, branch).min(best.get()),
+        Bound::Shared => {
+            // Every node's replica starts at the first tour, also when
+            // the root settles the instance.
+            let best = Incumbent::minimize(&incumbent_name(m), first);
+            search(m, &best, branch).min(best.get())
+        }
         Bound::PerBranch => search_local(m, branch, first),
     }
 }
 
 /// The optimal tour length, searched sequentially.
 pub fn solve_plain(m: &Matrix) -> u64 {
-    let root = Root::new(m);
+    solve_plain_from(m, &Root::new(m))
+}
+
+/// [`solve_plain`] from a root already computed.
+pub fn solve_plain_from(m: &Matrix, root: &Root) -> u64 {
     let mut best = root.tour.min(root.tree_tour(m));
     search_plain(m, root.branch(m.n), &mut best);
     best

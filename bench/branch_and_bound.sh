@@ -45,26 +45,32 @@ if [[ $WHAT == tsp || $WHAT == all ]]; then
     done
 fi
 
+# The depth-first searches, 2 workers, or "> LIMIT s".
+within() {
+    local limit=$1 f=$2 bound=$3
+    if timeout "$limit" "$T/knapsack" "$f" --bound "$bound" --workers 2 --no-progress >/dev/null 2>&1; then
+        read -r a s n <<<"$(run knapsack "$f" --bound "$bound" --workers 2)"
+        cell "$a" "$s" "$n"
+    else
+        echo "> $limit s"
+    fi
+}
+
 if [[ $WHAT == knapsack || $WHAT == all ]]; then
     echo
-    echo "| family (type) | items | answer | sequential | 1 worker | 2 workers | 4 local nodes | Dantzig search, 2 workers |"
-    echo "|---|---|---|---|---|---|---|---|"
-    for spec in 3,1000 4,1000 11,1000 12,1000 13,1000 14,1000 15,1000 16,1000 3,10000 4,10000; do
-        t=${spec%,*}; items=${spec#*,}
-        f=$tmp/kp_${t}_$items
-        "$T/knapsack" --generate "$t,$items,1000,50,100" >"$f"
-        read -r aq sq nq <<<"$(run knapsack "$f" --sequential)"
-        read -r a1 s1 n1 <<<"$(run knapsack "$f" --workers 1)"
-        read -r a2 s2 n2 <<<"$(run knapsack "$f" --workers 2)"
-        read -r a4 s4 n4 <<<"$(run knapsack "$f" --local-nodes 4 --workers 1)"
-        if timeout 20 "$T/knapsack" "$f" --bound dantzig --workers 2 --no-progress >/dev/null 2>&1; then
-            read -r ad sd nd <<<"$(run knapsack "$f" --bound dantzig --workers 2)"
-            dantzig=$(cell "$ad" "$sd" "$nd")
-        else
-            dantzig="> 20 s"
-        fi
-        answer=$aq
-        [[ $aq == "$a1" && $a1 == "$a2" && $a2 == "$a4" ]] || answer="$aq/$a1/$a2/$a4 (differ)"
-        echo "| $t | $items | $answer | $(cell "$aq" "$sq" "$nq") | $(cell "$a1" "$s1" "$n1") | $(cell "$a2" "$s2" "$n2") | $(cell "$a4" "$s4" "$n4") | $dantzig |"
+    echo "| family (type) | items | answer | sequential | 1 worker | 2 workers | 4 local nodes | depth first (martello-toth), 2 workers | Dantzig search, 2 workers |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for items in 1000 10000; do
+        for t in 3 4 11 12 13 14 15 16; do
+            f=$tmp/kp_${t}_$items
+            "$T/knapsack" --generate "$t,$items,1000,50,100" >"$f"
+            read -r aq sq nq <<<"$(run knapsack "$f" --sequential)"
+            read -r a1 s1 n1 <<<"$(run knapsack "$f" --workers 1)"
+            read -r a2 s2 n2 <<<"$(run knapsack "$f" --workers 2)"
+            read -r a4 s4 n4 <<<"$(run knapsack "$f" --local-nodes 4 --workers 1)"
+            answer=$aq
+            [[ $aq == "$a1" && $a1 == "$a2" && $a2 == "$a4" ]] || answer="$aq/$a1/$a2/$a4 (differ)"
+            echo "| $t | $items | $answer | $(cell "$aq" "$sq" "$nq") | $(cell "$a1" "$s1" "$n1") | $(cell "$a2" "$s2" "$n2") | $(cell "$a4" "$s4" "$n4") | $(within 60 "$f" martello-toth) | $(within 20 "$f" dantzig) |"
+        done
     done
 fi

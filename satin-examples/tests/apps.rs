@@ -63,6 +63,12 @@ proptest! {
         let i4 = inst.clone();
         prop_assert_eq!(rt().run(move || knapsack::strong::solve_with(&i4, satin_examples::Bound::PerBranch)), expected);
         prop_assert_eq!(knapsack::strong::solve_plain(&inst), expected);
+        // The level-by-level search: shared, per branch and sequential.
+        let i5 = inst.clone();
+        prop_assert_eq!(rt().run(move || knapsack::levels::solve(&i5)), expected);
+        let i6 = inst.clone();
+        prop_assert_eq!(rt().run(move || knapsack::levels::solve_with(&i6, satin_examples::Bound::PerBranch)), expected);
+        prop_assert_eq!(knapsack::levels::solve_plain(&inst), expected);
     }
 
     #[test]
@@ -162,6 +168,9 @@ fn knapsack_solves_every_bundled_instance_to_its_published_optimum() {
         let i3 = inst.clone();
         let strong = knapsack::format_value(rt.run(move || knapsack::strong::solve(&i3)), inst.integral);
         assert_eq!(strong, optimum, "{file} by the Martello–Toth search");
+        let i4 = inst.clone();
+        let levels = knapsack::format_value(rt.run(move || knapsack::levels::solve(&i4)), inst.integral);
+        assert_eq!(levels, optimum, "{file} by the level-by-level search");
         if let Some(dp) = knapsack::dp_optimum(&inst) {
             assert_eq!(knapsack::format_value(dp, true), optimum, "{file} by dynamic programming");
         }

@@ -15,10 +15,12 @@ struct Args {
     /// Instance file, e.g. satin-examples/data/knapsack/pisinger/knapPI_13_60_1000_50.
     #[arg(required_unless_present = "generate")]
     file: Option<PathBuf>,
-    /// The search: `martello-toth` (Martello and Toth's bound U2,
-    /// reduction, dominance between branches; solves the hard families)
-    /// or `dantzig` (the seeds' search: Dantzig's bound only).
-    #[arg(long, default_value = "martello-toth", value_name = "BOUND")]
+    /// The search: `levels` (Martello and Toth's reduction, then every
+    /// branch decided one item at a time from the break item outwards;
+    /// solves the hard families), `martello-toth` (their bound U2 depth
+    /// first, with dominance between branches) or `dantzig` (the seeds' search:
+    /// Dantzig's bound only).
+    #[arg(long, default_value = "levels", value_name = "BOUND")]
     bound: knapsack::Search,
     /// Pass the best value down as a parameter instead of sharing it (to
     /// compare the nodes each expands).

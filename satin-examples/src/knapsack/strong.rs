@@ -1,5 +1,6 @@
-//! The knapsack search that solves Pisinger's hard families: items in
-//! efficiency order, Martello and Toth's bound U2 (the better of the
+//! The depth-first knapsack search for Pisinger's hard families (all but
+//! circle instances; [`super::levels`] solves those too), and the core
+//! and reduction both searches start from: items in efficiency order, Martello and Toth's bound U2 (the better of the
 //! break item out and the break item in, each relaxed by its neighbour's
 //! efficiency), a first packing from greedy or a core window decided by
 //! dynamic programming, reduction at the root (items whose opposite
@@ -7,7 +8,9 @@
 //! branch that reaches an item with no more room and no more value than a
 //! branch already explored there stops. Dominance is what the hard
 //! families need — their bounds barely separate packings, yet far fewer
-//! distinct (item, room) states than paths lie under the bound.
+//! distinct (item, room) states than paths lie under the bound. Depth
+//! first, a state reached again with more value is explored again: on
+//! circle instances tens of times each.
 //!
 //! The explored pairs are the process's, kept per run in bands of items
 //! each behind its own lock (workers at different depths rarely meet); a
@@ -33,8 +36,8 @@ pub struct Core {
     pub weight: Vec<f64>,
     /// `prefix_profit[i]` = the profit of items `0..i` (one more entry
     /// than items); the same for weights.
-    prefix_profit: Vec<f64>,
-    prefix_weight: Vec<f64>,
+    pub(super) prefix_profit: Vec<f64>,
+    pub(super) prefix_weight: Vec<f64>,
     /// Whether every profit is whole (bounds round down).
     integral: bool,
 }
@@ -47,13 +50,13 @@ impl Core {
         Core { prefix_profit: sums(&profit), prefix_weight: sums(&weight), profit, weight, integral }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.profit.len()
     }
 
     /// The first item from `next` on that does not fit when every item
     /// before it is packed into `room` (`len` if all fit).
-    fn break_item(&self, next: usize, room: f64) -> usize {
+    pub(super) fn break_item(&self, next: usize, room: f64) -> usize {
         let limit = self.prefix_weight[next] + room;
         // prefix_weight is non-decreasing: the last i with
         // prefix_weight[i] <= limit packs items next..i.
@@ -63,7 +66,7 @@ impl Core {
 
     /// Martello and Toth's U2 for items `next..` with `room` left and
     /// `value` packed.
-    fn upper_bound(&self, next: usize, room: f64, value: f64) -> f64 {
+    pub(super) fn upper_bound(&self, next: usize, room: f64, value: f64) -> f64 {
         let b = self.break_item(next, room);
         let value = value + self.prefix_profit[b] - self.prefix_profit[next];
         let room = room - (self.prefix_weight[b] - self.prefix_weight[next]);
@@ -86,7 +89,7 @@ impl Core {
 
     /// Dantzig's bound for items `next..` with `room` left (the
     /// relaxation: items in order, the break item in part).
-    fn dantzig(&self, next: usize, room: f64) -> f64 {
+    pub(super) fn dantzig(&self, next: usize, room: f64) -> f64 {
         let b = self.break_item(next, room);
         let value = self.prefix_profit[b] - self.prefix_profit[next];
         let left = room - (self.prefix_weight[b] - self.prefix_weight[next]);
@@ -105,7 +108,7 @@ impl Core {
     }
 
     /// Whether a bound leaves room for a packing better than `best`.
-    fn beats(&self, bound: f64, best: f64) -> bool {
+    pub(super) fn beats(&self, bound: f64, best: f64) -> bool {
         match self.integral {
             true => (bound + 1e-9).floor() > best,
             false => bound > best + 1e-9,
@@ -114,7 +117,7 @@ impl Core {
 
     /// The value of packing greedily, in order, every item from `next` on
     /// that still fits.
-    fn greedy(&self, next: usize, mut room: f64, mut value: f64) -> f64 {
+    pub(super) fn greedy(&self, next: usize, mut room: f64, mut value: f64) -> f64 {
         for i in next..self.len() {
             if self.weight[i] <= room {
                 room -= self.weight[i];

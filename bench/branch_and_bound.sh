@@ -58,19 +58,20 @@ within() {
 
 if [[ $WHAT == knapsack || $WHAT == all ]]; then
     echo
-    echo "| family (type) | items | answer | sequential | 1 worker | 2 workers | 4 local nodes | depth first (martello-toth), 2 workers | Dantzig search, 2 workers |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| family (type) | items | answer | root gap (U2 − optimum) | sequential | 1 worker | 2 workers | 4 local nodes | depth first (martello-toth), 2 workers | Dantzig search, 2 workers |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for items in 1000 10000; do
         for t in 3 4 11 12 13 14 15 16; do
             f=$tmp/kp_${t}_$items
             "$T/knapsack" --generate "$t,$items,1000,50,100" >"$f"
             read -r aq sq nq <<<"$(run knapsack "$f" --sequential)"
+            gap=$(grep -o 'root bound U2 [0-9.]* ([0-9.]* above' "$tmp/err" | sed 's/.*(\([0-9.]*\) above/\1/')
             read -r a1 s1 n1 <<<"$(run knapsack "$f" --workers 1)"
             read -r a2 s2 n2 <<<"$(run knapsack "$f" --workers 2)"
             read -r a4 s4 n4 <<<"$(run knapsack "$f" --local-nodes 4 --workers 1)"
             answer=$aq
             [[ $aq == "$a1" && $a1 == "$a2" && $a2 == "$a4" ]] || answer="$aq/$a1/$a2/$a4 (differ)"
-            echo "| $t | $items | $answer | $(cell "$aq" "$sq" "$nq") | $(cell "$a1" "$s1" "$n1") | $(cell "$a2" "$s2" "$n2") | $(cell "$a4" "$s4" "$n4") | $(within 60 "$f" martello-toth) | $(within 20 "$f" dantzig) |"
+            echo "| $t | $items | $answer | $gap | $(cell "$aq" "$sq" "$nq") | $(cell "$a1" "$s1" "$n1") | $(cell "$a2" "$s2" "$n2") | $(cell "$a4" "$s4" "$n4") | $(within 60 "$f" martello-toth) | $(within 20 "$f" dantzig) |"
         done
     done
 fi

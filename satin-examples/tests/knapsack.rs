@@ -118,6 +118,52 @@ fn the_level_by_level_search_solves_every_hard_family_of_a_thousand_items() {
     }
 }
 
+/// Published optima of instances of Pisinger's hard-instance files
+/// (type, items, range, instance, optimum), as the knapsack benchmarks of
+/// the Pseudo-Boolean Evaluation name them
+/// (`knapPI_T_N_R_I_-OPTIMUM.opb`).
+const PUBLISHED: [(u32, usize, i64, u32, u64); 28] = [
+    (16, 500, 1000, 1, 13145),
+    (16, 1000, 1000, 1, 27147),
+    (16, 2000, 1000, 1, 54945),
+    (16, 5000, 1000, 1, 138116),
+    (16, 10000, 1000, 1, 277046),
+    (16, 10000, 1000, 2, 464756),
+    (16, 10000, 1000, 3, 633245),
+    (4, 500, 1000, 1, 2712),
+    (4, 500, 10000, 1, 27309),
+    (4, 1000, 1000, 1, 5380),
+    (4, 1000, 10000, 1, 52881),
+    (4, 2000, 1000, 1, 10699),
+    (4, 2000, 10000, 1, 106879),
+    (4, 5000, 1000, 1, 26956),
+    (14, 500, 1000, 1, 12746),
+    (14, 1000, 1000, 1, 26616),
+    (14, 2000, 1000, 1, 54180),
+    (14, 5000, 1000, 1, 134202),
+    (14, 10000, 1000, 1, 270697),
+    (5, 200, 10000, 1, 28310),
+    (5, 500, 1000, 1, 7241),
+    (5, 500, 10000, 1, 70063),
+    (5, 1000, 1000, 1, 14202),
+    (5, 1000, 10000, 1, 146390),
+    (5, 2000, 1000, 1, 28124),
+    (5, 2000, 10000, 1, 292470),
+    (5, 5000, 1000, 1, 71745),
+    (5, 5000, 10000, 1, 733679),
+];
+
+#[test]
+fn the_level_by_level_search_finds_the_published_optima() {
+    let rt = satin::Runtime::builder().workers(2).build().unwrap();
+    for (t, items, range, instance, optimum) in PUBLISHED {
+        let (list, capacity) = pisinger::generate(Family::from_type(t).unwrap(), items, range, instance, 100).unwrap();
+        let inst = knapsack::parse(&pisinger::to_text(&list, capacity)).unwrap();
+        let found = rt.run(move || knapsack::levels::solve(&inst));
+        assert_eq!(found, optimum as f64, "knapPI_{t}_{items}_{range}_{instance}");
+    }
+}
+
 /// The depth-first search on the same families, circle instances at 200
 /// items (depth first, their branches meet the same pairs again with more
 /// value: see docs/results.md).

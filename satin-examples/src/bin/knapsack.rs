@@ -50,9 +50,12 @@ fn main() {
     let integral = instance.integral;
     let bound = if args.per_branch { Bound::PerBranch } else { Bound::Shared };
     let (search, sequential) = (args.bound, args.run.sequential);
+    let root = knapsack::strong::root_bound(&instance);
     let best = cli::run("knapsack", &args.run, move || knapsack::solve_by(&instance, search, bound, sequential));
     println!("{}", knapsack::format_value(best, integral));
     eprintln!("knapsack: {} nodes expanded on this node", satin_examples::expanded::total());
+    let percent = if best > 0.0 { 100.0 * (root - best) / best } else { 0.0 };
+    eprintln!("knapsack: root bound U2 {root:.1} ({:.1} above the optimum, {percent:.4} %)", root - best);
 }
 
 fn parse_spec(spec: &str) -> Result<(Vec<(i64, i64)>, i64), String> {

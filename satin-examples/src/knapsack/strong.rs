@@ -204,6 +204,14 @@ pub fn reduce(instance: &Instance) -> Reduced {
     Reduced { core: Core::new(profit, weight, instance.integral), room, fixed_value, first }
 }
 
+/// Martello and Toth's bound U2 for the whole instance, before any
+/// branch: how far above the optimum the search starts.
+pub fn root_bound(instance: &Instance) -> f64 {
+    let items = &instance.items;
+    let all = Core::new(items.profit.clone(), items.weight.clone(), instance.integral);
+    all.upper_bound(0, instance.capacity, 0.0)
+}
+
 /// The branches explored in one run, for a band of items: for each
 /// item, the (room, value) pairs no other explored pair beats in both —
 /// ordered by room, so their values fall as room grows.

@@ -49,9 +49,9 @@ pub struct Front {
 /// One item to decide, and which items are left after it.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
 pub struct Step {
-    pub item: usize,
     /// Before the break item: every branch has it packed, and the choice
-    /// is to take it out; after: to pack it.
+    /// is to take it out (the item is `before`); after: to pack it (the
+    /// item is `after - 1`).
     pub packed: bool,
     /// Once it is decided, the items `before..after` are: those before
     /// are packed in every branch, those after left out.
@@ -60,6 +60,15 @@ pub struct Step {
 }
 
 impl Step {
+    /// The item this step decides.
+    fn item(&self) -> usize {
+        if self.packed {
+            self.before
+        } else {
+            self.after - 1
+        }
+    }
+
     /// The most a branch with `room` and `value` can reach: room filled
     /// at the efficiency of the first item after the decided ones (no
     /// later item has more), overfilled room freed at that of the last
@@ -104,7 +113,7 @@ pub fn expand(core: &Core, shared: &Option<Incumbent>, incumbent: f64, step: Ste
         }
     };
     let (mut same, mut changed) = (Vec::with_capacity(pairs.len()), Vec::with_capacity(pairs.len()));
-    let (p, w) = (core.profit[step.item], core.weight[step.item]);
+    let (p, w) = (core.profit[step.item()], core.weight[step.item()]);
     let (dw, dp) = if step.packed { (w, -p) } else { (-w, p) };
     for pair in pairs {
         crate::expanded::one();
@@ -117,28 +126,22 @@ pub fn expand(core: &Core, shared: &Option<Incumbent>, incumbent: f64, step: Ste
     Front { pairs: merge(&same, &changed), found }
 }
 
-/// The front of two fronts' pairs: merged by room, then every pair with
-/// as much value as one with more room (or the same) dropped.
+/// The front of two fronts' pairs, in one pass from the most room down:
+/// a pair stays if it has more value than every pair with more room (or
+/// the same room and more value).
 fn merge(a: &[Pair], b: &[Pair]) -> Vec<Pair> {
-    let mut all = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    let first = |x: &Pair, y: &Pair| (x.room, x.value) <= (y.room, y.value);
-    while i < a.len() && j < b.len() {
-        if first(&a[i], &b[j]) {
-            all.push(a[i]);
-            i += 1;
-        } else {
-            all.push(b[j]);
-            j += 1;
-        }
-    }
-    all.extend_from_slice(&a[i..]);
-    all.extend_from_slice(&b[j..]);
-    // From the most room down, a pair stays if it has more value than
-    // every pair with more room.
-    let mut front = Vec::with_capacity(all.len());
+    let mut front = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (a.len(), b.len());
     let mut most = f64::NEG_INFINITY;
-    for pair in all.into_iter().rev() {
+    while i > 0 || j > 0 {
+        let from_a = j == 0 || (i > 0 && (a[i - 1].room, a[i - 1].value) >= (b[j - 1].room, b[j - 1].value));
+        let pair = if from_a {
+            i -= 1;
+            a[i]
+        } else {
+            j -= 1;
+            b[j]
+        };
         if pair.value > most {
             most = pair.value;
             front.push(pair);
@@ -156,10 +159,10 @@ fn steps(n: usize, b: usize) -> Vec<Step> {
     while before > 0 || after < n {
         if after < n && (before == 0 || after - b <= b - before) {
             after += 1;
-            order.push(Step { item: after - 1, packed: false, before, after });
+            order.push(Step { packed: false, before, after });
         } else {
             before -= 1;
-            order.push(Step { item: before, packed: true, before, after });
+            order.push(Step { packed: true, before, after });
         }
     }
     order

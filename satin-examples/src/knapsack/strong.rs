@@ -66,7 +66,7 @@ impl Core {
 
     /// Martello and Toth's U2 for items `next..` with `room` left and
     /// `value` packed.
-    pub(super) fn upper_bound(&self, next: usize, room: f64, value: f64) -> f64 {
+    fn upper_bound(&self, next: usize, room: f64, value: f64) -> f64 {
         let b = self.break_item(next, room);
         let value = value + self.prefix_profit[b] - self.prefix_profit[next];
         let room = room - (self.prefix_weight[b] - self.prefix_weight[next]);
@@ -89,7 +89,7 @@ impl Core {
 
     /// Dantzig's bound for items `next..` with `room` left (the
     /// relaxation: items in order, the break item in part).
-    pub(super) fn dantzig(&self, next: usize, room: f64) -> f64 {
+    fn dantzig(&self, next: usize, room: f64) -> f64 {
         let b = self.break_item(next, room);
         let value = self.prefix_profit[b] - self.prefix_profit[next];
         let left = room - (self.prefix_weight[b] - self.prefix_weight[next]);
@@ -117,7 +117,7 @@ impl Core {
 
     /// The value of packing greedily, in order, every item from `next` on
     /// that still fits.
-    pub(super) fn greedy(&self, next: usize, mut room: f64, mut value: f64) -> f64 {
+    fn greedy(&self, next: usize, mut room: f64, mut value: f64) -> f64 {
         for i in next..self.len() {
             if self.weight[i] <= room {
                 room -= self.weight[i];

@@ -8,6 +8,8 @@
 use satin_examples::knapsack::{self, pisinger, pisinger::Family, Instance};
 use satin_examples::{expanded, Bound};
 
+mod common;
+
 fn data(path: &str) -> String {
     std::fs::read_to_string(satin_examples::data_dir().join("knapsack").join(path)).unwrap()
 }
@@ -195,22 +197,16 @@ fn survives_a_killed_node(what: &str, text: &str, optimum: f64, bound: &str, kil
     let file = dir.join(what);
     std::fs::write(&file, text).unwrap();
     let chaos = format!("kill:node=1,at={kill_at}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_knapsack"))
-        .arg(&file)
-        .args(["--bound", bound, "--local-nodes", "3", "--no-progress", "--chaos", &chaos, "--idle-timeout-ms", "500"])
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let file = file.to_str().unwrap();
+    let args =
+        [file, "--bound", bound, "--local-nodes", "3", "--no-progress", "--chaos", &chaos, "--idle-timeout-ms", "500"];
+    let (out, stats) = common::run_with_stats(env!("CARGO_BIN_EXE_knapsack"), &args, &[]);
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
     assert!(out.status.success(), "{what}: {stderr}");
     assert_eq!(stdout.lines().next(), Some(format!("{}", optimum as i64).as_str()), "{what}: {stderr}");
     assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "{what}: the kill happened: {stderr}");
-    let expanded: Vec<u64> = stderr
-        .lines()
-        .filter_map(|l| l.split("knapsack: ").nth(1)?.strip_suffix(" nodes expanded on this node"))
-        .map(|v| v.parse().unwrap())
-        .collect();
-    assert_eq!(expanded.len(), 2, "{what}: the two survivors report their nodes: {stderr}");
-    assert!(expanded.iter().all(|&k| k > 0), "{what}: both survivors searched: {expanded:?}");
+    assert_eq!(stats.nodes().len(), 2, "{what}: the two survivors report their figures: {stderr}");
+    assert!(stats.nodes().into_iter().all(|n| stats.searched(n)), "{what}: both survivors searched: {stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -6,6 +6,8 @@
 
 use satin_examples::tsp::{self, held_karp::Root, Bound, LowerBound, Matrix};
 
+mod common;
+
 fn instance(name: &str) -> Matrix {
     let path = satin_examples::data_dir().join("tsp").join(format!("{name}.tsp"));
     tsp::parse(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -169,13 +171,18 @@ fn run_tsp(args: &[&str]) -> (String, String) {
     (stdout.into_owned(), stderr.into_owned())
 }
 
-/// What each node says its replica of the incumbent holds at the end.
-fn known_on_each_node(stderr: &str) -> Vec<u64> {
-    stderr
-        .lines()
-        .filter_map(|l| l.split("shortest tour known on this node ").nth(1))
-        .map(|v| v.parse().unwrap())
-        .collect()
+/// `tsp` with `args` across nodes: its answer, its log, and what each
+/// node that lived to the end holds in its replica of the incumbent.
+fn run_tsp_nodes(args: &[&str]) -> (String, String, common::Stats) {
+    let (out, stats) = common::run_with_stats(env!("CARGO_BIN_EXE_tsp"), args, &[]);
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert!(out.status.success(), "tsp {args:?} failed:\n{stderr}");
+    (stdout, stderr, stats)
+}
+
+/// What each node's replica of the incumbent holds at its end.
+fn known_on_each_node(stats: &common::Stats) -> Vec<u64> {
+    stats.nodes().into_iter().flat_map(|n| stats.incumbents(n)).collect()
 }
 
 #[test]
@@ -183,28 +190,19 @@ fn across_nodes_every_replica_ends_at_the_optimum_even_after_a_crash() {
     let file = satin_examples::data_dir().join("tsp/gr17.tsp");
     let file = file.to_str().unwrap();
     let want = optimum("gr17");
-    let (stdout, stderr) = run_tsp(&[file, "--bound", "simple", "--local-nodes", "3", "--no-progress"]);
+    let (stdout, stderr, stats) = run_tsp_nodes(&[file, "--bound", "simple", "--local-nodes", "3", "--no-progress"]);
     assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
     // A node that did not find the optimum itself knows it only from
     // another node's improvement.
-    assert_eq!(known_on_each_node(&stderr), vec![want; 3], "{stderr}");
+    assert_eq!(known_on_each_node(&stats), vec![want; 3], "{stderr}");
 
     // The master (which set the first bound) killed while the search runs:
     // the others finish with the right answer and the best value found.
     let chaos = ["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=0,at=1500ms", "--idle-timeout-ms", "500"];
-    let (stdout, stderr) = run_tsp(&[&[file, "--bound", "simple"][..], &chaos[..]].concat());
+    let (stdout, stderr, stats) = run_tsp_nodes(&[&[file, "--bound", "simple"][..], &chaos[..]].concat());
     assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
     assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
-    assert_eq!(known_on_each_node(&stderr), vec![want; 2], "{stderr}");
-}
-
-/// The nodes each node says it expanded.
-fn expanded_on_each_node(stderr: &str) -> Vec<u64> {
-    stderr
-        .lines()
-        .filter_map(|l| l.split("tsp: ").nth(1)?.strip_suffix(" nodes expanded on this node"))
-        .map(|v| v.parse().unwrap())
-        .collect()
+    assert_eq!(known_on_each_node(&stats), vec![want; 2], "{stderr}");
 }
 
 #[test]
@@ -215,13 +213,12 @@ fn held_karp_across_nodes_finds_a_100_city_optimum_after_the_master_is_killed() 
     let file = file.to_str().unwrap();
     let want = optimum("kroB100");
     let chaos = ["--local-nodes", "3", "--no-progress", "--chaos", "kill:node=0,at=1500ms", "--idle-timeout-ms", "500"];
-    let (stdout, stderr) = run_tsp(&[&[file][..], &chaos[..]].concat());
+    let (stdout, stderr, stats) = run_tsp_nodes(&[&[file][..], &chaos[..]].concat());
     assert_eq!(stdout.lines().next(), Some(want.to_string().as_str()), "{stderr}");
     assert!(stderr.contains("killed") || stderr.contains("SIGKILL"), "the kill happened: {stderr}");
-    assert_eq!(known_on_each_node(&stderr), vec![want; 2], "{stderr}");
-    let nodes = expanded_on_each_node(&stderr);
-    assert_eq!(nodes.len(), 2, "the two survivors report: {stderr}");
-    assert!(nodes.iter().all(|&k| k > 0), "both survivors searched: {nodes:?}");
+    assert_eq!(known_on_each_node(&stats), vec![want; 2], "{stderr}");
+    assert_eq!(stats.nodes().len(), 2, "the two survivors report: {stderr}");
+    assert!(stats.nodes().into_iter().all(|n| stats.searched(n)), "both survivors searched: {stderr}");
 }
 
 #[test]

@@ -126,6 +126,20 @@ impl Stats {
         nodes.iter().filter(|n| n["node"].as_str() != Some(but.to_string().as_str())).map(|n| figure(n, field)).sum()
     }
 
+    /// The values of node `node`'s replicas of the shared incumbents at
+    /// its end (its program may have ended without the answer: a node
+    /// that did not show it waits at its call).
+    pub fn incumbents(&self, node: usize) -> Vec<u64> {
+        let one = self.node(node).unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        one["incumbents"].as_object().map(|m| m.values().filter_map(|v| v.as_u64()).collect()).unwrap_or_default()
+    }
+
+    /// Whether node `node` took part in the search: it stole jobs or gave
+    /// them away.
+    pub fn searched(&self, node: usize) -> bool {
+        self.of(node, "jobs_stolen") + self.of(node, "jobs_given") > 0
+    }
+
     /// Node numbers that wrote their figures.
     pub fn nodes(&self) -> Vec<usize> {
         let nodes = self.0["nodes"].as_array().expect("a list of nodes");

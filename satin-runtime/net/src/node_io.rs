@@ -10,10 +10,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::conn::{accept_loop, advertised, endpoint, Link, Net};
+use super::conn::{accept_loop, advertised, endpoint, Inputs, Link, Net, SharedDictionary};
 use super::netfault::Faults;
 use super::supervise;
 use super::tls::Pool;
@@ -104,7 +103,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         me: &mut Identity,
         faults: Option<Arc<Faults>>,
         announce: bool,
-        input: UnboundedSender<I>,
+        inputs: Inputs<I>,
+        dictionary: Option<SharedDictionary>,
     ) -> Result<NodeIo<M, I>, String> {
         let endpoint = endpoint(pool, me.listen, me.idle_timeout, faults)?;
         let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
@@ -120,8 +120,14 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =
             codec::encode(&hello, me.max_frame).map_err(|e| format!("cannot encode the handshake: {e}"))?;
-        let accept = tokio::spawn(accept_loop::<M, I>(endpoint.clone(), me.hello.clone(), me.max_frame, input.clone()));
-        let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, input);
+        let accepting = super::conn::Accepting {
+            ours: me.hello.clone(),
+            max_frame: me.max_frame,
+            inputs: inputs.clone(),
+            dictionary: dictionary.clone(),
+        };
+        let accept = tokio::spawn(accept_loop::<M, I>(endpoint.clone(), accepting));
+        let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, inputs.ordinary, dictionary);
         if let Some(contact) = me.contact {
             net.addrs.insert(CONTACT, contact);
         }
@@ -136,10 +142,14 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
     }
 }
 
-/// Runs a node's event loop on this thread, on a runtime of its own (a
-/// node's network needs one thread; the jobs run on the worker pool).
+/// Runs a node's event loop on this thread, on a runtime of its own: the
+/// event loop keeps this thread, and the network — QUIC's packets and
+/// crypto, encoding and decoding frames — runs on two more, so a large
+/// message never holds the protocol up (the jobs run on the worker pool).
 pub(crate) fn block_on<F: Future>(event_loop: F) -> Result<F::Output, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("satin-net")
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the network runtime: {e}"))?;

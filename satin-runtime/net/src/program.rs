@@ -15,6 +15,10 @@ use super::{
 };
 use satin_core::Builder;
 
+/// How many nice values a distributed node's workers run below its
+/// network threads.
+const WORKER_PRIORITY_STEPS: i32 = 5;
+
 /// What the node that ends the run as master says on stderr.
 pub(super) const MASTER_LINE: &str = "the run is over; this node is its master";
 /// What the master says when the node the run started on shows the answer.
@@ -77,6 +81,9 @@ pub fn try_run<R: Send>(
     // that draws the line, every node (any may become master).
     let status = status_line::status_line_wanted(args.no_progress) && args.join.is_none();
     let reports = std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some();
+    // A node's workers yield to its network: beats are read on time
+    // however busy the cores are (`sched/priority.rs`).
+    let builder = if args.is_distributed() { builder.lower_worker_priority(WORKER_PRIORITY_STEPS) } else { builder };
     let runtime = builder
         .track_progress(status || reports || args.dashboard.is_some())
         .build()
@@ -109,7 +116,6 @@ pub fn try_run<R: Send>(
     let app_name = app.to_string();
     let stats_json = args.stats_json.clone();
     let supervised = spec.me.supervised;
-    let mut runs = Vec::new();
     // The node lives as long as the program makes annotated calls: each
     // is a run of the same cluster (`proto/node/sequence.rs`).
     let session: Rc<RefCell<Option<session::Session>>> = Rc::default();
@@ -130,8 +136,7 @@ pub fn try_run<R: Send>(
             }
         };
         if let (Some(r), Some(path)) = (&report, &stats_json) {
-            runs.push(r.figures());
-            if let Err(e) = report::write_nodes(path, vec![report::node_json(&r.label, r.id, &runs)]) {
+            if let Err(e) = report::write_nodes(path, vec![report::node_json(&r.label, r.id, &r.per_run())]) {
                 eprintln!("{app_name}: cannot write the statistics to {}: {e}", path.display());
             }
         }
@@ -182,7 +187,7 @@ pub fn try_run<R: Send>(
     });
     let returned = panic::catch_unwind(AssertUnwindSafe(|| satin_core::dist::with_root_runner(runner, f)));
     // The node's last frames go out before the process ends.
-    let last = session.borrow_mut().take().and_then(session::Session::close);
+    let last = session.borrow_mut().take().and_then(|s| s.close(returned.is_ok()));
     let value = match returned {
         Ok(value) => value,
         Err(payload) => match payload.downcast::<NodeEnded>() {

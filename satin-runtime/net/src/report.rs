@@ -22,11 +22,19 @@ pub(crate) struct NodeReport {
     pub(crate) table_replicas: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
+    /// Frames and bytes sent per message kind.
+    pub(crate) sent_by_kind: std::collections::BTreeMap<&'static str, (u64, u64)>,
     /// Packets this node's network faults dropped (`--chaos`).
     pub(crate) packets_dropped: u64,
     /// Checkpoint records and bytes this node wrote.
     pub(crate) records_written: u64,
     pub(crate) checkpoint_bytes: u64,
+    /// The figures at the end of each run this node saw end (a node
+    /// whose program waits for an answer sees runs end all the same).
+    pub(crate) runs: Vec<Value>,
+    /// This node's replicas of the shared incumbents (`satin::shared`):
+    /// name and value.
+    pub(crate) incumbents: Vec<(String, u64)>,
 }
 
 impl NodeReport {
@@ -78,6 +86,16 @@ impl NodeReport {
 }
 
 impl NodeReport {
+    /// The figures of each run so far, as `--stats-json` lists them: one
+    /// per run that ended here, and the node's figures now after the last.
+    pub(crate) fn per_run(&self) -> Vec<Value> {
+        if self.runs.is_empty() {
+            vec![self.figures()]
+        } else {
+            self.runs.clone()
+        }
+    }
+
     /// The figures as one JSON object (the protocol's counters under
     /// `stats`).
     pub(crate) fn figures(&self) -> Value {
@@ -88,9 +106,15 @@ impl NodeReport {
             "table_homes": self.table_replicas,
             "frames_sent": self.frames_sent,
             "bytes_sent": self.bytes_sent,
+            "sent_by_kind": self
+                .sent_by_kind
+                .iter()
+                .map(|(k, (frames, bytes))| (k.to_string(), json!({ "frames": frames, "bytes": bytes })))
+                .collect::<serde_json::Map<_, _>>(),
             "packets_dropped": self.packets_dropped,
             "records_written": self.records_written,
             "checkpoint_bytes": self.checkpoint_bytes,
+            "incumbents": self.incumbents.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "stats": self.stats,
         })
     }
@@ -198,9 +222,12 @@ mod tests {
             table_replicas: 0,
             bytes_sent: 6,
             frames_sent: 1,
+            sent_by_kind: [("JobResult", (1, 6))].into(),
             packets_dropped: 0,
             records_written: 0,
             checkpoint_bytes: 0,
+            runs: Vec::new(),
+            incumbents: vec![("best".into(), 42)],
         };
         let (a, b, torn) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
         write_nodes(&a, vec![node_json("0", report.id, &[report.figures()])]).unwrap();
@@ -214,6 +241,7 @@ mod tests {
         assert_eq!(all["nodes"][1]["runs"][1]["stats"]["jobs_stolen"], 7);
         assert_eq!(all["nodes"][0]["id"], (u64::MAX - 1).to_string());
         assert_eq!(all["nodes"][0]["stats"]["jobs_stolen"], 7);
+        assert_eq!(all["nodes"][0]["incumbents"]["best"], 42);
         assert!(!a.exists(), "the parts are removed");
         let table = table(&all);
         assert_eq!(table.len(), 3, "a heading and a line per node: {table:?}");

@@ -54,8 +54,8 @@ impl Session {
 
     /// The program is over: the node sends its last frames and stops;
     /// its figures in all (checkpoint writes included, all on disk now).
-    pub(crate) fn close(mut self) -> Option<NodeReport> {
-        let _ = self.input.send(Input::Close);
+    pub(crate) fn close(mut self, returned: bool) -> Option<NodeReport> {
+        let _ = self.input.send(Input::Close { returned });
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -32,6 +32,12 @@ pub(crate) enum Frame<M = Msg> {
         label: String,
     },
     Proto(M),
+    /// The first frame of the data stream (the control stream's first is
+    /// `Hello`; see `conn/outgoing.rs`).
+    Bulk,
+    /// A frame's bytes packed against the bytes both ends hold (see
+    /// `satin_proto::dedup`): unpacked, one `Proto` frame.
+    Packed(satin_proto::dedup::Packed),
 }
 
 /// A protocol message that travels in [`Frame::Proto`].
@@ -47,6 +53,15 @@ pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::De
     fn unreliable(&self) -> bool {
         false
     }
+
+    /// Whether the message takes the control stream, which never waits
+    /// behind data: beats, votes and the log's entries.
+    fn urgent(&self) -> bool {
+        false
+    }
+
+    /// The message's kind, as statistics name it (`bytes_by_kind`).
+    fn kind(&self) -> &'static str;
 }
 
 impl Message for Msg {
@@ -60,6 +75,14 @@ impl Message for Msg {
 
     fn unreliable(&self) -> bool {
         matches!(self, Msg::Quorum(q) if q.may_be_lost())
+    }
+
+    fn urgent(&self) -> bool {
+        Msg::urgent(self)
+    }
+
+    fn kind(&self) -> &'static str {
+        Msg::kind(self)
     }
 }
 
@@ -94,8 +117,13 @@ mod tests {
             }),
             (any::<u64>(), addr, "[0-9]{0,3}").prop_map(|(id, addr, label)| Frame::Peer { id, addr, label }),
             any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
-            proptest::collection::vec(any::<u8>(), 0..200)
-                .prop_map(|value| Frame::Proto(Msg::Terminate { run: 1, value: Some(value) })),
+            proptest::collection::vec(any::<u8>(), 0..200).prop_map(|value| Frame::Proto(Msg::Terminate {
+                run: 1,
+                value: Some(value),
+                shower: 2,
+                holder: 3
+            })),
+            Just(Frame::Bulk),
             (any::<u64>(), ".{0,40}").prop_map(|(stamp, reason)| Frame::Proto(Msg::JobFailed { stamp, reason })),
             any::<u64>().prop_map(|stamp| Frame::Proto(Msg::JobRefused { stamp })),
         ]

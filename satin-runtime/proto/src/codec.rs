@@ -11,9 +11,9 @@ use std::fmt;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-/// Version of the messages in [`crate::Msg`] and of this framing (4:
-/// `JobRefused`, runs numbered in `Terminate`, `Welcome` and the log).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Version of the messages in [`crate::Msg`] and of this framing (5:
+/// answers out of the log, named showers, values fetched where needed).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;

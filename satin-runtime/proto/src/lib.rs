@@ -33,6 +33,7 @@
 
 pub mod checkpoint;
 pub mod codec;
+pub mod dedup;
 mod key;
 mod msg;
 mod node;

@@ -82,7 +82,8 @@ pub enum Msg {
     },
     /// Reply to `Join`, from the leader once the newcomer's `Add` is
     /// committed: the members (id, cluster), the master, the root job, the
-    /// table's homes per key (0: a broadcast table), and the run's log.
+    /// table's homes per key (0: a broadcast table), and the run's log
+    /// (whose `Answer` entries end the runs so far).
     Welcome {
         /// The members and their clusters.
         members: Vec<(NodeId, ClusterId)>,
@@ -91,16 +92,15 @@ pub enum Msg {
         /// The run's first master, the node the user started: it shows
         /// the answers (see `node/origin.rs`).
         origin: NodeId,
-        /// The root job, for the newcomer to restart if the master dies.
+        /// The root job, for the newcomer to restart if the master dies;
+        /// without its payload when it is the first call, which the
+        /// newcomer made itself (every node runs the same program: real
+        /// runs' handshakes check that the first calls' keys agree).
         root: JobSpec,
         /// How many homes each table key has (0: a broadcast table).
         table_replicas: u32,
         /// The log of the run so far.
         quorum: Snapshot,
-        /// The answers of the program's runs so far (see
-        /// `node/sequence.rs`): a joiner's program goes through them to
-        /// the call the run is at.
-        answers: Vec<serde_bytes::ByteBuf>,
     },
     /// Leadership and membership (see `proto/quorum`).
     Quorum(QMsg),
@@ -196,14 +196,44 @@ pub enum Msg {
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
     },
-    /// The run is over (sent by the master), with the root job's result
-    /// if it is small (at most `Config::pointer_threshold` bytes).
+    /// The run is over (sent by the master as its `Answer` entry
+    /// commits), with the root job's result if it is small (at most
+    /// `Config::pointer_threshold` bytes).
     Terminate {
         /// Which run of the program (see `node/sequence.rs`).
         run: u32,
         /// The answer, if it is small enough to travel with the news.
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
+        /// The node that shows it (see `node/answer.rs`).
+        shower: NodeId,
+        /// The node that holds its value.
+        holder: NodeId,
+    },
+    /// Please send the value of run `run`'s answer (see `node/answer.rs`).
+    AskAnswer {
+        /// The run.
+        run: u32,
+    },
+    /// The value of run `run`'s answer, in reply to `AskAnswer` or
+    /// unasked to the node that shows it; `None`: the sender has none.
+    AnswerValue {
+        /// The run.
+        run: u32,
+        /// The encoded answer.
+        #[serde(with = "serde_bytes")]
+        value: Option<Vec<u8>>,
+    },
+    /// The sender showed run `run`'s answer: nobody else shows it.
+    Shown {
+        /// The run.
+        run: u32,
+    },
+    /// The program ended after `runs` annotated calls: nodes whose
+    /// programs wait for an answer end without it.
+    ProgramOver {
+        /// How many calls the program made.
+        runs: u32,
     },
     /// The job the receiver lost to the sender by steal `stamp` failed (it
     /// panicked): the failure goes on in the receiver's waiting frame, as a
@@ -280,6 +310,57 @@ pub enum Msg {
     /// them for a member that joined or whose link came back (see
     /// `node/shared.rs`).
     Shared(SharedValues),
+}
+
+impl Msg {
+    /// Whether the message must never wait behind data: the quorum's
+    /// (beats, votes, entries). Real drivers send these on a control
+    /// stream of their own; the simulator on a lane of their own
+    /// (`Lanes`). Everything else keeps its order on the data stream — a
+    /// leave comes after the results it hands over, so that nothing is
+    /// computed again.
+    pub fn urgent(&self) -> bool {
+        matches!(self, Msg::Quorum(_))
+    }
+
+    /// The message's kind, as statistics name it (`bytes_by_kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Msg::Join { .. } => "Join",
+            Msg::Welcome { .. } => "Welcome",
+            Msg::Quorum(_) => "Quorum",
+            Msg::Leave => "Leave",
+            Msg::Figures(_) => "Figures",
+            Msg::OriginMoved { .. } => "OriginMoved",
+            Msg::StealRequest { .. } => "StealRequest",
+            Msg::StealReply { .. } => "StealReply",
+            Msg::JobResult { .. } => "JobResult",
+            Msg::TablePut { .. } => "TablePut",
+            Msg::NotRunning { .. } => "NotRunning",
+            Msg::TableSync { .. } => "TableSync",
+            Msg::HandOver { .. } => "HandOver",
+            Msg::Fetch { .. } => "Fetch",
+            Msg::TableGet { .. } => "TableGet",
+            Msg::TableGot { .. } => "TableGot",
+            Msg::FetchReply { .. } => "FetchReply",
+            Msg::Terminate { .. } => "Terminate",
+            Msg::AskAnswer { .. } => "AskAnswer",
+            Msg::AnswerValue { .. } => "AnswerValue",
+            Msg::Shown { .. } => "Shown",
+            Msg::ProgramOver { .. } => "ProgramOver",
+            Msg::JobFailed { .. } => "JobFailed",
+            Msg::JobRefused { .. } => "JobRefused",
+            Msg::RunFailed { .. } => "RunFailed",
+            Msg::CheckpointBatch { .. } => "CheckpointBatch",
+            Msg::SuspendRequest => "SuspendRequest",
+            Msg::JobStatus { .. } => "JobStatus",
+            Msg::JobStatusReply { .. } => "JobStatusReply",
+            Msg::AbortJob { .. } => "AbortJob",
+            Msg::NodeDropped { .. } => "NodeDropped",
+            Msg::Suspend => "Suspend",
+            Msg::Shared(_) => "Shared",
+        }
+    }
 }
 
 /// Shared values as they travel (`satin::shared`): incumbents as (name,

@@ -32,8 +32,13 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         }),
         (key, any::<u32>()).prop_map(|(key, epoch)| Msg::NotRunning { key, epoch }),
         Just(Msg::Leave),
-        Just(Msg::Terminate { run: 1, value: Some(vec![7; 3]) }),
-        Just(Msg::Terminate { run: 2, value: None }),
+        Just(Msg::Terminate { run: 1, value: Some(vec![7; 3]), shower: 1, holder: 2 }),
+        Just(Msg::Terminate { run: 2, value: None, shower: 3, holder: 3 }),
+        Just(Msg::AskAnswer { run: 2 }),
+        Just(Msg::AnswerValue { run: 2, value: Some(vec![1; 40]) }),
+        Just(Msg::AnswerValue { run: 3, value: None }),
+        Just(Msg::Shown { run: 1 }),
+        Just(Msg::ProgramOver { runs: 4 }),
     ]
 }
 

@@ -66,6 +66,12 @@ struct Cluster {
     execs: Vec<Recorder>,
     ends: Vec<Vec<Action>>,
     now: u64,
+    /// Nodes that are gone: they neither send nor receive.
+    dead: std::collections::HashSet<usize>,
+    /// The largest message delivered, encoded.
+    largest_message: usize,
+    /// Timers set and not yet due: (when, node).
+    timers: Vec<(u64, usize)>,
 }
 
 impl Cluster {
@@ -73,7 +79,15 @@ impl Cluster {
         let members: Vec<(NodeId, u32)> = (0..n).map(|id| (id, 0)).collect();
         let config = Config { sequence, ..Config::default() };
         let nodes = (0..n).map(|id| Node::member(id, 0, &members, 0, root(1), config.clone(), id)).collect();
-        let mut c = Cluster { nodes, execs: (0..n).map(|_| Recorder::default()).collect(), ends: vec![], now: 0 };
+        let mut c = Cluster {
+            nodes,
+            execs: (0..n).map(|_| Recorder::default()).collect(),
+            ends: vec![],
+            now: 0,
+            dead: Default::default(),
+            largest_message: 0,
+            timers: Vec::new(),
+        };
         c.ends = (0..n).map(|_| Vec::new()).collect();
         for i in 0..n as usize {
             c.nodes[i].start(0, &mut c.execs[i]);
@@ -86,10 +100,13 @@ impl Cluster {
     /// the next 50 ms of virtual time.
     fn settle(&mut self) {
         let end = self.now + 50 * MS;
-        let mut timers: Vec<(u64, usize)> = Vec::new();
+        let mut timers = std::mem::take(&mut self.timers);
         loop {
             let mut moved = false;
             for i in 0..self.nodes.len() {
+                if self.dead.contains(&i) {
+                    continue;
+                }
                 while let Some(action) = self.nodes[i].poll_action() {
                     moved = true;
                     match action {
@@ -111,16 +128,25 @@ impl Cluster {
             match timers.first().copied().filter(|(at, _)| *at <= end) {
                 Some((at, i)) => {
                     timers.remove(0);
+                    if self.dead.contains(&i) {
+                        continue;
+                    }
                     self.now = self.now.max(at);
                     self.nodes[i].handle_timeout(self.now, &mut self.execs[i]);
                 }
                 None => break,
             }
         }
+        self.timers = timers;
         self.now = end;
     }
 
     fn deliver(&mut self, from: usize, to: usize, msg: Msg) {
+        if self.dead.contains(&from) || self.dead.contains(&to) {
+            return;
+        }
+        let size = satin_proto::codec::encode(&msg, usize::MAX).expect("encodes").len();
+        self.largest_message = self.largest_message.max(size);
         self.nodes[to].handle_message(self.now, from as NodeId, msg, &mut self.execs[to]);
     }
 
@@ -131,10 +157,17 @@ impl Cluster {
             .iter()
             .filter_map(|a| match a {
                 Action::Done { value, .. } => Some(value.clone()),
-                Action::Finished { value, .. } => Some(value.clone().expect("a sequence sends the whole value")),
+                Action::Finished { value: Some(value), .. } => Some(value.clone()),
                 _ => None,
             })
             .collect()
+    }
+
+    /// Whether node `i` showed an answer.
+    fn shown(&self, i: usize) -> bool {
+        self.ends[i]
+            .iter()
+            .any(|a| matches!(a, Action::Done { shows: true, .. } | Action::Finished { shows: true, .. }))
     }
 
     fn stopped(&self, i: usize) -> bool {
@@ -143,31 +176,67 @@ impl Cluster {
 }
 
 #[test]
-fn successive_calls_are_successive_runs_and_every_node_gets_each_answer() {
+fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_not_needed() {
     let mut c = Cluster::new(3, true);
     assert_eq!(c.execs[0].roots.len(), 1, "the master runs the first root");
-    // A large answer: every node needs it to go on, so it travels whole.
+    // A large answer: the master shows it (it is the origin), and no node
+    // is sent its value — the others' programs wait with it.
     let first = vec![7u8; 5_000];
     c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
     c.settle();
+    assert_eq!(c.answers(0), vec![first.clone()]);
+    assert!(c.shown(0));
+    assert!(c.largest_message < 1_000, "a message of {} bytes", c.largest_message);
     for i in 0..3 {
-        assert_eq!(c.answers(i), vec![first.clone()], "node {i}");
         assert!(!c.stopped(i), "node {i} stays for the next call");
         assert_eq!(c.nodes[i].runs_done(), 1);
     }
-    // Node 2's program reaches the second call first: it keeps the root;
-    // only the master runs it, when its own program gets there.
-    c.nodes[2].next_root(c.now, root(2), &mut c.execs[2]);
-    assert!(c.execs[2].roots.is_empty());
+    for i in 1..3 {
+        assert!(c.answers(i).is_empty(), "node {i}'s program waits");
+    }
+    // Node 0's program goes on: the second run.
     c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
     assert_eq!(c.execs[0].roots.last().map(|r| r.key), Some(JobKey([2; 32])));
     c.nodes[0].handle_root_finished(c.now, vec![9], &mut c.execs[0]);
     c.settle();
-    // Node 1's program lags: the answer of run 2 is there all the same.
-    for i in 0..3 {
-        assert_eq!(c.answers(i), vec![first.clone(), vec![9]], "node {i}");
-        assert_eq!(c.nodes[i].runs_done(), 2);
+    assert_eq!(c.answers(0), vec![first.clone(), vec![9]]);
+    // Its program ends: the waiting ones end too, without the value.
+    c.nodes[0].program_over(c.now);
+    c.settle();
+    for i in 1..3 {
+        assert_eq!(c.ends[i].iter().filter(|a| matches!(a, Action::Finished { value: None, .. })).count(), 1);
+        assert!(c.stopped(i), "node {i} ends with the program");
+        assert!(!c.shown(i));
     }
+}
+
+#[test]
+fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again() {
+    let mut c = Cluster::new(3, true);
+    let first = vec![3u8; 4_000];
+    c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
+    c.settle();
+    // Node 0 (master, origin, holder) dies before its program went on.
+    c.dead.insert(0);
+    for i in 1..3 {
+        c.nodes[i].handle_peer_dead(c.now, 0, &mut c.execs[i]);
+    }
+    for _ in 0..40 {
+        c.settle();
+    }
+    let master = (1..3).find(|&i| c.nodes[i].is_master()).expect("a new master");
+    // It runs the first root again (redone: its calls are in the table),
+    // for its program to go on; node 0 showed the answer before it died,
+    // so nobody shows it again.
+    let again = c.execs[master].roots.last().cloned().expect("the root again");
+    assert_eq!(again.key, JobKey([1; 32]));
+    assert!(again.redone);
+    c.nodes[master].handle_root_finished(c.now, first.clone(), &mut c.execs[master]);
+    c.settle();
+    assert_eq!(c.answers(master), vec![first]);
+    assert!(c.shown(0) && !c.shown(master));
+    let other = 3 - master;
+    assert!(c.answers(other).is_empty() && !c.shown(other));
 }
 
 #[test]
@@ -195,29 +264,29 @@ fn a_job_its_thief_cannot_run_goes_back_to_its_owner() {
 }
 
 #[test]
-fn a_node_that_joins_later_catches_up_with_the_answers_so_far() {
+fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     let mut c = Cluster::new(3, true);
     c.nodes[0].handle_root_finished(c.now, vec![1], &mut c.execs[0]);
     c.settle();
-    for i in 0..3 {
-        c.nodes[i].next_root(c.now, root(2), &mut c.execs[i]);
-    }
-    // Node 3 starts its program from the beginning while run 2 goes on.
+    c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
+    // Node 3 starts its program from the beginning while run 2 goes on:
+    // its welcome leaves the first call out (it made it itself).
     let config = Config { sequence: true, ..Config::default() };
-    c.nodes.push(Node::joining(3, 0, 0, config, 3));
+    c.nodes.push(Node::joining(3, 0, 0, config, 3).with_program_root(root(1)));
     c.execs.push(Recorder::default());
     c.ends.push(Vec::new());
     c.nodes[3].start(c.now, &mut c.execs[3]);
-    c.settle();
-    assert_eq!(c.answers(3), vec![vec![1]], "the joiner's program got the first answer");
-    assert_eq!(c.nodes[3].runs_done(), 1);
-    // Its program's second call is the run in progress: it does not run
-    // it (not the master), and gets its answer with everyone.
-    c.nodes[3].next_root(c.now, root(2), &mut c.execs[3]);
-    assert!(c.execs[3].roots.is_empty());
+    for _ in 0..10 {
+        c.settle();
+    }
+    assert!(c.nodes[3].joined());
+    assert_eq!(c.nodes[3].runs_done(), 1, "the log ended the first run");
+    assert!(c.answers(3).is_empty(), "its program waits");
     c.nodes[0].handle_root_finished(c.now, vec![2], &mut c.execs[0]);
     c.settle();
-    for i in 0..4 {
-        assert_eq!(c.answers(i), vec![vec![1], vec![2]], "node {i}");
-    }
+    assert_eq!(c.nodes[3].runs_done(), 2);
+    c.nodes[0].program_over(c.now);
+    c.settle();
+    assert!(c.stopped(3));
+    assert_eq!(c.answers(0), vec![vec![1], vec![2]]);
 }

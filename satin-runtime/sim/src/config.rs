@@ -69,6 +69,10 @@ pub struct SimConfig {
     pub protocol: Config,
     /// Encoded size of every job result.
     pub result_bytes: usize,
+    /// Encoded size of every job's parameters (a stolen job carries them).
+    pub param_bytes: usize,
+    /// How messages share a link's bandwidth (see [`Lanes`]).
+    pub lanes: Lanes,
     /// Jobs run for a node that died run to the end and publish their
     /// result, as in real runs; `false`: they are aborted and only their
     /// finished parts saved (the paper's orphan saving).
@@ -91,6 +95,21 @@ pub struct SimConfig {
     pub seed: u64,
     /// A run still going at this virtual time is reported as not terminated.
     pub time_limit: Nanos,
+}
+
+/// How messages share a link's bandwidth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// Each message takes the link's latency plus its own size over the
+    /// bandwidth, as if alone on it (the papers' scenarios).
+    Unqueued,
+    /// A link sends one message at a time, in order: a large one holds
+    /// back whatever follows it, beats included (one stream per link).
+    One,
+    /// As `One`, but urgent messages (`Msg::urgent`: the quorum's beats,
+    /// votes and entries) have a lane of their own, as real runs' control
+    /// stream and datagrams do: they never wait behind data.
+    ControlApart,
 }
 
 impl SimConfig {
@@ -124,6 +143,8 @@ impl Default for SimConfig {
             shared_values: false,
             protocol: Config::default(),
             result_bytes: 8,
+            param_bytes: 4,
+            lanes: Lanes::Unqueued,
             keep_orphans: true,
             faults: Vec::new(),
             checkpoint: None,

@@ -160,6 +160,8 @@ pub struct ModelExecutor<'t> {
     /// Leaves started from now on take this many times their cost
     /// (`f64::INFINITY`: they never finish — a hung node).
     pub slowness: f64,
+    /// Encoded size of the parameters of a job given to a thief.
+    pub param_bytes: usize,
     /// Jobs stolen by this node fail at once with this probability.
     pub fail_rate: f64,
     rng: satin_proto::SplitMix64,
@@ -219,6 +221,7 @@ impl<'t> ModelExecutor<'t> {
             busy: Vec::new(),
             slots,
             slowness: 1.0,
+            param_bytes: 4,
             fail_rate: 0.0,
             rng: satin_proto::SplitMix64::new(node ^ 0xFA11),
             delivered: std::collections::HashSet::new(),
@@ -499,7 +502,8 @@ impl Executor for ModelExecutor<'_> {
             inst.state = State::StolenOut;
             inst.stamp = stamp;
             self.stolen_out.insert(stamp, id);
-            let payload = inst.job.to_le_bytes().to_vec();
+            let mut payload = inst.job.to_le_bytes().to_vec();
+            payload.resize(self.param_bytes.max(payload.len()), 0);
             return Some(JobSpec {
                 key: key_of(inst.job),
                 stamp,

@@ -26,7 +26,7 @@ pub mod workload;
 
 use std::collections::{HashMap, HashSet};
 
-pub use config::SimConfig;
+pub use config::{Lanes, SimConfig};
 pub use disk::SimCheckpoint;
 pub use report::Report;
 
@@ -70,6 +70,11 @@ struct World<'t> {
     /// Latest delivery time per link (kept in order with `fifo_links`;
     /// otherwise only deliveries later than a crash's detection).
     link_clock: HashMap<(usize, usize), Nanos>,
+    /// Until when each link's lane is busy sending (`Lanes`): (from, to,
+    /// control lane).
+    link_busy: HashMap<(usize, usize, bool), Nanos>,
+    /// The control lane's `link_clock`.
+    control_clock: HashMap<(usize, usize), Nanos>,
     /// When a node last learned of a membership change (a death, a
     /// leave, a join): a home table moves entries then.
     membership_changed: Nanos,
@@ -110,6 +115,8 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         initial_nodes: cfg.node_count() as usize,
         progress_faults: Vec::new(),
         link_clock: HashMap::new(),
+        link_busy: HashMap::new(),
+        control_clock: HashMap::new(),
         membership_changed: 0,
         trace_msgs: std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some(),
         disk: cfg.checkpoint.map(disk::Disk::new),

@@ -64,6 +64,7 @@ impl World<'_> {
         for i in base..base + n {
             let SimNode { core, exec, .. } = &mut self.nodes[i];
             exec.shared.enabled = cfg.shared_values;
+            exec.param_bytes = cfg.param_bytes;
             exec.now = now;
             core.start(now, exec);
         }
@@ -203,7 +204,11 @@ impl World<'_> {
         // a suspend waits for every member's last batch.
         let mut protocol = self.cfg.protocol.clone();
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
-        let mut core = Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed);
+        // Every node runs the same program: a joiner made the first call
+        // itself (its welcome leaves the root's payload out).
+        let root = satin_proto::JobSpec::root(key_of(0), 0u32.to_le_bytes().to_vec());
+        let mut core =
+            Node::joining(id as u64, cluster, contact as u64, protocol, self.cfg.seed).with_program_root(root);
         core.carry_results(carry);
         if let Some(was) = was_origin {
             core.claim_origin(was);
@@ -212,6 +217,7 @@ impl World<'_> {
         let mut exec =
             ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
         exec.shared.enabled = self.cfg.shared_values;
+        exec.param_bytes = self.cfg.param_bytes;
         self.nodes.push(SimNode {
             core,
             exec,

@@ -2,6 +2,7 @@
 //! (local or wide area), jitter, links kept in order, and the counts the
 //! report gives. Cuts and loss are `network.rs`'s.
 
+use super::config::Lanes;
 use super::events::Ev;
 use super::workload::Nanos;
 use super::World;
@@ -23,6 +24,32 @@ impl World<'_> {
         self.send_sized(from, to, msg, bytes);
     }
 
+    /// When a message of `bytes` sent now from `from` reaches `to`: its
+    /// lane of the link sends one message at a time (`Lanes`), so a large
+    /// one holds back what follows it on the same lane.
+    pub(crate) fn arrival(&mut self, from: usize, to: usize, bytes: usize, msg: &Msg) -> Nanos {
+        let delay = self.delay(from, to, bytes);
+        if self.cfg.lanes == Lanes::Unqueued {
+            return self.now + delay;
+        }
+        let same = self.nodes[from].cluster == self.nodes.get(to).map_or(u32::MAX, |n| n.cluster);
+        let (latency, bw) = if same {
+            (self.cfg.local_latency, self.cfg.local_bandwidth)
+        } else {
+            (self.cfg.wide_latency, self.cfg.wide_bandwidth)
+        };
+        let control = self.control_lane(msg);
+        let busy = self.link_busy.entry((from, to, control)).or_insert(0);
+        let start = (*busy).max(self.now);
+        *busy = start + (bytes as f64 / bw * 1e9) as Nanos;
+        *busy + latency
+    }
+
+    /// Whether `msg` takes the link's control lane (`Lanes::ControlApart`).
+    fn control_lane(&self, msg: &Msg) -> bool {
+        self.cfg.lanes == Lanes::ControlApart && msg.urgent()
+    }
+
     pub(crate) fn send_sized(&mut self, from: usize, to: usize, msg: Msg, bytes: usize) {
         if to >= self.nodes.len() {
             return;
@@ -37,7 +64,16 @@ impl World<'_> {
         self.report.bytes += bytes as u64;
         let Some((msg, retransmissions)) = self.through_network(from, to, msg) else { return };
         let jitter = if self.cfg.jitter > 0 { self.rng.below(self.cfg.jitter) } else { 0 };
-        let at = self.in_order(from, &[to], self.now + self.delay(from, to, bytes) + jitter + retransmissions);
+        let arrival = self.arrival(from, to, bytes, &msg);
+        let at = if self.control_lane(&msg) {
+            // The control lane keeps its own order, apart from the data's.
+            let last = self.control_clock.entry((from, to)).or_insert(0);
+            let at = (arrival + jitter + retransmissions).max(if self.cfg.fifo_links { *last } else { 0 });
+            *last = (*last).max(at);
+            at
+        } else {
+            self.in_order(from, &[to], arrival + jitter + retransmissions)
+        };
         self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
     }
 

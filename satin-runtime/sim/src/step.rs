@@ -216,8 +216,8 @@ impl World<'_> {
                 if self.trace_msgs {
                     eprintln!("{} {i}->all {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
                 }
-                if self.net.faulty() {
-                    // Each copy meets the network on its own link.
+                if self.net.faulty() || self.cfg.lanes != crate::Lanes::Unqueued {
+                    // Each copy meets the network (and its lane) on its own link.
                     let n = self.nodes.len();
                     let to: Vec<usize> =
                         self.nodes[i].core.live_members().map(|t| t as usize).filter(|&t| t != i && t < n).collect();
@@ -270,9 +270,17 @@ impl World<'_> {
                 self.report.virtual_seconds = self.now as f64 / 1e9;
                 self.finished = true;
             }
-            Action::Finished { shows, .. } => {
+            Action::Finished { shows, value } => {
                 self.report.shown += u64::from(shows);
                 self.report.shown_by_others += u64::from(shows);
+                // A master that took over showing a run decided before it.
+                if let (true, Some(value), None) = (shows, &value, self.report.answer) {
+                    self.report.answer = Some(decode(value));
+                    self.report.virtual_seconds = self.now as f64 / 1e9;
+                    self.report.shared_value = self.nodes[i].exec.shared.value();
+                    self.check_shared();
+                    self.finished = !self.cfg.run_to_end;
+                }
             }
             Action::CheckpointOpen => {
                 let at = self.now + self.disk.as_ref().map_or(0, |d| d.time(d.bytes.len()));

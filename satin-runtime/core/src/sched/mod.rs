@@ -7,6 +7,7 @@ mod entry;
 mod ft;
 mod job_ref;
 mod latent;
+mod priority;
 mod race;
 mod registry;
 mod remote;
@@ -45,6 +46,7 @@ pub struct Builder {
     stack_size: Option<usize>,
     spawn_limit: usize,
     pin_workers: bool,
+    worker_niceness: Option<i32>,
     shared: Option<Arc<Replicas>>,
     track_progress: bool,
 }
@@ -80,6 +82,7 @@ impl Default for Builder {
             stack_size: None,
             spawn_limit: DEFAULT_SPAWN_LIMIT,
             pin_workers: false,
+            worker_niceness: None,
             shared: None,
             track_progress: false,
         }
@@ -129,6 +132,15 @@ impl Builder {
         self
     }
 
+    /// Runs the worker threads `steps` nice values below the process
+    /// (Linux; elsewhere, or where the kernel refuses, at the process's).
+    /// A distributed node lowers them a few steps, so that its network and
+    /// event loop run the moment they wake (see `sched/priority.rs`).
+    pub fn lower_worker_priority(mut self, steps: i32) -> Self {
+        self.worker_niceness = (steps > 0).then_some(steps);
+        self
+    }
+
     /// The replicas of shared values ([`crate::shared`]) that jobs on this
     /// runtime use; default: the process's ([`Replicas::process`]). Give
     /// each runtime its own to run several nodes in one process.
@@ -166,8 +178,12 @@ impl Builder {
             if let Some(size) = self.stack_size {
                 b = b.stack_size(size);
             }
+            let niceness = self.worker_niceness;
             let spawned = b.spawn(move || {
                 shared2.adopt_for_thread();
+                if let Some(steps) = niceness {
+                    priority::lower_current_thread(steps);
+                }
                 if let Some(core) = core {
                     affinity::pin_current_thread(core);
                 }

@@ -110,7 +110,7 @@ impl Driver {
             table_lookups: self.exec.table_lookups(),
             table_hits: self.exec.table_hits(),
             recoveries: stats.recoveries,
-            bytes_sent: self.io.net.bytes_sent,
+            bytes_sent: self.io.net.sent().1,
             cpu_ms: process_cpu().as_millis() as u64,
         }
     }

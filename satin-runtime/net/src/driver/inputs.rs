@@ -33,6 +33,7 @@ impl Driver {
             }
             Input::Addr { id, addr, label } => self.io.net.learn(id, addr, label),
             Input::Message { from, msg } => {
+                tracing::trace!(kind = msg.kind(), from = %self.peer_name(from), "message");
                 if matches!(msg, Msg::Leave) {
                     self.on_board(|b| b.leaving(from));
                 }
@@ -62,7 +63,11 @@ impl Driver {
                 let root = JobSpec::root(key, payload);
                 self.node.next_root(now, root, &mut self.exec);
             }
-            Input::Close => {
+            Input::Close { returned } => {
+                if returned {
+                    // Programs that wait for an answer elsewhere end too.
+                    self.node.program_over(now);
+                }
                 self.closing = true;
                 self.end.get_or_insert(RunEnd::Left);
             }

@@ -155,8 +155,11 @@ pub(super) enum Input {
         key: JobKey,
         payload: Vec<u8>,
     },
-    /// The program is over: end the node.
-    Close,
+    /// The program is over: end the node. `returned`: it returned (else
+    /// it unwound, its node's run having ended without an answer).
+    Close {
+        returned: bool,
+    },
 }
 
 impl From<Link<Msg>> for Input {
@@ -238,6 +241,8 @@ struct Driver {
     /// The program's first call (function id, key): what its checkpoint
     /// file belongs to.
     first_root: (String, JobKey),
+    /// This node's figures at the end of each run so far.
+    run_figures: Vec<serde_json::Value>,
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -252,13 +257,17 @@ pub(super) async fn drive(
     ends: std::sync::mpsc::Sender<RunOver>,
 ) -> RunOver {
     let first_root = (satin_core::check_call(&root.1).unwrap_or("?").to_string(), root.0);
+    // Every node holds the first call's parameters: large frames are
+    // packed against them (`satin_proto::dedup`).
+    let dictionary = crate::conn::SharedDictionary::new(root.1.clone());
     let mut node = match spec.me.contact {
         None => {
             let root = JobSpec::root(root.0, root.1);
             Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.config.clone(), spec.me.id)
         }
         Some(_) => {
-            let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id);
+            let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id)
+                .with_program_root(JobSpec::root(root.0, root.1));
             node.carry_results(std::mem::take(&mut spec.carry));
             if let Some(was) = spec.was_origin {
                 node.claim_origin(was);
@@ -277,7 +286,10 @@ pub(super) async fn drive(
     exec.keep_orphans(spec.config.keeps_orphans());
     // Peers check each other's root call too: another problem is refused.
     spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
-    let io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, input_tx.clone()) {
+    // Beats, votes and handshakes come on their own input, read first.
+    let (urgent_tx, mut urgent) = tokio::sync::mpsc::unbounded_channel();
+    let inputs = crate::conn::Inputs { urgent: urgent_tx, ordinary: input_tx.clone() };
+    let io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, inputs, Some(dictionary)) {
         Ok(io) => io,
         Err(e) => return (RunEnd::Failed(e), None),
     };
@@ -312,6 +324,7 @@ pub(super) async fn drive(
         ends,
         first_root,
         throttle: None,
+        run_figures: Vec::new(),
         input: input_tx,
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
@@ -334,6 +347,8 @@ pub(super) async fn drive(
         d.connect_to_members();
         let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
         tokio::select! {
+            biased;
+            Some(got) = urgent.recv() => d.on_input(got),
             // Workers that run out of work while entry jobs still run (a
             // sync waiting for another node, a subtree with little
             // parallelism left) make the node steal: look every few ms.
@@ -401,6 +416,7 @@ impl Driver {
 
     /// This node's figures so far.
     fn report(&self) -> NodeReport {
+        let sent = self.io.net.sent();
         NodeReport {
             id: self.spec.me.id,
             label: self.spec.me.label.clone(),
@@ -409,11 +425,19 @@ impl Driver {
             table_lookups: self.exec.table_lookups(),
             table_len: self.node.table_len(),
             table_replicas: self.node.table_replicas(),
-            bytes_sent: self.io.net.bytes_sent,
-            frames_sent: self.io.net.frames_sent,
+            bytes_sent: sent.1,
+            frames_sent: sent.0,
+            sent_by_kind: sent.2,
             packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
             records_written: self.checkpoint_written.0,
             checkpoint_bytes: self.checkpoint_written.1,
+            runs: self.run_figures.clone(),
+            incumbents: self
+                .exec
+                .shared()
+                .everything()
+                .map(|v| v.incumbents.into_iter().map(|(name, _, value)| (name, value)).collect())
+                .unwrap_or_default(),
         }
     }
 

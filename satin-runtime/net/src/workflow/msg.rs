@@ -46,4 +46,18 @@ impl Message for GraphMsg {
             _ => Vec::new(),
         }
     }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            GraphMsg::Join => "Join",
+            GraphMsg::Start { .. } => "Start",
+            GraphMsg::Ready => "Ready",
+            GraphMsg::Go { .. } => "Go",
+            GraphMsg::Full => "Full",
+            GraphMsg::Finished { .. } => "Finished",
+            GraphMsg::Replan { .. } => "Replan",
+            GraphMsg::Need { .. } => "Need",
+            GraphMsg::Output { .. } => "Output",
+        }
+    }
 }

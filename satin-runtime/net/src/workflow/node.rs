@@ -133,7 +133,8 @@ async fn drive(
     mut input: UnboundedReceiver<GraphInput>,
     work: std::sync::mpsc::Sender<Work>,
 ) -> GraphEnd {
-    let mut io = match NodeIo::open(pool, &mut spec.me, None, true, input_tx.clone()) {
+    let inputs = crate::conn::Inputs { urgent: input_tx.clone(), ordinary: input_tx.clone() };
+    let mut io = match NodeIo::open(pool, &mut spec.me, None, true, inputs, None) {
         Ok(io) => io,
         Err(e) => return GraphEnd::Failed(e),
     };

@@ -50,6 +50,8 @@ impl Node {
         n.roster = Roster::new(id, cluster, members.clone());
         n.master = master;
         n.runs.origin = Some(master);
+        n.runs.first_root = Some(root.key);
+        n.runs.program_root = Some(root.clone());
         n.root = Some(root);
         n.joined = true;
         n.choose_table(members.len());
@@ -95,13 +97,11 @@ impl Node {
         root: JobSpec,
         table_replicas: u32,
         quorum: Snapshot,
-        answers: Vec<Vec<u8>>,
         exec: &mut impl Executor,
     ) {
         if self.joined {
             return;
         }
-        self.catch_up(answers);
         let mut roster = Roster::new(self.id, self.cluster, Members::new(&members));
         // Deaths this node heard of before its welcome stay deaths.
         for dead in self.roster.dead() {
@@ -109,13 +109,27 @@ impl Node {
         }
         self.roster = roster;
         self.master = master;
-        self.root = Some(root);
         self.joined = true;
         self.join.retry = None;
         self.table_replicas = table_replicas as usize;
         self.table.set_asks_homes(self.table_replicas > 0);
+        // The log's answers end the runs before this one (the quorum takes
+        // what the welcome says is committed as applied).
+        let answers: Vec<_> = quorum.entries[..(quorum.commit as usize).min(quorum.entries.len())]
+            .iter()
+            .filter_map(|e| match &e.change {
+                crate::quorum::Change::Answer { run, value, shower, holder } => {
+                    Some((*run, value.clone(), *shower, *holder))
+                }
+                _ => None,
+            })
+            .collect();
         self.quorum.welcomed(now, quorum);
         self.pump_quorum(now, exec);
+        for (run, value, shower, holder) in answers {
+            self.answer_committed(now, run, value, shower, holder, exec);
+        }
+        self.root = self.root_from_welcome(root);
         self.quorum_tick = Some(self.quorum.next_tick(now));
         self.actions.push_back(Action::SetTimer { at: self.quorum.next_tick(now) });
         self.roster_changes += 1;
@@ -125,15 +139,14 @@ impl Node {
 
     /// The newcomer's `Add` is committed (this node leads): welcome it.
     pub(super) fn admit(&mut self, newcomer: NodeId) {
-        let Some(root) = self.root.clone() else { return };
+        let Some(root) = self.root_for_newcomer() else { return };
         // Welcome first: the entries the newcomer is now home for come
         // after it.
         let members = self.roster.live_with_clusters().collect();
         let table_replicas = self.table_replicas as u32;
         let quorum = self.quorum.snapshot();
-        let answers = self.runs.answers.iter().map(|a| serde_bytes::ByteBuf::from(a.clone())).collect();
         let origin = self.runs.origin.unwrap_or(self.master);
-        let welcome = Msg::Welcome { members, master: self.master, origin, root, table_replicas, quorum, answers };
+        let welcome = Msg::Welcome { members, master: self.master, origin, root, table_replicas, quorum };
         self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
         // The newcomer may become master and restart the root: it needs
         // what the others have saved so far (a home table sends it what it

@@ -13,6 +13,7 @@
 //! | `health.rs` | strikes against nodes whose jobs time out, get lost or fail; drops and re-admission |
 //! | `sequence.rs` | a program's successive annotated calls as successive runs of one cluster |
 
+mod answer;
 mod checkpoint;
 mod config;
 mod figures;
@@ -334,7 +335,9 @@ impl Node {
 
     /// How often the root job has been restarted (the current epoch).
     pub fn root_epoch(&self) -> u32 {
-        self.root.as_ref().map_or(0, |r| r.epoch)
+        // Between runs, or with a program behind the run: what the next
+        // root will have at least.
+        self.root.as_ref().map_or(self.runs.last_epoch, |r| r.epoch)
     }
 
     /// A read-only view of this replica, for threads that look up results
@@ -423,10 +426,9 @@ impl Node {
                 self.quorum.join(now, from, cluster);
                 self.pump_quorum(now, exec);
             }
-            Msg::Welcome { members, master, origin, root, table_replicas, quorum, answers } => {
-                let answers = answers.into_iter().map(serde_bytes::ByteBuf::into_vec).collect();
-                self.welcomed(now, members, master, root, table_replicas, quorum, answers, exec);
+            Msg::Welcome { members, master, origin, root, table_replicas, quorum } => {
                 self.origin_from_welcome(origin);
+                self.welcomed(now, members, master, root, table_replicas, quorum, exec);
             }
             Msg::Quorum(q) => {
                 self.quorum.handle(now, from, q);
@@ -454,7 +456,13 @@ impl Node {
             Msg::TableGot { key, entry, running } => self.table_got(from, key, entry, running, exec),
             Msg::FetchReply { key, value } => self.fetch_reply(key, value, exec),
             // Sent by the master once a majority holds the answer.
-            Msg::Terminate { run, value } => self.terminated(run, value),
+            Msg::Terminate { run, value, shower, holder } => {
+                self.answer_committed(now, run, value, shower, holder, exec)
+            }
+            Msg::AskAnswer { run } => self.answer_asked(from, run, exec),
+            Msg::AnswerValue { run, value } => self.answer_value(now, from, run, value, exec),
+            Msg::Shown { run } => self.answer_shown(now, run, exec),
+            Msg::ProgramOver { runs } => self.program_ended_elsewhere(now, runs, exec),
             Msg::OriginMoved { was } => self.origin_moved(now, from, was),
             Msg::Figures(figures) => self.figures_from(from, figures),
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
@@ -517,6 +525,7 @@ impl Node {
             }
         }
         self.checkpoint_tick(now);
+        self.answers_tick(now, exec);
         self.check_late_jobs(now, exec);
         if self.late.dropped_until.is_some_and(|t| now >= t) {
             self.late.dropped_until = None;

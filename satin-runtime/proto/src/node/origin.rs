@@ -7,12 +7,9 @@
 //! That node is the run's *origin*, its first master: the founding members
 //! know it from the start, a joiner from its welcome.
 //!
-//! Every node that gets the answer decides alone, from what it knows:
-//! - the origin shows every answer that reaches it with its value;
-//! - the master shows it too unless the origin will: the answer travels
-//!   (the origin gets its value), the origin is a live member, and the
-//!   master heard from it within a few beats (a member cut off now may
-//!   never learn the answer; a master new in office has no such news).
+//! The master names the node that shows each answer in its log entry
+//! (`Node::choose_shower`, see `answer.rs`): the origin if it can count on
+//! it, else itself.
 //!
 //! A process that was the origin and is removed while cut off joins again
 //! as a new node (`Action::Expelled`): it is still the process the user
@@ -22,10 +19,8 @@
 //! their welcome. A member that missed the news counts the old origin as
 //! gone, and shows the answer itself if it ends the run as master.
 //!
-//! The one gap left: an origin that dies or is cut off between the master's
-//! decision and the answer reaching it (both within a few beats). Two nodes
-//! showing the same answer is the harmless way to err, so the master errs
-//! that way whenever it is unsure.
+//! An origin named and then lost before it showed the answer is replaced
+//! by the master (`answer.rs`).
 
 use super::{Node, NodeId, Time};
 
@@ -76,19 +71,18 @@ impl Node {
         }
     }
 
-    /// Whether this node shows an answer it has as master; `travels`: the
-    /// other nodes get its value.
-    pub(super) fn master_shows(&self, travels: bool) -> bool {
-        let Some(origin) = self.runs.origin.filter(|&o| o != self.id) else { return true };
+    /// The node that shows an answer this node proposes as master: the
+    /// origin if the master can count on it — a live member heard from
+    /// within a few beats (a member cut off now may never learn the
+    /// answer; a master new in office has no such news) — else itself.
+    pub(super) fn choose_shower(&self) -> NodeId {
+        let Some(origin) = self.runs.origin.filter(|&o| o != self.id) else { return self.id };
         let window = self.config.quorum.heartbeat * ORIGIN_SILENT_BEATS;
         let lately = self.runs.origin_heard.is_some_and(|t| t + window > self.quorum.now());
-        let origin_will = travels && self.roster.is_alive(origin) && lately;
-        !origin_will
-    }
-
-    /// Whether this node, not the master, shows an answer that reached it
-    /// (`value`: `None` when it was too large to travel).
-    pub(super) fn follower_shows(&self, value: &Option<Vec<u8>>) -> bool {
-        value.is_some() && self.runs.origin == Some(self.id)
+        if self.roster.is_alive(origin) && lately {
+            origin
+        } else {
+            self.id
+        }
     }
 }

@@ -36,6 +36,8 @@ impl Node {
         }
         self.stats.elections = self.quorum.elections;
         self.stats.removals = self.quorum.removals;
+        self.stats.stalls = self.quorum.stalls;
+        self.stats.rescues = self.quorum.rescues;
     }
 
     /// A connection to `peer` failed. Not a death — a cut link or a lost
@@ -114,8 +116,11 @@ impl Node {
                 if self.is_alive(id) {
                     self.recover_from(now, id, exec);
                 }
+                self.advance_answers(now, exec);
             }
-            Change::Answer { run, value } => self.answer_committed(run, value),
+            Change::Answer { run, value, shower, holder } => {
+                self.answer_committed(now, run, value, shower, holder, exec)
+            }
         }
     }
 
@@ -126,9 +131,8 @@ impl Node {
         if leader == self.master {
             // Master again after losing the majority for a while: an
             // answer found meanwhile goes into the log now.
-            if let (true, Some(value)) = (leader == self.id, self.runs.proposed.clone()) {
-                let travelling = self.answer_that_travels(value);
-                self.quorum.propose_answer(now, self.runs.done + 1, travelling);
+            if leader == self.id {
+                self.propose_again(now);
             }
             return;
         }
@@ -150,60 +154,20 @@ impl Node {
             }
         }
         if self.is_master() {
-            if let Some(root) = self.root.clone() {
-                self.stats.redone += 1;
-                exec.run_root(JobSpec { redone: true, ..root });
+            match self.root.clone() {
+                Some(root) => {
+                    self.stats.redone += 1;
+                    exec.run_root(JobSpec { redone: true, ..root });
+                }
+                // This node's program is behind the run: it gets there
+                // with the answers it fetches (`answer.rs`), and restarts
+                // the root then.
+                None => self.runs.restart_due = true,
             }
         }
+        self.tell_new_leader(leader);
+        self.advance_answers(now, exec);
         self.handle_idle(now, exec);
-    }
-
-    /// The master's root finished: the answer goes into the log.
-    pub(super) fn propose_answer(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
-        if self.runs.answer_due {
-            // The answer was committed already (by an earlier master, too
-            // large to travel): this root ran only to print it.
-            self.finish_as_master(value);
-            return;
-        }
-        let travelling = self.answer_that_travels(value.clone());
-        self.runs.proposed = Some(value);
-        if self.quorum.propose_answer(now, self.runs.done + 1, travelling) {
-            self.pump_quorum(now, exec);
-        }
-    }
-
-    /// A majority holds the answer: the run is over. The leader prints it
-    /// (and tells everyone); every other node ends.
-    fn answer_committed(&mut self, run: u32, value: Option<Vec<u8>>) {
-        if run != self.runs.done + 1 {
-            // Proposed twice (a master that lost and regained the
-            // majority), or heard of through `Terminate` first.
-            return;
-        }
-        if !self.quorum.is_leader() {
-            let kept = self.config.sequence.then(|| value.clone()).flatten();
-            let shows = self.follower_shows(&value);
-            self.actions.push_back(Action::Finished { value, shows });
-            self.run_over(kept);
-            return;
-        }
-        match self.runs.proposed.take().or(value) {
-            Some(v) => self.finish_as_master(v),
-            // Committed by a master that is gone, too large to travel: the
-            // root job (restarted here as master) computes it again.
-            None => self.runs.answer_due = true,
-        }
-    }
-
-    fn finish_as_master(&mut self, value: Vec<u8>) {
-        let travelling = self.answer_that_travels(value.clone());
-        let shows = self.master_shows(travelling.is_some());
-        let run = self.runs.done + 1;
-        self.actions.push_back(Action::Broadcast { msg: Msg::Terminate { run, value: travelling } });
-        let kept = self.config.sequence.then(|| value.clone());
-        self.actions.push_back(Action::Done { value, shows });
-        self.run_over(kept);
     }
 
     /// The majority removed this node: it is out of the run. What it

@@ -21,6 +21,7 @@ impl Node {
         self.pump_quorum(now, exec);
         if !self.stopped && self.roster.is_alive(peer) {
             self.recover_from(now, peer, exec);
+            self.advance_answers(now, exec);
         }
     }
 

@@ -68,6 +68,11 @@ pub struct NodeStats {
     pub elections: u64,
     /// Members this node removed as leader.
     pub removals: u64,
+    /// Stalls of this node's own (its event loop late by several beats)
+    /// that it did not count as silence of others.
+    pub stalls: u64,
+    /// Silence windows won for members by indirect probes.
+    pub rescues: u64,
 }
 
 impl std::ops::AddAssign<&NodeStats> for NodeStats {
@@ -102,6 +107,8 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
             dropped,
             elections,
             removals,
+            stalls,
+            rescues,
         } = other;
         self.steal_requests += steal_requests;
         self.jobs_stolen += jobs_stolen;
@@ -131,6 +138,8 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
         self.dropped += dropped;
         self.elections += elections;
         self.removals += removals;
+        self.stalls += stalls;
+        self.rescues += rescues;
     }
 }
 

@@ -177,22 +177,18 @@ impl Quorum {
             return;
         }
         let members: Vec<NodeId> = self.log.member_ids().into_iter().filter(|&m| m != self.me).collect();
-        let change = members
+        let dead_or_deposed = members
             .iter()
             .find(|m| self.certain_dead.contains(m))
             .or(self.followers.deposed.as_ref().filter(|d| members.contains(d)))
-            .or_else(|| {
-                // A learner that has not beaten yet may still be waiting
-                // for its welcome (a handshake under loss takes seconds):
-                // it holds no vote and no work, so it gets longer.
-                let silent = |m: &&NodeId| {
-                    let new = !self.log.is_voter(**m) && !self.followers.beaten.contains(*m);
-                    let wait = if new { JOIN_GRACE * self.cfg.suspect_after } else { self.cfg.suspect_after };
-                    self.heard.get(m).is_none_or(|&t| t + wait <= now)
-                };
-                members.iter().filter(silent).min_by_key(|m| self.heard.get(m).copied().unwrap_or(0))
-            })
-            .copied()
+            .copied();
+        let silent = match dead_or_deposed {
+            Some(_) => None,
+            // Others are asked to reach a silent member first (`detector.rs`).
+            None => self.silent_member(now, &members).filter(|&m| self.may_remove_silent(now, m)),
+        };
+        let change = dead_or_deposed
+            .or(silent)
             .map(|id| Change::Remove { id })
             .or_else(|| self.cut_link_removal(now))
             .or_else(|| {
@@ -215,6 +211,19 @@ impl Quorum {
             }
             self.append(now, change);
         }
+    }
+
+    /// The member silent the longest past its window, if any. A learner
+    /// that has not beaten yet may still be waiting for its welcome (a
+    /// handshake under loss takes seconds): it holds no vote and no work,
+    /// so it gets longer.
+    fn silent_member(&self, now: Time, members: &[NodeId]) -> Option<NodeId> {
+        let silent = |m: &&NodeId| {
+            let new = !self.log.is_voter(**m) && !self.followers.beaten.contains(*m);
+            let wait = if new { JOIN_GRACE * self.cfg.suspect_after } else { self.cfg.suspect_after };
+            self.heard.get(m).is_none_or(|&t| t + wait <= now)
+        };
+        members.iter().filter(silent).min_by_key(|m| self.heard.get(m).copied().unwrap_or(0)).copied()
     }
 
     /// Two members that lost their link while both still beat to the

@@ -38,14 +38,20 @@ pub enum Change {
         id: NodeId,
     },
     /// The answer of run `run` (1 for a program's first annotated call;
-    /// see `node/sequence.rs`), `None` if too large to travel: the leader
-    /// that committed it holds it. Once committed, that run is over.
+    /// see `node/sequence.rs`). Once committed, that run is over. A large
+    /// value stays out of the log (it would travel with every entry sent
+    /// again): `holder` has it, and sends it only where it is needed (see
+    /// `node/answer.rs`).
     Answer {
         /// Which run of the program.
         run: u32,
         /// The encoded answer, if it is small enough for the log.
         #[serde(with = "serde_bytes")]
         value: Option<Vec<u8>>,
+        /// The one node that shows the answer (see `node/answer.rs`).
+        shower: NodeId,
+        /// The leader that proposed it, which holds its value.
+        holder: NodeId,
     },
 }
 

@@ -53,6 +53,7 @@
 //! voters survive the silent loss of the one that is not master, and no
 //! other; a third voter makes it any one.
 
+mod detector;
 mod election;
 mod leader;
 mod log;
@@ -179,6 +180,8 @@ struct Followers {
     waiting_since: Option<Time>,
     /// Newcomers waiting for their `Add`.
     joins: VecDeque<(NodeId, ClusterId)>,
+    /// Indirect probes of silent members (see `detector.rs`).
+    probes: BTreeMap<NodeId, detector::Probe>,
     /// The master this leader replaced, to be removed.
     deposed: Option<NodeId>,
     /// Members that have beaten to this leader at least once.
@@ -223,12 +226,20 @@ pub struct Quorum {
     next_beat: Time,
     /// When each removed member was last told so (rate limit).
     told: BTreeMap<NodeId, Time>,
+    /// This node's last tick, to notice its own stalls (`detector.rs`).
+    last_tick: Option<Time>,
+    /// Members this node pings for a leader's probe: (target, leader).
+    probing: BTreeMap<NodeId, NodeId>,
     out: VecDeque<Output>,
     rng: SplitMix64,
     /// Elections this node started and removals it decided (statistics).
     pub elections: u64,
     /// Members removed by this node as leader.
     pub removals: u64,
+    /// Stalls of this node's own that it did not count as others' silence.
+    pub stalls: u64,
+    /// Silence windows indirect probes won for members this node leads.
+    pub rescues: u64,
 }
 
 impl Quorum {
@@ -273,10 +284,14 @@ impl Quorum {
             first_leader: None,
             next_beat: 0,
             told: BTreeMap::new(),
+            last_tick: None,
+            probing: BTreeMap::new(),
             out: VecDeque::new(),
             rng: SplitMix64::new(seed ^ me.rotate_left(17) ^ 0x517c_c1b7_2722_0a95),
             elections: 0,
             removals: 0,
+            stalls: 0,
+            rescues: 0,
         }
     }
 
@@ -401,6 +416,7 @@ impl Quorum {
         // members, every node keeping one would be most of the memory).
         if self.role == Role::Leader && self.log.is_member(from) {
             self.heard.insert(from, now);
+            self.heard_directly(from);
         }
         if self.leader == Some(from) {
             self.leader_heard = now;
@@ -470,11 +486,11 @@ impl Quorum {
 
     /// The leader decided the answer of run `run`: it goes into the log;
     /// it is out once a majority holds it. False if this node does not lead.
-    pub fn propose_answer(&mut self, now: Time, run: u32, value: Option<Vec<u8>>) -> bool {
+    pub fn propose_answer(&mut self, now: Time, run: u32, value: Option<Vec<u8>>, shower: NodeId) -> bool {
         if self.role != Role::Leader {
             return false;
         }
-        self.append(now, Change::Answer { run, value });
+        self.append(now, Change::Answer { run, value, shower, holder: self.me });
         true
     }
 
@@ -504,6 +520,10 @@ impl Quorum {
                 }
             }
             QMsg::JoinVia { id, cluster } => self.join(now, id, cluster),
+            QMsg::Probe { target } => self.on_probe(from, target),
+            QMsg::Ping => self.out.push_back(Output::Send { to: from, msg: QMsg::Pong }),
+            QMsg::Pong => self.on_pong(from),
+            QMsg::Reached { target } => self.on_reached(now, target),
         }
     }
 
@@ -513,6 +533,7 @@ impl Quorum {
         if self.outside || self.is_out() {
             return;
         }
+        self.forgive_own_stall(now);
         match self.role {
             Role::Leader => self.lead(now),
             Role::Follower => self.follow(now),

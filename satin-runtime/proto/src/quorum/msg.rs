@@ -81,6 +81,21 @@ pub enum QMsg {
         /// The node that cannot be reached.
         peer: NodeId,
     },
+    /// Leader to member: reach `target` for me (it is silent here; see
+    /// `detector.rs`).
+    Probe {
+        /// The silent member.
+        target: NodeId,
+    },
+    /// Are you there? (For a leader's probe.)
+    Ping,
+    /// The answer to `Ping`.
+    Pong,
+    /// Member to leader: `target` answered a ping.
+    Reached {
+        /// The member reached.
+        target: NodeId,
+    },
     /// A member passes a newcomer's join on to the leader.
     JoinVia {
         /// The newcomer.
@@ -105,6 +120,8 @@ impl QMsg {
         match self {
             QMsg::Append { entries, .. } => !entries.iter().any(|e| matches!(e.change, super::Change::Add { .. })),
             QMsg::Appended { .. } => true,
+            // A lost probe costs only the rescue it would have won.
+            QMsg::Probe { .. } | QMsg::Ping | QMsg::Pong | QMsg::Reached { .. } => true,
             _ => false,
         }
     }

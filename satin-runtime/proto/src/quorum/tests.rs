@@ -23,6 +23,9 @@ struct Net {
     gave_up: BTreeSet<NodeId>,
     admitted: Vec<NodeId>,
     dead: BTreeSet<NodeId>,
+    /// Nodes whose event loop does not run: no ticks, and what reaches
+    /// them is lost (the worst case for a stalled node).
+    stalled: BTreeSet<NodeId>,
 }
 
 /// A message on its way: (arrival, sequence, from, to, message).
@@ -68,6 +71,7 @@ impl Net {
             gave_up: BTreeSet::new(),
             admitted: Vec::new(),
             dead: BTreeSet::new(),
+            stalled: BTreeSet::new(),
         };
         for i in 0..n {
             net.drain(i);
@@ -122,7 +126,7 @@ impl Net {
             if next_msg.is_some_and(|t| t <= next_tick) {
                 let Reverse((at, _, from, to, Wire(msg))) = self.queue.pop().expect("peeked");
                 self.now = at;
-                if self.dead.contains(&to) || self.cut.contains(&(from, to)) {
+                if self.dead.contains(&to) || self.cut.contains(&(from, to)) || self.stalled.contains(&to) {
                     continue;
                 }
                 self.nodes[to as usize].handle(at, from, msg);
@@ -130,7 +134,7 @@ impl Net {
             } else {
                 self.now = next_tick;
                 for i in 0..self.nodes.len() as NodeId {
-                    if !self.dead.contains(&i) {
+                    if !self.dead.contains(&i) && !self.stalled.contains(&i) {
                         self.nodes[i as usize].tick(self.now);
                         self.drain(i);
                     }
@@ -248,7 +252,7 @@ fn the_answer_commits_with_a_majority_and_never_without() {
     net.run(500 * MS);
     net.cut.insert((0, 1));
     net.cut.insert((0, 2));
-    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![7])));
+    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![7]), 1));
     net.drain(0);
     net.run(900 * MS);
     assert_eq!(net.answers(), 0, "an answer without a majority");
@@ -296,7 +300,7 @@ fn an_even_split_goes_on_in_the_half_with_the_leader() {
     assert_eq!(net.leaders(), vec![0]);
     assert_eq!(net.nodes[0].voters(), vec![0, 1], "the other half was removed, one at a time");
     assert_eq!(net.gave_up, BTreeSet::from([2, 3]));
-    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![1])));
+    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![1]), 1));
     net.drain(0);
     net.run(15_000 * MS);
     assert_eq!(net.answers(), 2, "the answer commits in the half with the leader");
@@ -334,4 +338,48 @@ fn a_joiner_is_added_as_a_learner_and_promoted() {
     assert_eq!(net.nodes[0].voters(), vec![0, 1]);
     assert_eq!(net.nodes[1].voters(), vec![0, 1]);
     assert!(net.leaders() == vec![0]);
+}
+
+#[test]
+fn a_leader_that_stalls_counts_its_stall_as_no_ones_silence() {
+    let mut net = Net::new(3, 3);
+    net.run(500 * MS);
+    // The leader's event loop stops for 0.9 s (the others do not miss it
+    // for long enough to elect another), and what reached it meanwhile is
+    // lost: when it runs again, every member looks silent for 0.9 s.
+    net.stalled.insert(0);
+    net.run(1_400 * MS);
+    net.stalled.clear();
+    net.run(6_000 * MS);
+    assert_eq!(net.leaders(), vec![0]);
+    assert_eq!(net.nodes[0].removals, 0, "{:?}", net.applied);
+    assert!(net.nodes[0].stalls >= 1);
+    assert!(net.nodes.iter().all(|q| q.elections == 0));
+}
+
+#[test]
+fn a_member_the_leader_cannot_hear_but_others_reach_is_probed_before_it_goes() {
+    let mut net = Net::new(3, 4);
+    net.run(500 * MS);
+    // The leader's link with member 2 is cut both ways; member 1 still
+    // reaches it. Indirect probes win it a few more windows, not forever:
+    // a member the leader never hears cannot follow the log.
+    net.cut.insert((0, 2));
+    net.cut.insert((2, 0));
+    net.run(2_600 * MS);
+    assert!(net.nodes[0].is_member(2), "removed before others were asked to reach it");
+    assert!(net.nodes[0].rescues >= 1);
+    net.run(15_000 * MS);
+    assert!(!net.nodes[0].is_member(2), "rescued forever");
+    assert!(net.nodes[0].rescues <= 3);
+}
+
+#[test]
+fn a_dead_member_is_not_rescued_by_probes() {
+    let mut net = Net::new(3, 5);
+    net.run(500 * MS);
+    net.dead.insert(2);
+    net.run(2_600 * MS);
+    assert!(!net.nodes[0].is_member(2), "a silent dead member goes after the probes' wait");
+    assert_eq!(net.nodes[0].rescues, 0);
 }

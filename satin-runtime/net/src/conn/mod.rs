@@ -1,23 +1,29 @@
-//! Connections: transport settings, the outgoing stream to each peer, and
-//! the incoming side that checks the handshake and decodes frames into
-//! [`Link`] events for the driver. Every node sends over a connection it
-//! opened itself and receives on the ones its peers opened. Generic over
-//! the protocol message: the divide-and-conquer driver and the task-graph
-//! driver share it.
+//! Connections: transport settings, the links to each peer ([`Net`]),
+//! the sending side (`outgoing.rs`: a control stream and a data stream
+//! per connection) and the receiving side (`incoming.rs`: the handshake,
+//! frames decoded into [`Link`] events for the driver). Every node sends
+//! over a connection it opened itself and receives on the ones its peers
+//! opened. Generic over the protocol message: the divide-and-conquer
+//! driver and the task-graph driver share it.
 
-use std::collections::{HashMap, HashSet};
+mod incoming;
+mod outgoing;
+
+pub(crate) use incoming::{accept_loop, Accepting};
+
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use quinn::{Connection, ConnectionError, Endpoint, Incoming, TransportConfig, VarInt};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use quinn::{Connection, ConnectionError, Endpoint, TransportConfig, VarInt};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tracing::warn;
 
 use super::netfault::{Faults, FaultySocket};
-use super::tls::SERVER_NAME;
 use super::wire::{close, Frame, Message};
-use satin_proto::codec::{self, Hello};
+use satin_proto::codec;
+use satin_proto::dedup::Dictionary;
 use satin_proto::NodeId;
 
 /// What the connections tell their driver; the driver's own input type
@@ -110,6 +116,68 @@ pub(super) fn advertised(bound: SocketAddr, towards: Option<SocketAddr>) -> Sock
     SocketAddr::new(ip, bound.port())
 }
 
+/// Where the connections hand what they hear: `urgent` for the control
+/// stream's messages, datagrams and handshakes (the driver reads it
+/// first), `ordinary` for the rest.
+pub(crate) struct Inputs<I> {
+    pub(crate) urgent: UnboundedSender<I>,
+    pub(crate) ordinary: UnboundedSender<I>,
+}
+
+impl<I> Clone for Inputs<I> {
+    fn clone(&self) -> Self {
+        Inputs { urgent: self.urgent.clone(), ordinary: self.ordinary.clone() }
+    }
+}
+
+/// Frames and bytes sent: (frames, bytes, (frames, bytes) per kind).
+pub(crate) type SentCounts = (u64, u64, BTreeMap<&'static str, (u64, u64)>);
+
+/// What this node has sent: frames and bytes, in all and per message
+/// kind (`Peer` frames under "Peer"), counted where frames are encoded.
+#[derive(Default)]
+pub(super) struct Sent {
+    counts: Mutex<SentCounts>,
+}
+
+impl Sent {
+    pub(super) fn count(&self, kind: &'static str, len: u64) {
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        c.0 += 1;
+        c.1 += len;
+        let k = c.2.entry(kind).or_default();
+        k.0 += 1;
+        k.1 += len;
+    }
+
+    pub(super) fn get(&self) -> SentCounts {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// The bytes both ends of every connection hold (the root call's
+/// encoding), indexed the first time a large frame needs them.
+#[derive(Clone)]
+pub(crate) struct SharedDictionary(Arc<(Vec<u8>, OnceLock<Dictionary>)>);
+
+impl SharedDictionary {
+    pub(crate) fn new(bytes: Vec<u8>) -> SharedDictionary {
+        SharedDictionary(Arc::new((bytes, OnceLock::new())))
+    }
+
+    fn get(&self) -> &Dictionary {
+        self.0 .1.get_or_init(|| Dictionary::new(self.0 .0.clone()))
+    }
+}
+
+/// The sending side of the connection to one peer: its two queues and
+/// the task that drains them.
+struct PeerLink<M> {
+    control: UnboundedSender<(Frame<M>, &'static str)>,
+    data: UnboundedSender<(Frame<M>, &'static str)>,
+    task: tokio::task::JoinHandle<()>,
+}
+
 pub(super) struct Net<M, I> {
     pub(super) endpoint: Endpoint,
     pub(super) me: NodeId,
@@ -118,8 +186,8 @@ pub(super) struct Net<M, I> {
     pub(super) addrs: HashMap<NodeId, SocketAddr>,
     /// Short names of the peers that said theirs (see [`Net::name`]).
     pub(super) labels: HashMap<NodeId, String>,
-    /// Outgoing connections: the frame queue and the task that sends it.
-    pub(super) peers: HashMap<NodeId, (UnboundedSender<Vec<u8>>, tokio::task::JoinHandle<()>)>,
+    /// Outgoing connections: the frame queues and the task that sends them.
+    peers: HashMap<NodeId, PeerLink<M>>,
     pub(super) dead: HashSet<NodeId>,
     /// When a lost connection may be opened again.
     pub(super) retry_at: HashMap<NodeId, Instant>,
@@ -127,10 +195,11 @@ pub(super) struct Net<M, I> {
     pub(super) links: HashMap<NodeId, Vec<Connection>>,
     /// The connection this node opened to each peer, for datagrams.
     pub(super) outgoing: HashMap<NodeId, Connection>,
+    /// Where connections report (the sending side reports on `ordinary`).
     pub(super) input: UnboundedSender<I>,
-    pub(super) bytes_sent: u64,
-    pub(super) frames_sent: u64,
-    pub(super) message: std::marker::PhantomData<M>,
+    sent: Arc<Sent>,
+    /// The bytes large frames are packed against, if any.
+    pub(super) dictionary: Option<SharedDictionary>,
 }
 
 impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
@@ -142,6 +211,7 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         hello_frame: Vec<u8>,
         max_frame: usize,
         input: UnboundedSender<I>,
+        dictionary: Option<SharedDictionary>,
     ) -> Self {
         Net {
             endpoint,
@@ -156,10 +226,14 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             links: HashMap::new(),
             outgoing: HashMap::new(),
             input,
-            bytes_sent: 0,
-            frames_sent: 0,
-            message: std::marker::PhantomData,
+            sent: Arc::default(),
+            dictionary,
         }
+    }
+
+    /// Frames and bytes sent so far, in all and per message kind.
+    pub(super) fn sent(&self) -> SentCounts {
+        self.sent.get()
     }
 
     /// Learns where `id` listens and its short name (the first heard stays).
@@ -180,16 +254,6 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         }
     }
 
-    fn frame(&self, f: &Frame<M>) -> Option<Vec<u8>> {
-        match codec::encode(f, self.max_frame) {
-            Ok(bytes) => Some(bytes),
-            Err(e) => {
-                warn!("dropping an outgoing message: {e}");
-                None
-            }
-        }
-    }
-
     pub(super) fn send(&mut self, to: NodeId, msg: M) {
         if to == self.me || self.dead.contains(&to) {
             return;
@@ -197,17 +261,25 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         if msg.unreliable() && self.send_datagram(to, &msg) {
             return;
         }
+        if !self.peers.contains_key(&to) && !self.connect(to) {
+            return;
+        }
+        let urgent = msg.urgent();
+        let mut frames = Vec::new();
         // Tell the receiver where the nodes this message names listen.
         for id in msg.names() {
             if let Some(&addr) = self.addrs.get(&id) {
                 let label = self.labels.get(&id).cloned().unwrap_or_default();
-                if let Some(f) = self.frame(&Frame::Peer { id, addr, label }) {
-                    self.push(to, f);
-                }
+                frames.push((Frame::Peer { id, addr, label }, "Peer"));
             }
         }
-        if let Some(f) = self.frame(&Frame::Proto(msg)) {
-            self.push(to, f);
+        let kind = msg.kind();
+        frames.push((Frame::Proto(msg), kind));
+        if let Some(link) = self.peers.get(&to) {
+            let queue = if urgent { &link.control } else { &link.data };
+            for f in frames {
+                let _ = queue.send(f);
+            }
         }
     }
 
@@ -224,20 +296,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         if conn.send_datagram(bytes::Bytes::from(frame)).is_err() {
             return false;
         }
-        self.bytes_sent += len;
-        self.frames_sent += 1;
+        self.sent.count(msg.kind(), len);
         true
-    }
-
-    fn push(&mut self, to: NodeId, frame: Vec<u8>) {
-        if !self.peers.contains_key(&to) && !self.connect(to) {
-            return;
-        }
-        self.bytes_sent += frame.len() as u64;
-        self.frames_sent += 1;
-        if let Some((tx, _)) = self.peers.get(&to) {
-            let _ = tx.send(frame);
-        }
     }
 
     /// Opens the outgoing connection to `to`. False if its address is unknown.
@@ -246,16 +306,20 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             warn!("no address for node {to}; message dropped");
             return false;
         };
-        let (tx, rx) = unbounded_channel();
-        let task = tokio::spawn(outgoing::<M, I>(
-            self.endpoint.clone(),
+        let (control, control_rx) = unbounded_channel();
+        let (data, data_rx) = unbounded_channel();
+        let o = outgoing::Outgoing {
+            endpoint: self.endpoint.clone(),
             to,
             addr,
-            self.hello_frame.clone(),
-            rx,
-            self.input.clone(),
-        ));
-        self.peers.insert(to, (tx, task));
+            hello: self.hello_frame.clone(),
+            max_frame: self.max_frame,
+            input: self.input.clone(),
+            sent: self.sent.clone(),
+            dictionary: self.dictionary.clone(),
+        };
+        let task = tokio::spawn(outgoing::run::<M, I>(o, control_rx, data_rx));
+        self.peers.insert(to, PeerLink { control, data, task });
         true
     }
 
@@ -272,8 +336,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
     /// after `wait` (messages queued on the old one are lost; the protocol
     /// repeats what matters).
     pub(super) fn reconnect_later(&mut self, id: NodeId, wait: Duration) {
-        if let Some((_, task)) = self.peers.remove(&id) {
-            task.abort();
+        if let Some(link) = self.peers.remove(&id) {
+            link.task.abort();
         }
         self.outgoing.remove(&id);
         self.retry_at.insert(id, Instant::now() + wait);
@@ -284,8 +348,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
     pub(super) fn drop_peer(&mut self, id: NodeId) {
         self.links.remove(&id);
         self.outgoing.remove(&id);
-        if let Some((_, task)) = self.peers.remove(&id) {
-            task.abort();
+        if let Some(link) = self.peers.remove(&id) {
+            link.task.abort();
         }
     }
 
@@ -316,8 +380,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         for conn in self.links.remove(&id).unwrap_or_default() {
             conn.close(VarInt::from_u32(close::DEAD), b"declared dead");
         }
-        if let Some((_, task)) = self.peers.remove(&id) {
-            task.abort();
+        if let Some(link) = self.peers.remove(&id) {
+            link.task.abort();
         }
     }
 
@@ -326,15 +390,17 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
     pub(super) fn stop_sending_except(&mut self, keep: &[NodeId]) {
         let gone: Vec<NodeId> = self.peers.keys().copied().filter(|p| !keep.contains(p)).collect();
         for id in gone {
-            if let Some((_, task)) = self.peers.remove(&id) {
-                task.abort();
+            if let Some(link) = self.peers.remove(&id) {
+                link.task.abort();
             }
         }
     }
 
     /// Finishes every outgoing stream and waits (bounded) until peers read them.
     pub(super) async fn flush(mut self) {
-        let tasks: Vec<_> = self.peers.drain().map(|(_, (_, task))| task).collect();
+        // Dropping the queues ends each sending task once it has sent
+        // what they held.
+        let tasks: Vec<_> = self.peers.drain().map(|(_, link)| link.task).collect();
         let _ = tokio::time::timeout(FLUSH, async {
             for t in tasks {
                 let _ = t.await;
@@ -354,103 +420,9 @@ fn orderly(e: &ConnectionError) -> bool {
         || matches!(e, ConnectionError::LocallyClosed)
 }
 
-async fn outgoing<M, I: From<Link<M>>>(
-    endpoint: Endpoint,
-    to: NodeId,
-    addr: SocketAddr,
-    hello: Vec<u8>,
-    frames: UnboundedReceiver<Vec<u8>>,
-    input: UnboundedSender<I>,
-) {
-    let _ = match send_frames(endpoint, addr, hello, frames, |conn| {
-        let _ = input.send(Link::Linked { id: to, conn }.into());
-    })
-    .await
-    {
-        Err(Lost { reason, unanswered, declared_dead }) => {
-            input.send(Link::PeerDown { id: to, reason, unanswered, ours: true, declared_dead }.into())
-        }
-        Ok(()) => input.send(Link::Closed { id: to }.into()),
-    };
-}
-
-/// A connection that failed other than by an orderly close.
-struct Lost {
-    reason: String,
-    /// It never got an answer: nobody listens at the address (yet).
-    unanswered: bool,
-    /// The peer closed it because it removed this node from the run.
-    declared_dead: bool,
-}
-
-impl Lost {
-    fn new(reason: impl ToString) -> Lost {
-        Lost { reason: reason.to_string(), unanswered: false, declared_dead: false }
-    }
-}
-
-impl From<ConnectionError> for Lost {
-    fn from(e: ConnectionError) -> Lost {
-        Lost { declared_dead: declared_dead(&e), ..Lost::new(describe(&e)) }
-    }
-}
-
 /// Did the peer close the connection because it removed this node?
 fn declared_dead(e: &ConnectionError) -> bool {
     matches!(e, ConnectionError::ApplicationClosed(c) if c.error_code == VarInt::from_u32(close::DEAD))
-}
-
-fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
-    match e {
-        quinn::WriteError::ConnectionLost(c) if orderly(&c) => Ok(()),
-        quinn::WriteError::ConnectionLost(c) => Err(c.into()),
-        other => Err(Lost::new(other)),
-    }
-}
-
-async fn send_frames(
-    endpoint: Endpoint,
-    addr: SocketAddr,
-    hello: Vec<u8>,
-    mut frames: UnboundedReceiver<Vec<u8>>,
-    linked: impl FnOnce(Connection),
-) -> Result<(), Lost> {
-    let connecting = endpoint.connect(addr, SERVER_NAME).map_err(Lost::new)?;
-    let conn = match connecting.await {
-        Ok(c) => c,
-        Err(e) if orderly(&e) => return Ok(()),
-        Err(e @ ConnectionError::TimedOut) => {
-            return Err(Lost { unanswered: true, ..Lost::new(describe(&e)) });
-        }
-        Err(e) => return Err(e.into()),
-    };
-    linked(conn.clone());
-    let mut send = match conn.open_uni().await {
-        Ok(s) => s,
-        Err(e) if orderly(&e) => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    if let Err(e) = send.write_all(&hello).await {
-        return write_failed(e);
-    }
-    loop {
-        tokio::select! {
-            frame = frames.recv() => match frame {
-                Some(f) => {
-                    if let Err(e) = send.write_all(&f).await {
-                        return write_failed(e);
-                    }
-                }
-                None => break,
-            },
-            e = conn.closed() => return if orderly(&e) { Ok(()) } else { Err(e.into()) },
-        }
-    }
-    let _ = send.finish();
-    let t = Instant::now();
-    let r = tokio::time::timeout(FLUSH, send.stopped()).await;
-    tracing::debug!("stream to {addr} finished in {:?}: {r:?}", t.elapsed());
-    Ok(())
 }
 
 fn describe(e: &ConnectionError) -> String {
@@ -463,136 +435,11 @@ fn describe(e: &ConnectionError) -> String {
     }
 }
 
-pub(super) async fn accept_loop<M: Message, I: From<Link<M>> + Send + 'static>(
-    endpoint: Endpoint,
-    ours: Hello,
-    max_frame: usize,
-    input: UnboundedSender<I>,
-) {
-    while let Some(incoming) = endpoint.accept().await {
-        tokio::spawn(incoming_conn::<M, I>(incoming, ours.clone(), max_frame, input.clone()));
-    }
-}
-
-async fn incoming_conn<M: Message, I: From<Link<M>> + Send + 'static>(
-    incoming: Incoming,
-    ours: Hello,
-    max_frame: usize,
-    input: UnboundedSender<I>,
-) {
-    let remote = incoming.remote_address();
-    let conn = match incoming.await {
-        Ok(c) => c,
-        Err(e) => {
-            warn!("rejected a connection from {remote}: {e}");
-            return;
-        }
-    };
-    let mut peer: Option<NodeId> = None;
-    let result = read_frames::<M, I>(&conn, &ours, max_frame, &input, &mut peer).await;
-    if let (Err((reason, declared_dead)), Some(id)) = (result, peer) {
-        let _ = input.send(Link::PeerDown { id, reason, unanswered: false, ours: false, declared_dead }.into());
-    }
-}
-
-async fn read_frames<M: Message, I: From<Link<M>> + Send + 'static>(
-    conn: &Connection,
-    ours: &Hello,
-    max_frame: usize,
-    input: &UnboundedSender<I>,
-    peer: &mut Option<NodeId>,
-) -> Result<(), (String, bool)> {
-    let lost = |e: &ConnectionError| (describe(e), declared_dead(e));
-    let mut recv = match conn.accept_uni().await {
-        Ok(r) => r,
-        Err(e) if orderly(&e) => return Ok(()),
-        Err(e) => return Err(lost(&e)),
-    };
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        loop {
-            match codec::decode::<Frame<M>>(&buf, max_frame) {
-                Ok(Some((frame, used))) => {
-                    buf.drain(..used);
-                    handle_frame(conn, ours, max_frame, frame, input, peer).map_err(|e| (e, false))?;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    warn!("closing the connection from {}: {e}", conn.remote_address());
-                    conn.close(VarInt::from_u32(close::BAD_FRAME), e.to_string().as_bytes());
-                    return Err((e.to_string(), false));
-                }
-            }
-        }
-        match recv.read(&mut chunk).await {
-            Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
-            Ok(None) => return Ok(()),
-            Err(quinn::ReadError::ConnectionLost(e)) if orderly(&e) => return Ok(()),
-            Err(quinn::ReadError::ConnectionLost(e)) => return Err(lost(&e)),
-            Err(e) => return Err((e.to_string(), false)),
-        }
-    }
-}
-
-/// Messages the peer sends as datagrams on the connection it opened (beats).
-async fn read_datagrams<M: Message, I: From<Link<M>> + Send + 'static>(
-    conn: Connection,
-    from: NodeId,
-    max_frame: usize,
-    input: UnboundedSender<I>,
-) {
-    while let Ok(bytes) = conn.read_datagram().await {
-        match codec::decode::<Frame<M>>(&bytes, max_frame) {
-            Ok(Some((Frame::Proto(msg), _))) => {
-                if input.send(Link::Message { from, msg }.into()).is_err() {
-                    return;
-                }
-            }
-            other => warn!("dropping a datagram from node {from} that is not one message: {other:?}"),
-        }
-    }
-}
-
-fn handle_frame<M: Message, I: From<Link<M>> + Send + 'static>(
-    conn: &Connection,
-    ours: &Hello,
-    max_frame: usize,
-    frame: Frame<M>,
-    input: &UnboundedSender<I>,
-    peer: &mut Option<NodeId>,
-) -> Result<(), String> {
-    match (frame, *peer) {
-        (Frame::Hello { hello, id, addr, label, .. }, None) => {
-            if let Err(e) = ours.check(&hello) {
-                let why = format!("handshake with the node at {addr} failed: {e}");
-                tracing::error!("{why}");
-                conn.close(VarInt::from_u32(close::HANDSHAKE), why.as_bytes());
-                return Ok(());
-            }
-            *peer = Some(id);
-            let _ = input.send(Link::Hello { id, addr, label, conn: conn.clone() }.into());
-            tokio::spawn(read_datagrams::<M, I>(conn.clone(), id, max_frame, input.clone()));
-        }
-        (Frame::Peer { id, addr, label }, Some(_)) => {
-            let _ = input.send(Link::Addr { id, addr, label }.into());
-        }
-        (Frame::Proto(msg), Some(from)) => {
-            let _ = input.send(Link::Message { from, msg }.into());
-        }
-        (f, _) => {
-            let why = format!("unexpected frame {f:?}");
-            conn.close(VarInt::from_u32(close::BAD_FRAME), why.as_bytes());
-            return Err(why);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tls::{init_pool, Pool};
+    use satin_proto::codec::Hello;
     use satin_proto::Msg;
 
     const MAX: usize = 1 << 20;
@@ -613,7 +460,16 @@ mod tests {
             MAX,
         )
         .expect("small");
-        Net::new(endpoint, me, hello_frame, MAX, input)
+        Net::new(endpoint, me, hello_frame, MAX, input, None)
+    }
+
+    fn accepting<I>(hello: &Hello, input: UnboundedSender<I>) -> incoming::Accepting<I> {
+        incoming::Accepting {
+            ours: hello.clone(),
+            max_frame: MAX,
+            inputs: Inputs { urgent: input.clone(), ordinary: input },
+            dictionary: None,
+        }
     }
 
     /// After a short outage one connection may time out and the other
@@ -631,7 +487,7 @@ mod tests {
         let (b_in, mut b_rx) = unbounded_channel();
         let mut a = net(endpoint(&pool), 1, &hello, a_in);
         let mut b = net(endpoint(&pool), 2, &hello, b_in.clone());
-        tokio::spawn(accept_loop::<Msg, _>(b.endpoint.clone(), hello.clone(), MAX, b_in));
+        tokio::spawn(accept_loop::<Msg, _>(b.endpoint.clone(), accepting(&hello, b_in)));
         a.addrs.insert(2, b.endpoint.local_addr().expect("bound"));
 
         let outcome = tokio::time::timeout(Duration::from_secs(20), async move {
@@ -656,5 +512,64 @@ mod tests {
         let (reason, unanswered) = outcome.expect("A hears of it long before its idle timeout");
         assert!(reason.contains("declared dead"), "{reason}");
         assert!(!unanswered);
+    }
+
+    /// A job's parameters that are a stretch of the root's travel as names
+    /// of chunks both ends hold, and a beat sent after them comes on the
+    /// control stream, on the urgent input.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn large_frames_travel_packed_and_beats_take_their_own_stream() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
+        let pool = Pool::load(&file).expect("the pool loads");
+        let hello = Hello::new("test", &[]);
+        let mut rng = 7u64;
+        let root: Vec<u8> = (0..8 << 20)
+            .map(|_| {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (rng >> 33) as u8
+            })
+            .collect();
+        let dictionary = || Some(SharedDictionary::new(root.clone()));
+        let (a_in, _a_rx) = unbounded_channel::<Link<Msg>>();
+        let (urgent, mut urgent_rx) = unbounded_channel();
+        let (ordinary, mut ordinary_rx) = unbounded_channel();
+        let a_end = endpoint(&pool);
+        let addr = a_end.local_addr().expect("bound");
+        let hello_frame = codec::encode(
+            &Frame::<Msg>::Hello { hello: hello.clone(), id: 1, cluster: 0, addr, label: "1".into() },
+            usize::MAX,
+        )
+        .expect("small");
+        let mut a = Net::new(a_end, 1, hello_frame, 64 << 20, a_in, dictionary());
+        let b = endpoint(&pool);
+        let accepting = Accepting {
+            ours: hello.clone(),
+            max_frame: 64 << 20,
+            inputs: Inputs { urgent, ordinary },
+            dictionary: dictionary(),
+        };
+        tokio::spawn(accept_loop::<Msg, _>(b.clone(), accepting));
+        a.addrs.insert(2, b.local_addr().expect("bound"));
+
+        let payload = root[1_000_003..7_500_000].to_vec();
+        let job = satin_proto::JobSpec::new(satin_proto::JobKey([9; 32]), 4, payload.clone());
+        a.send(2, Msg::StealReply { id: 1, job: Some(job) });
+        let beat = Msg::Quorum(satin_proto::quorum::QMsg::Appended { term: 3, ok: true, matched: 2 });
+        a.send(2, beat.clone());
+        let outcome = tokio::time::timeout(Duration::from_secs(20), async {
+            assert!(matches!(urgent_rx.recv().await, Some(Link::Hello { id: 1, .. })));
+            assert!(matches!(urgent_rx.recv().await, Some(Link::Message { from: 1, msg }) if msg == beat));
+            match ordinary_rx.recv().await {
+                Some(Link::Message { from: 1, msg: Msg::StealReply { job: Some(job), .. } }) => job.payload,
+                _ => panic!("expected the job"),
+            }
+        })
+        .await;
+        assert_eq!(outcome.expect("both arrive"), payload, "the job arrives whole");
+        let (_, bytes, by_kind) = a.sent();
+        let job_bytes = by_kind["StealReply"].1;
+        assert!(job_bytes < payload.len() as u64 / 20, "{job_bytes} bytes sent for a job of {}", payload.len());
+        assert!(bytes < payload.len() as u64 / 10);
     }
 }

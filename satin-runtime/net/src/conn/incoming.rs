@@ -1,0 +1,209 @@
+//! The connections peers open to this node: the handshake, then the
+//! frames of both streams and the datagrams, decoded here (on the
+//! network's threads) into [`Link`] events. What came on the control
+//! stream or as a datagram goes to the driver's urgent input, which it
+//! reads first; the data stream's messages go to its ordinary input.
+
+use quinn::{Connection, ConnectionError, Incoming, RecvStream, VarInt};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::watch;
+use tracing::warn;
+
+use super::outgoing::close_bad;
+use super::{declared_dead, describe, orderly, Inputs, Link, SharedDictionary};
+use crate::wire::{close, Frame, Message};
+use satin_proto::codec::{self, Hello};
+use satin_proto::NodeId;
+
+/// What every incoming connection needs.
+pub(crate) struct Accepting<I> {
+    pub(crate) ours: Hello,
+    pub(crate) max_frame: usize,
+    pub(crate) inputs: Inputs<I>,
+    pub(crate) dictionary: Option<SharedDictionary>,
+}
+
+impl<I> Clone for Accepting<I> {
+    fn clone(&self) -> Self {
+        Accepting {
+            ours: self.ours.clone(),
+            max_frame: self.max_frame,
+            inputs: self.inputs.clone(),
+            dictionary: self.dictionary.clone(),
+        }
+    }
+}
+
+pub(crate) async fn accept_loop<M: Message, I: From<Link<M>> + Send + 'static>(
+    endpoint: quinn::Endpoint,
+    a: Accepting<I>,
+) {
+    while let Some(incoming) = endpoint.accept().await {
+        tokio::spawn(incoming_conn::<M, I>(incoming, a.clone()));
+    }
+}
+
+async fn incoming_conn<M: Message, I: From<Link<M>> + Send + 'static>(incoming: Incoming, a: Accepting<I>) {
+    let remote = incoming.remote_address();
+    let conn = match incoming.await {
+        Ok(c) => c,
+        Err(e) => {
+            warn!("rejected a connection from {remote}: {e}");
+            return;
+        }
+    };
+    // The peer's id, once its handshake (on the control stream) passed:
+    // the data stream's frames wait for it.
+    let (peer_tx, peer_rx) = watch::channel::<Option<NodeId>>(None);
+    let mut streams = Vec::new();
+    let ended = loop {
+        match conn.accept_uni().await {
+            Ok(recv) => {
+                let reader = Reader { conn: conn.clone(), a: a.clone(), peer: peer_tx.clone(), known: peer_rx.clone() };
+                streams.push(tokio::spawn(reader.read::<M>(recv)));
+            }
+            Err(e) if orderly(&e) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    // Every frame that arrived is handed on before the loss is told.
+    for s in streams {
+        let _ = s.await;
+    }
+    let peer = *peer_rx.borrow();
+    if let (Err(e), Some(id)) = (ended, peer) {
+        let (reason, declared_dead) = (describe(&e), declared_dead(&e));
+        let _ =
+            a.inputs.ordinary.send(Link::PeerDown { id, reason, unanswered: false, ours: false, declared_dead }.into());
+    }
+}
+
+/// One stream of an incoming connection.
+struct Reader<I> {
+    conn: Connection,
+    a: Accepting<I>,
+    peer: watch::Sender<Option<NodeId>>,
+    known: watch::Receiver<Option<NodeId>>,
+}
+
+/// Which stream a reader reads, once its first frame said so.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Unknown,
+    Control,
+    Data,
+}
+
+impl<I: Send + 'static> Reader<I> {
+    async fn read<M: Message>(mut self, mut recv: RecvStream) -> Result<(), ConnectionError>
+    where
+        I: From<Link<M>>,
+    {
+        let mut stream = Stream::Unknown;
+        let mut buf: Vec<u8> = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            loop {
+                match codec::decode::<Frame<M>>(&buf, self.a.max_frame) {
+                    Ok(Some((frame, used))) => {
+                        buf.drain(..used);
+                        if let Err(why) = self.handle(frame, &mut stream).await {
+                            close_bad(&self.conn, &why);
+                            return Ok(());
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        warn!("closing the connection from {}: {e}", self.conn.remote_address());
+                        close_bad(&self.conn, &e.to_string());
+                        return Ok(());
+                    }
+                }
+            }
+            match recv.read(&mut chunk).await {
+                Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
+                Ok(None) => return Ok(()),
+                Err(quinn::ReadError::ConnectionLost(e)) => return Err(e),
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+
+    /// One frame of this stream (a packed one is unpacked first).
+    async fn handle<M: Message>(&mut self, frame: Frame<M>, stream: &mut Stream) -> Result<(), String>
+    where
+        I: From<Link<M>>,
+    {
+        let frame = match frame {
+            Frame::Packed(packed) => {
+                let dictionary = self.a.dictionary.as_ref().ok_or("a packed frame, but no dictionary here")?;
+                let bytes = dictionary.get().unpack(&packed).map_err(|e| e.to_string())?;
+                match codec::decode::<Frame<M>>(&bytes, self.a.max_frame) {
+                    Ok(Some((inner @ Frame::Proto(_), used))) if used == bytes.len() => inner,
+                    _ => return Err("a packed frame that is not one message".into()),
+                }
+            }
+            other => other,
+        };
+        let from = *self.known.borrow();
+        match (frame, *stream) {
+            (Frame::Hello { hello, id, addr, label, .. }, Stream::Unknown) => {
+                if let Err(e) = self.a.ours.check(&hello) {
+                    let why = format!("handshake with the node at {addr} failed: {e}");
+                    tracing::error!("{why}");
+                    self.conn.close(VarInt::from_u32(close::HANDSHAKE), why.as_bytes());
+                    return Ok(());
+                }
+                *stream = Stream::Control;
+                let _ = self.a.inputs.urgent.send(Link::Hello { id, addr, label, conn: self.conn.clone() }.into());
+                let _ = self.peer.send(Some(id));
+                tokio::spawn(read_datagrams::<M, I>(self.conn.clone(), id, self.a.clone()));
+            }
+            (Frame::Bulk, Stream::Unknown) => {
+                *stream = Stream::Data;
+                // Nothing of the data stream counts before the handshake.
+                if self.known.wait_for(Option::is_some).await.is_err() {
+                    return Err("the connection ended before its handshake".into());
+                }
+            }
+            (Frame::Peer { id, addr, label }, s) if s != Stream::Unknown => {
+                let _ = self.input(s).send(Link::Addr { id, addr, label }.into());
+            }
+            (Frame::Proto(msg), s) if s != Stream::Unknown => {
+                let Some(from) = from.or(*self.known.borrow()) else {
+                    return Err("a message before the handshake".into());
+                };
+                let _ = self.input(s).send(Link::Message { from, msg }.into());
+            }
+            (f, _) => return Err(format!("unexpected frame {f:?}")),
+        }
+        Ok(())
+    }
+
+    fn input(&self, stream: Stream) -> &UnboundedSender<I> {
+        if stream == Stream::Control {
+            &self.a.inputs.urgent
+        } else {
+            &self.a.inputs.ordinary
+        }
+    }
+}
+
+/// Messages the peer sends as datagrams on the connection it opened
+/// (beats): urgent.
+async fn read_datagrams<M: Message, I: From<Link<M>> + Send + 'static>(
+    conn: Connection,
+    from: NodeId,
+    a: Accepting<I>,
+) {
+    while let Ok(bytes) = conn.read_datagram().await {
+        match codec::decode::<Frame<M>>(&bytes, a.max_frame) {
+            Ok(Some((Frame::Proto(msg), _))) => {
+                if a.inputs.urgent.send(Link::Message { from, msg }.into()).is_err() {
+                    return;
+                }
+            }
+            other => warn!("dropping a datagram from node {from} that is not one message: {other:?}"),
+        }
+    }
+}

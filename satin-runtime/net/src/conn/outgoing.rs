@@ -1,0 +1,203 @@
+//! The connection a node opens to a peer, and what it sends on it: two
+//! unidirectional streams — *control* (the handshake, then the quorum's
+//! messages: beats, votes, entries), at a higher priority, and *data*
+//! (everything else, in order) — plus datagrams for what may be lost.
+//! Beats and votes never wait behind a job's parameters or a result: QUIC
+//! sends a higher-priority stream's data first, and each stream has its
+//! own flow control.
+//!
+//! Frames are encoded here, on the network's threads, not by the driver:
+//! a large message costs the event loop nothing. A large frame is packed
+//! against the dictionary both ends hold (`satin_proto::dedup`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use quinn::{Connection, ConnectionError, Endpoint, SendStream};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use super::{describe, orderly, Link, Sent, SharedDictionary, FLUSH};
+use crate::tls::SERVER_NAME;
+use crate::wire::{close, Frame, Message};
+use satin_proto::codec;
+use satin_proto::NodeId;
+
+/// What the sending side of one connection needs.
+pub(super) struct Outgoing<I> {
+    pub(super) endpoint: Endpoint,
+    pub(super) to: NodeId,
+    pub(super) addr: SocketAddr,
+    pub(super) hello: Vec<u8>,
+    pub(super) max_frame: usize,
+    pub(super) input: UnboundedSender<I>,
+    pub(super) sent: Arc<Sent>,
+    pub(super) dictionary: Option<SharedDictionary>,
+}
+
+/// Frames waiting for a stream: (frame, kind for the statistics).
+pub(super) type Queue<M> = UnboundedReceiver<(Frame<M>, &'static str)>;
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<Result<(), Lost>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Opens the connection to `o.to` and sends what the two queues bring
+/// until they close (the node is done with the peer) or the connection
+/// ends; tells the driver how it ended.
+pub(super) async fn run<M: Message, I: From<Link<M>>>(o: Outgoing<I>, control: Queue<M>, data: Queue<M>) {
+    let (to, input) = (o.to, o.input.clone());
+    let linked = {
+        let input = input.clone();
+        move |conn| {
+            let _ = input.send(Link::Linked { id: to, conn }.into());
+        }
+    };
+    let _ = match send_frames(o, control, data, linked).await {
+        Err(Lost { reason, unanswered, declared_dead }) => {
+            input.send(Link::PeerDown { id: to, reason, unanswered, ours: true, declared_dead }.into())
+        }
+        Ok(()) => input.send(Link::Closed { id: to }.into()),
+    };
+}
+
+/// A connection that failed other than by an orderly close.
+pub(super) struct Lost {
+    pub(super) reason: String,
+    /// It never got an answer: nobody listens at the address (yet).
+    pub(super) unanswered: bool,
+    /// The peer closed it because it removed this node from the run.
+    pub(super) declared_dead: bool,
+}
+
+impl Lost {
+    pub(super) fn new(reason: impl ToString) -> Lost {
+        Lost { reason: reason.to_string(), unanswered: false, declared_dead: false }
+    }
+}
+
+impl From<ConnectionError> for Lost {
+    fn from(e: ConnectionError) -> Lost {
+        Lost { declared_dead: super::declared_dead(&e), ..Lost::new(describe(&e)) }
+    }
+}
+
+fn write_failed(e: quinn::WriteError) -> Result<(), Lost> {
+    match e {
+        quinn::WriteError::ConnectionLost(c) if orderly(&c) => Ok(()),
+        quinn::WriteError::ConnectionLost(c) => Err(c.into()),
+        other => Err(Lost::new(other)),
+    }
+}
+
+async fn send_frames<M: Message, I>(
+    o: Outgoing<I>,
+    control: Queue<M>,
+    data: Queue<M>,
+    linked: impl FnOnce(Connection),
+) -> Result<(), Lost> {
+    let connecting = o.endpoint.connect(o.addr, SERVER_NAME).map_err(Lost::new)?;
+    let conn = match connecting.await {
+        Ok(c) => c,
+        Err(e) if orderly(&e) => return Ok(()),
+        Err(e @ ConnectionError::TimedOut) => {
+            return Err(Lost { unanswered: true, ..Lost::new(describe(&e)) });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    linked(conn.clone());
+    let open = |conn: &Connection| {
+        let conn = conn.clone();
+        async move {
+            match conn.open_uni().await {
+                Ok(s) => Ok(Some(s)),
+                Err(e) if orderly(&e) => Ok(None),
+                Err(e) => Err(Lost::from(e)),
+            }
+        }
+    };
+    let Some(mut control_stream) = open(&conn).await? else { return Ok(()) };
+    // The control stream's data goes out first (quinn's default is 0).
+    let _ = control_stream.set_priority(1);
+    if let Err(e) = control_stream.write_all(&o.hello).await {
+        return write_failed(e);
+    }
+    let Some(mut data_stream) = open(&conn).await? else { return Ok(()) };
+    let marker = codec::encode(&Frame::<M>::Bulk, o.max_frame).map_err(Lost::new)?;
+    if let Err(e) = data_stream.write_all(&marker).await {
+        return write_failed(e);
+    }
+    let writer = Writer { max_frame: o.max_frame, sent: o.sent.clone(), dictionary: o.dictionary.clone() };
+    let data_task = {
+        let writer = writer.clone();
+        AbortOnDrop(tokio::spawn(async move { writer.write_all(data_stream, data).await }))
+    };
+    let outcome = tokio::select! {
+        r = writer.write_all(control_stream, control) => r,
+        e = conn.closed() => return if orderly(&e) { Ok(()) } else { Err(e.into()) },
+    };
+    outcome?;
+    // The control queue closed: the node is done with this peer. The data
+    // stream finishes its queue (the last results) too.
+    let mut data_task = data_task;
+    match tokio::time::timeout(FLUSH, &mut data_task.0).await {
+        Ok(Ok(r)) => r,
+        _ => Ok(()),
+    }
+}
+
+/// Encodes, packs and writes frames on one stream.
+#[derive(Clone)]
+struct Writer {
+    max_frame: usize,
+    sent: Arc<Sent>,
+    dictionary: Option<SharedDictionary>,
+}
+
+impl Writer {
+    async fn write_all<M: Message>(&self, mut stream: SendStream, mut frames: Queue<M>) -> Result<(), Lost> {
+        while let Some((frame, kind)) = frames.recv().await {
+            let Some(bytes) = self.encode(&frame) else { continue };
+            self.sent.count(kind, bytes.len() as u64);
+            tracing::trace!(kind, bytes = bytes.len(), "sending");
+            if let Err(e) = stream.write_all(&bytes).await {
+                return write_failed(e);
+            }
+        }
+        let _ = stream.finish();
+        let t = Instant::now();
+        let r = tokio::time::timeout(FLUSH, stream.stopped()).await;
+        tracing::debug!("stream finished in {:?}: {r:?}", t.elapsed());
+        Ok(())
+    }
+
+    /// The frame's bytes on the wire: packed against the dictionary when
+    /// that saves bytes.
+    fn encode<M: Message>(&self, frame: &Frame<M>) -> Option<Vec<u8>> {
+        let bytes = match codec::encode(frame, self.max_frame) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("dropping an outgoing message: {e}");
+                return None;
+            }
+        };
+        if bytes.len() < satin_proto::dedup::PACK_FROM {
+            return Some(bytes);
+        }
+        let Some(dictionary) = self.dictionary.as_ref().map(|d| d.get()) else { return Some(bytes) };
+        match dictionary.pack(&bytes).map(|p| codec::encode(&Frame::<M>::Packed(p), usize::MAX)) {
+            Some(Ok(packed)) if packed.len() < bytes.len() => Some(packed),
+            _ => Some(bytes),
+        }
+    }
+}
+
+/// Closes a connection with the reason code for a bad frame.
+pub(super) fn close_bad(conn: &Connection, why: &str) {
+    conn.close(quinn::VarInt::from_u32(close::BAD_FRAME), why.as_bytes());
+}

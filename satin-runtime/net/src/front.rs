@@ -20,13 +20,13 @@ pub(crate) enum FirstSteps {
 
 /// Writes the pool credential (`--init-pool`, which needs nothing else),
 /// checks the flags, and supervises a local cluster of `--local-nodes`
-/// (at least `min_nodes`, for the reason `why_min`) whose figures the
-/// supervisor shows as `figures`.
+/// (at least `min_nodes`, for the reason `why_min`) of the `kind` of run
+/// this is.
 pub(crate) fn first_steps(
     app: &str,
     args: &Launch,
     (min_nodes, why_min): (u32, &str),
-    figures: supervise::Figures,
+    kind: supervise::Kind,
 ) -> Result<FirstSteps, RunError> {
     if let Some(path) = &args.init_pool {
         return write_pool(app, path).map(FirstSteps::PoolWritten);
@@ -38,7 +38,7 @@ pub(crate) fn first_steps(
                 "--local-nodes {n}: this run needs at least {min_nodes} nodes: {why_min}"
             )));
         }
-        supervise::run(app, args, n, figures)?;
+        supervise::run(app, args, n, kind)?;
         return Ok(FirstSteps::Supervised);
     }
     Ok(FirstSteps::Run)

@@ -559,7 +559,15 @@ fn table_replicas(s: &str) -> Result<usize, String> {
 fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec, RunError> {
     // A process the majority removed starts over as a joiner (`rejoin.rs`).
     let contact = rejoin::contact().or(args.join);
-    let id = if contact.is_none() { 0 } else { fresh_id() };
+    // A member of a supervised first membership is numbered by its
+    // supervisor (`supervise::ROSTER_ENV`).
+    let roster = contact.is_none() && std::env::var_os(supervise::ROSTER_ENV).is_some();
+    let index = std::env::var(supervise::NODE_INDEX_ENV).ok().and_then(|i| i.parse::<u64>().ok());
+    let id = match (contact, roster, index) {
+        (None, true, Some(index)) => index,
+        (None, _, _) => 0,
+        (Some(_), _, _) => fresh_id(),
+    };
     let ft = match args.ft {
         FtArg::None => FtMode::None,
         FtArg::Naive => FtMode::Naive,
@@ -604,6 +612,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
         carry: rejoin::take_carry(),
         was_origin: rejoin::was_origin(),
+        roster,
     })
 }
 

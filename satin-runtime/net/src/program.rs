@@ -58,7 +58,7 @@ pub fn try_run<R: Send>(
     builder: Builder,
     f: impl FnOnce() -> R + Send,
 ) -> Result<Ended<R>, RunError> {
-    match first_steps(app, args, (1, "one to run it"), supervise::Figures::Table)? {
+    match first_steps(app, args, (1, "one to run it"), supervise::Kind::Tree)? {
         FirstSteps::PoolWritten(file) => return Ok(Ended::PoolWritten(file)),
         FirstSteps::Supervised => return Ok(Ended::Supervised),
         FirstSteps::Run => {}

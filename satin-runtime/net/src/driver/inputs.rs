@@ -34,6 +34,13 @@ impl Driver {
             Input::Addr { id, addr, label } => self.io.net.learn(id, addr, label),
             Input::Message { from, msg } => {
                 tracing::trace!(kind = msg.kind(), from = %self.peer_name(from), "message");
+                if let Msg::StealReply { job: Some(job), .. } = &msg {
+                    debug!(
+                        "running a job stolen from node {} ({} bytes of parameters)",
+                        self.peer_name(from),
+                        job.payload.len()
+                    );
+                }
                 if matches!(msg, Msg::Leave) {
                     self.on_board(|b| b.leaving(from));
                 }
@@ -63,6 +70,8 @@ impl Driver {
                 let root = JobSpec::root(key, payload);
                 self.node.next_root(now, root, &mut self.exec);
             }
+            // Only a node that waits for it at its start takes a roster.
+            Input::Roster { .. } => {}
             Input::Close { returned } => {
                 if returned {
                     // Programs that wait for an answer elsewhere end too.

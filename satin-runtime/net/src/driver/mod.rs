@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::checkpointer::{CheckpointSpec, Checkpointer, Done};
 use super::conn::Link;
@@ -35,6 +35,8 @@ use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, 
 const IDLE_CHECK: Duration = Duration::from_millis(2);
 /// How soon a lost connection to a member is opened again.
 const RECONNECT: Duration = Duration::from_millis(200);
+/// How long a member of a first membership waits for its roster.
+const ROSTER_WAIT: Duration = Duration::from_secs(120);
 
 /// Who this node is, how it connects and how its run goes.
 pub(crate) struct NodeSpec {
@@ -65,6 +67,9 @@ pub(crate) struct NodeSpec {
     /// That former incarnation's id, if it was the run's origin: this one
     /// claims it back (it shows the answer; see `proto/node/origin.rs`).
     pub(crate) was_origin: Option<NodeId>,
+    /// A member of the run's first membership, whose roster the
+    /// supervisor gives once every member listens (`--local-nodes`).
+    pub(crate) roster: bool,
 }
 
 /// How a node's run ended.
@@ -155,6 +160,11 @@ pub(super) enum Input {
         key: JobKey,
         payload: Vec<u8>,
     },
+    /// The supervisor's roster of the run's first membership: (id,
+    /// address), the master first.
+    Roster {
+        members: Vec<(NodeId, SocketAddr)>,
+    },
     /// The program is over: end the node. `returned`: it returned (else
     /// it unwound, its node's run having ended without an answer).
     Close {
@@ -186,6 +196,7 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
             Order::Gone(addr) => Input::ProcessEnded { addr },
             Order::Slow(factor) => Input::Slow { factor },
             Order::Fail(rate) => Input::FailRate { rate },
+            Order::Roster(members) => Input::Roster { members },
             Order::Net(order) => {
                 match faults.as_ref().map(|f| f.apply(&order)) {
                     Some(Err(e)) => warn!("{e}"),
@@ -197,6 +208,28 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
         };
         input.send(got).is_ok()
     });
+}
+
+/// Waits for the roster of a first membership (`Input::Roster`), keeping
+/// whatever else arrives meanwhile in `early`; `None` if it never comes
+/// (the supervisor is gone).
+async fn await_roster(
+    input: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+    urgent: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+    early: &mut Vec<Input>,
+) -> Option<Vec<(NodeId, SocketAddr)>> {
+    let wait = async {
+        loop {
+            tokio::select! {
+                Some(got) = urgent.recv() => early.push(got),
+                got = input.recv() => match got? {
+                    Input::Roster { members } => return Some(members),
+                    other => early.push(other),
+                },
+            }
+        }
+    };
+    tokio::time::timeout(ROSTER_WAIT, wait).await.ok().flatten()
 }
 
 /// How one run of a node ended, and its figures.
@@ -260,12 +293,42 @@ pub(super) async fn drive(
     // Every node holds the first call's parameters: large frames are
     // packed against them (`satin_proto::dedup`).
     let dictionary = crate::conn::SharedDictionary::new(root.1.clone());
-    let mut node = match spec.me.contact {
-        None => {
+    // Peers check each other's root call too: another problem is refused.
+    spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
+    // Beats, votes and handshakes come on their own input, read first.
+    let (urgent_tx, mut urgent) = tokio::sync::mpsc::unbounded_channel();
+    let inputs = crate::conn::Inputs { urgent: urgent_tx, ordinary: input_tx.clone() };
+    let mut io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, inputs, Some(dictionary)) {
+        Ok(io) => io,
+        Err(e) => return (RunEnd::Failed(e), None),
+    };
+    if spec.me.supervised {
+        read_supervisor(input_tx.clone(), spec.faults.clone());
+    }
+    // A member of a first membership hears it from its supervisor; what
+    // arrives before (peers faster to start) is handled after.
+    let mut early = Vec::new();
+    let roster = match spec.roster {
+        false => None,
+        true => match await_roster(&mut input, &mut urgent, &mut early).await {
+            Some(members) => Some(members),
+            None => return (RunEnd::Failed("the supervisor never said who the run's members are".into()), None),
+        },
+    };
+    let node = match (spec.me.contact, roster) {
+        (None, Some(roster)) => {
+            for (id, addr) in &roster {
+                io.net.learn(*id, *addr, id.to_string());
+            }
+            let members: Vec<(NodeId, u32)> = roster.iter().map(|&(id, _)| (id, spec.me.cluster)).collect();
+            let (root, master) = (JobSpec::root(root.0, root.1), members[0].0);
+            Node::member(spec.me.id, spec.me.cluster, &members, master, root, spec.config.clone(), spec.me.id)
+        }
+        (None, None) => {
             let root = JobSpec::root(root.0, root.1);
             Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.config.clone(), spec.me.id)
         }
-        Some(_) => {
+        (Some(_), _) => {
             let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id)
                 .with_program_root(JobSpec::root(root.0, root.1));
             node.carry_results(std::mem::take(&mut spec.carry));
@@ -275,6 +338,7 @@ pub(super) async fn drive(
             node
         }
     };
+    let mut node = node;
     let exec_tx = input_tx.clone();
     let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
     let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
@@ -284,18 +348,6 @@ pub(super) async fn drive(
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
     exec.keep_orphans(spec.config.keeps_orphans());
-    // Peers check each other's root call too: another problem is refused.
-    spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
-    // Beats, votes and handshakes come on their own input, read first.
-    let (urgent_tx, mut urgent) = tokio::sync::mpsc::unbounded_channel();
-    let inputs = crate::conn::Inputs { urgent: urgent_tx, ordinary: input_tx.clone() };
-    let io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, inputs, Some(dictionary)) {
-        Ok(io) => io,
-        Err(e) => return (RunEnd::Failed(e), None),
-    };
-    if spec.me.supervised {
-        read_supervisor(input_tx.clone(), spec.faults.clone());
-    }
     let pid = spec.me.label.parse().unwrap_or(spec.me.id & 0xffff_ffff);
     let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
     let status = (spec.progress && spec.me.contact.is_none()).then(StatusLine::new);
@@ -338,6 +390,9 @@ pub(super) async fn drive(
     d.node.start(now, &mut d.exec);
     if d.spec.me.contact.is_none() {
         d.node.handle_idle(now, &mut d.exec);
+    }
+    for got in early {
+        d.on_input(got);
     }
     loop {
         d.carry_out_actions();

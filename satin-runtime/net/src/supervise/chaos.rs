@@ -80,7 +80,7 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
         }
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
-                let node = cluster.spawn(Some(addr))?;
+                let node = cluster.spawn(super::Start::Join(addr))?;
                 eprintln!("{app}: chaos: node {node} joins through {addr}");
             }
             None => eprintln!("{app}: chaos: no live node to join through; join skipped"),

@@ -22,7 +22,7 @@ use super::ending::{RunError, SUSPENDED_STATUS};
 use super::program::{MASTER_LINE, ORIGIN_LINE};
 use super::{init_pool, Launch};
 use chaos::apply;
-pub(super) use orders::{read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, SLOW_ORDER};
+pub(super) use orders::{read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, ROSTER_ORDER, SLOW_ORDER};
 use outputs::{put, wait_listening, wait_with_cpu, Outputs};
 
 mod chaos;
@@ -43,6 +43,9 @@ enum ClusterEnd {
 pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
 /// The node's number, for its logs and trace.
 pub(super) const NODE_INDEX_ENV: &str = "SATIN_NODE_INDEX";
+/// Set for a node of the run's first membership: its id is its number,
+/// and it waits for the roster on its standard input ([`ROSTER_ORDER`]).
+pub(super) const ROSTER_ENV: &str = "SATIN_ROSTER";
 /// `off`: the supervisor does not tell nodes of a dead peer (they find
 /// out by the idle timeout, as across machines).
 const DEATH_NOTICES_ENV: &str = "SATIN_DEATH_NOTICES";
@@ -114,8 +117,20 @@ fn part_path(trace: &std::path::Path, node: usize) -> std::path::PathBuf {
     name.into()
 }
 
+/// How a node starts.
+#[derive(Clone, Copy)]
+enum Start {
+    /// The run's first node, which others join.
+    Listen,
+    /// A member of the run's first membership: it listens and waits for
+    /// the roster of every member ([`ROSTER_ORDER`]).
+    Roster,
+    /// A node that joins the run through the node at this address.
+    Join(SocketAddr),
+}
+
 impl Cluster {
-    fn spawn(&mut self, join: Option<SocketAddr>) -> Result<usize, RunError> {
+    fn spawn(&mut self, start: Start) -> Result<usize, RunError> {
         let node = self.pids.len();
         let mut cmd = Command::new(&self.exe);
         cmd.args(&self.base)
@@ -136,9 +151,10 @@ impl Cluster {
         if let (Some(addr), 0) = (self.dashboard, node) {
             cmd.arg("--dashboard").arg(addr.to_string());
         }
-        match join {
-            None => cmd.args(["--listen", "127.0.0.1:0"]),
-            Some(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
+        match start {
+            Start::Listen => cmd.args(["--listen", "127.0.0.1:0"]),
+            Start::Roster => cmd.args(["--listen", "127.0.0.1:0"]).env(ROSTER_ENV, "1"),
+            Start::Join(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
         };
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::piped());
         let mut child: Child = cmd.spawn().map_err(|e| RunError::Failed(format!("cannot start node {node}: {e}")))?;
@@ -298,9 +314,10 @@ fn run_cluster(
     n: u32,
     pool: &std::path::Path,
     chaos: &[(Duration, ChaosKind)],
-    kind: RunKind<'_>,
+    run: RunKind<'_>,
+    kind: Kind,
 ) -> Result<(ClusterEnd, Duration, Duration), RunError> {
-    let (calibration, stats) = match kind {
+    let (calibration, stats) = match run {
         RunKind::Calibration => (true, None),
         RunKind::Run { stats } => (false, stats),
     };
@@ -335,10 +352,35 @@ fn run_cluster(
         cluster.network(kind);
     }
     let start = Instant::now();
-    cluster.spawn(None)?;
-    let master_addr = wait_listening(&rx, &mut cluster, 0)?;
-    for _ in 1..n {
-        cluster.spawn(Some(master_addr))?;
+    match kind {
+        // Every node starts at once and hears the whole membership: from
+        // its first instant the run has n voters, and any one of them —
+        // the master included — may die without stopping it.
+        Kind::Tree => {
+            for _ in 0..n {
+                cluster.spawn(Start::Roster)?;
+            }
+            let mut roster = Vec::new();
+            for node in 0..n as usize {
+                // (Waiting for one node notes where the others listen.)
+                let addr = match cluster.addrs[node] {
+                    Some(addr) => addr,
+                    None => wait_listening(&rx, &mut cluster, node)?,
+                };
+                roster.push(format!("{node}@{addr}"));
+            }
+            let order = format!("{ROSTER_ORDER}{}", roster.join(" "));
+            for node in 0..n as usize {
+                cluster.tell(node, &order);
+            }
+        }
+        Kind::Graph => {
+            cluster.spawn(Start::Listen)?;
+            let master_addr = wait_listening(&rx, &mut cluster, 0)?;
+            for _ in 1..n {
+                cluster.spawn(Start::Join(master_addr))?;
+            }
+        }
     }
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
@@ -435,17 +477,20 @@ fn run_cluster(
     Ok((outcome, elapsed, out.cpu))
 }
 
-/// Whether the nodes write their figures (`--stats-json`), for the table a
-/// supervisor ends with.
+/// What kind of run the cluster makes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Figures {
-    Table,
-    None,
+pub(super) enum Kind {
+    /// Divide and conquer: the nodes start as one membership (a roster,
+    /// see [`ROSTER_ORDER`]) and write their figures for the table the
+    /// supervisor ends with.
+    Tree,
+    /// A task graph: the first node listens and the others join it.
+    Graph,
 }
 
 /// Runs the supervised cluster; prints the master's standard output, or
 /// says why there is none.
-pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<(), RunError> {
+pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), RunError> {
     let events: Vec<ChaosEvent> = match &args.chaos {
         Some(spec) => super::chaos::parse(spec).map_err(|e| RunError::Usage(format!("--chaos: {e}")))?,
         None => Vec::new(),
@@ -473,7 +518,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration)?;
+        let (_, took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
@@ -492,10 +537,10 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<
     // The nodes' figures: in the file asked for, or in a scratch one for
     // the table printed at the end.
     let mut _scratch = None; // removed with its file when the run is over
-    let stats = match (figures, &args.stats_json) {
-        (Figures::None, _) => None,
-        (Figures::Table, Some(file)) => Some(file.clone()),
-        (Figures::Table, None) => {
+    let stats = match (kind, &args.stats_json) {
+        (Kind::Graph, _) => None,
+        (Kind::Tree, Some(file)) => Some(file.clone()),
+        (Kind::Tree, None) => {
             let dir =
                 tempfile::tempdir().map_err(|e| RunError::Failed(format!("cannot make a scratch directory: {e}")))?;
             let file = dir.path().join("stats.json");
@@ -503,7 +548,8 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, figures: Figures) -> Result<
             Some(file)
         }
     };
-    let (outcome, took, cpu) = run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref() })?;
+    let (outcome, took, cpu) =
+        run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref() }, kind)?;
     if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {
             eprintln!("{app}: {line}");

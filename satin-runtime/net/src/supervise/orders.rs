@@ -16,6 +16,9 @@ pub(crate) const FAIL_ORDER: &str = "fail ";
 /// its socket's faults (`isolate on`, `block ADDR`, `loss P`, … — see
 /// `netfault.rs`).
 pub(crate) const NET_ORDER: &str = "net ";
+/// The run's first membership, once every member listens: this prefix,
+/// then `ID@ADDR` for each member in order (the first is the master).
+pub(crate) const ROSTER_ORDER: &str = "roster ";
 
 /// What the supervisor tells a node on its standard input.
 pub(crate) enum Order {
@@ -27,6 +30,18 @@ pub(crate) enum Order {
     Fail(f64),
     /// A change to the faults of the node's network (see `netfault.rs`).
     Net(String),
+    /// The run's first membership: (id, address), the master first.
+    Roster(Vec<(u64, SocketAddr)>),
+}
+
+/// `ID@ADDR ID@ADDR …`, or `None` if any part does not parse.
+fn roster(text: &str) -> Option<Vec<(u64, SocketAddr)>> {
+    text.split_whitespace()
+        .map(|m| {
+            let (id, addr) = m.split_once('@')?;
+            Some((id.parse().ok()?, addr.parse().ok()?))
+        })
+        .collect()
 }
 
 /// Reads this node's orders from its standard input on a thread of its
@@ -44,6 +59,8 @@ pub(crate) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) 
                 Order::Fail(rate)
             } else if let Some(order) = arg(NET_ORDER) {
                 Order::Net(order.to_string())
+            } else if let Some(members) = arg(ROSTER_ORDER).and_then(roster) {
+                Order::Roster(members)
             } else {
                 continue;
             };

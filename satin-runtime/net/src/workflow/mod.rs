@@ -115,7 +115,7 @@ pub fn try_run_workflow(
     }
     // (Task-graph nodes keep no `--stats-json` figures.)
     let two = (2, "a task's duplicate runs on another node");
-    match first_steps(app, args, two, supervise::Figures::None)? {
+    match first_steps(app, args, two, supervise::Kind::Graph)? {
         FirstSteps::PoolWritten(file) => return Ok(Ended::PoolWritten(file)),
         FirstSteps::Supervised => return Ok(Ended::Supervised),
         FirstSteps::Run => {}

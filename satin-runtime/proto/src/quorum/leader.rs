@@ -217,29 +217,64 @@ impl Quorum {
     /// that has not beaten yet may still be waiting for its welcome (a
     /// handshake under loss takes seconds): it holds no vote and no work,
     /// so it gets longer.
+    ///
+    /// Only a removal that leaves a configuration whose majority this
+    /// leader hears from lately: under loss a member of the majority's
+    /// side may look silent for a moment while voters cut off for good
+    /// stay voters, and removing it could leave a configuration no
+    /// reachable majority can decide anything in (two of 30 000 simulated
+    /// schedules did so before). Such a member waits; the cut-off ones go.
     fn silent_member(&self, now: Time, members: &[NodeId]) -> Option<NodeId> {
         let silent = |m: &&NodeId| {
             let new = !self.log.is_voter(**m) && !self.followers.beaten.contains(*m);
             let wait = if new { JOIN_GRACE * self.cfg.suspect_after } else { self.cfg.suspect_after };
             self.heard.get(m).is_none_or(|&t| t + wait <= now)
         };
-        members.iter().filter(silent).min_by_key(|m| self.heard.get(m).copied().unwrap_or(0)).copied()
+        members
+            .iter()
+            .filter(silent)
+            .filter(|&&m| self.removal_keeps_a_majority(now, m))
+            .min_by_key(|m| self.heard.get(m).copied().unwrap_or(0))
+            .copied()
+    }
+
+    /// Whether the configuration without `m` has a majority of voters
+    /// this leader heard from within `suspect_after`.
+    fn removal_keeps_a_majority(&self, now: Time, m: NodeId) -> bool {
+        let window = self.cfg.suspect_after;
+        let heard = |v: NodeId| v == self.me || self.heard.get(&v).is_some_and(|&t| t + window > now);
+        let (mut total, mut yes) = (0, 0);
+        for v in self.electorate().filter(|&v| v != m) {
+            total += 1;
+            if heard(v) {
+                yes += 1;
+            }
+        }
+        total == 0 || 2 * yes > total
     }
 
     /// Two members that lost their link while both still beat to the
     /// leader: the run cannot use a pair that cannot talk — one goes (the
-    /// higher id; never the leader). A pair with an end the leader does
-    /// not hear either is no such case: that end is cut off, and goes for
-    /// its silence.
+    /// higher id; never the leader). Only once both have beaten to the
+    /// leader a beat after the report: an end the leader does not hear
+    /// either is no such case — that end is cut off (a partition looks
+    /// the same from the other end for a moment), and goes for its
+    /// silence. Reports that never come to that are dropped after
+    /// `suspect_after`.
     fn cut_link_removal(&mut self, now: Time) -> Option<Change> {
-        let recent = 3 * self.cfg.heartbeat;
-        while let Some((a, b)) = self.followers.unreachable.pop() {
-            if !self.log.is_member(a) || !self.log.is_member(b) || a == b {
-                continue;
+        let beat = self.cfg.heartbeat;
+        let mut reports = std::mem::take(&mut self.followers.unreachable);
+        let mut removal = None;
+        reports.retain(|&(a, b, at)| {
+            if removal.is_some() {
+                return true;
             }
-            let heard = |m: NodeId| m == self.me || self.heard.get(&m).is_some_and(|&t| t + recent > now);
-            if !heard(a) || !heard(b) {
-                continue;
+            if !self.log.is_member(a) || !self.log.is_member(b) || a == b || now >= at + self.cfg.suspect_after {
+                return false;
+            }
+            let beaten_since = |m: NodeId| m == self.me || self.heard.get(&m).is_some_and(|&t| t > at + beat);
+            if !beaten_since(a) || !beaten_since(b) {
+                return true;
             }
             let id = if a == self.me {
                 b
@@ -248,9 +283,14 @@ impl Quorum {
             } else {
                 a.max(b)
             };
-            return Some(Change::Remove { id });
-        }
-        None
+            // Not if what is left could not decide (see `silent_member`).
+            if self.removal_keeps_a_majority(now, id) {
+                removal = Some(Change::Remove { id });
+            }
+            false
+        });
+        self.followers.unreachable = reports;
+        removal
     }
 
     fn next_join(&mut self) -> Option<Change> {

@@ -174,8 +174,8 @@ struct Followers {
     next: BTreeMap<NodeId, usize>,
     /// When the leader took office (silence is counted from then at most).
     since: Time,
-    /// Links members reported lost: (reporter, peer).
-    unreachable: Vec<(NodeId, NodeId)>,
+    /// Links members reported lost: (reporter, peer, when).
+    unreachable: Vec<(NodeId, NodeId, Time)>,
     /// Since when an entry has waited to be committed (`None`: none waits).
     waiting_since: Option<Time>,
     /// Newcomers waiting for their `Add`.
@@ -515,7 +515,7 @@ impl Quorum {
             QMsg::NotMember { .. } => self.expel(from),
             QMsg::Unreachable { peer } => {
                 if self.role == Role::Leader && self.log.is_member(peer) {
-                    self.followers.unreachable.push((from, peer));
+                    self.followers.unreachable.push((from, peer, now));
                     self.advance_changes(now);
                 }
             }

@@ -1,0 +1,163 @@
+//! Programs that move data, as real processes: a mergesort whose jobs
+//! carry megabytes across three nodes removes no live node, shows its
+//! answer once and sends about what the data needs; by hand (one
+//! `--listen`, two `--join`) exactly one process prints the answer, also
+//! with a joiner killed half-way; and a master killed in the first
+//! milliseconds of a run leaves an answer.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use common::{one_at_a_time, run_with_stats, stderr, stdout, RUN_LIMIT};
+
+const MERGESORT: &str = env!("CARGO_BIN_EXE_mergesort");
+
+/// The checksum `mergesort n` prints, computed here.
+fn expected(n: usize) -> String {
+    let input = satin_examples::mergesort::random_input(n, 1);
+    satin_examples::mergesort::checksum(&satin_examples::mergesort::mergesort_plain(input)).to_string()
+}
+
+/// The bytes of the input as it travels (the root call's parameters).
+fn input_bytes(n: usize) -> u64 {
+    postcard::to_stdvec(&satin_examples::mergesort::random_input(n, 1)).expect("encodes").len() as u64
+}
+
+#[test]
+fn a_mergesort_on_three_nodes_removes_no_one_and_sends_at_most_three_times_its_input() {
+    let n = 2_000_000;
+    let args = ["2000000", "--local-nodes", "3", "--no-progress"];
+    let (out, stats) = run_with_stats(MERGESORT, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), expected(n), "{log}");
+    assert!(!log.contains("removed from the run"), "a live node was removed:\n{log}");
+    assert_eq!(stats.total("removals"), 0, "{log}");
+    assert_eq!(stats.nodes().len(), 3, "{log}");
+    let sent = stats.total("bytes_sent");
+    let input = input_bytes(n);
+    assert!(sent <= 3 * input, "{sent} bytes sent for an input of {input}:\n{log}");
+    // The work was shared: the others stole jobs that carry data.
+    assert!(stats.others(0, "jobs_stolen") > 0, "{log}");
+}
+
+/// A node started by hand, its log read line by line on a thread.
+struct Process {
+    child: Option<Child>,
+    log: mpsc::Receiver<String>,
+}
+
+impl Process {
+    fn start(args: &[&str]) -> Process {
+        let mut child = Command::new(MERGESORT)
+            .args(args)
+            .env("RUST_LOG", "satin_net::driver=debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the node starts");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, log) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Process { child: Some(child), log }
+    }
+
+    /// Waits for a line that contains `needle`; the log read so far if
+    /// none comes within the run limit.
+    fn says(&self, needle: &str) -> Result<String, String> {
+        let mut seen = String::new();
+        while let Ok(line) = self.log.recv_timeout(RUN_LIMIT) {
+            if line.contains(needle) {
+                return Ok(line);
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        Err(seen)
+    }
+
+    /// Its standard output and whether it exited successfully, once it ends.
+    fn output(&mut self) -> (String, bool) {
+        let out = common::finish(self.child.take().expect("still running"));
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success())
+    }
+
+    fn kill(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A pool credential for nodes started by hand.
+fn pool(dir: &std::path::Path) -> String {
+    let file = dir.join("pool.pem");
+    let out = Command::new(MERGESORT).args(["--init-pool", file.to_str().expect("utf-8")]).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    file.to_str().expect("utf-8").to_string()
+}
+
+/// One `--listen` and two `--join`s of `mergesort n`, joiner 1 killed
+/// once it runs a stolen job if `kill`: what each prints, in order.
+fn by_hand(n: usize, kill: bool) -> Vec<(String, bool)> {
+    let _turn = one_at_a_time();
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let pool = pool(dir.path());
+    let size = n.to_string();
+    let first = Process::start(&[&size, "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool]);
+    let line = first.says("listening on ").unwrap_or_else(|log| panic!("the first node does not listen:\n{log}"));
+    let addr = line.split("listening on ").nth(1).expect("an address").trim().to_string();
+    let join = ["--join", addr.as_str(), "--listen", "127.0.0.1:0", "--workers", "1", "--pool", pool.as_str()];
+    let mut joiners: Vec<Process> =
+        (0..2).map(|_| Process::start(&[&[size.as_str()][..], &join[..]].concat())).collect();
+    if kill {
+        joiners[0].says("running a job stolen from").unwrap_or_else(|log| panic!("joiner 1 never worked:\n{log}"));
+        joiners[0].kill();
+    }
+    let mut all = vec![first];
+    all.extend(joiners);
+    all.iter_mut().map(Process::output).collect()
+}
+
+#[test]
+fn by_hand_exactly_one_process_prints_the_answer_also_with_a_joiner_killed_half_way() {
+    let n = 1_500_000;
+    let want = expected(n);
+    for kill in [false, true] {
+        let outputs = by_hand(n, kill);
+        let printed: Vec<usize> = (0..3).filter(|&i| !outputs[i].0.trim().is_empty()).collect();
+        assert_eq!(printed, vec![0], "kill {kill}: exactly the process the user started prints: {outputs:?}");
+        assert_eq!(outputs[0].0.trim(), want, "kill {kill}");
+        assert!(outputs[0].1 && outputs[2].1, "kill {kill}: the survivors end well: {outputs:?}");
+    }
+}
+
+#[test]
+fn the_master_killed_in_its_first_milliseconds_leaves_an_answer() {
+    // A tenth of a second's run on four nodes; node 0 killed a fifth of
+    // the way (20 ms): every other node is a voter from the start.
+    for _ in 0..3 {
+        let args = ["13", "--local-nodes", "4", "--no-progress", "--chaos", "kill:node=0,at=20%"];
+        let (out, stats) = run_with_stats(common::NQUEENS, &args, &[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{log}");
+        assert_eq!(stdout(&out).trim(), "73712", "{log}");
+        assert!(!stats.nodes().contains(&0), "node 0 was killed:\n{log}");
+    }
+}

@@ -301,7 +301,7 @@ impl LocalExecutor {
         self.runtime.registry().table_hits.load(Ordering::Relaxed)
     }
 
-    fn start(&self, job: &JobSpec, abort: Arc<AtomicBool>, origin: Origin) {
+    fn start(&self, job: JobSpec, abort: Arc<AtomicBool>, origin: Origin) {
         self.active.fetch_add(1, Ordering::AcqRel);
         let events = Arc::clone(&self.events);
         let done = move |outcome: EntryOutcome, ran: Ran| {
@@ -321,7 +321,7 @@ impl LocalExecutor {
             })
         };
         let spec = EntrySpec {
-            payload: job.payload.clone(),
+            payload: job.payload,
             redone: job.redone,
             epoch: job.epoch,
             place: Place { depth: job.depth, frame: job.parent, redone: job.redone, lookup_depth: 0 },
@@ -369,7 +369,7 @@ impl Executor for LocalExecutor {
         let abort = Arc::new(AtomicBool::new(false));
         self.running.insert((victim, job.stamp), Arc::clone(&abort));
         let origin = Origin::Stolen { victim, stamp: job.stamp, key: job.key };
-        self.start(&job, abort, origin);
+        self.start(job, abort, origin);
     }
 
     fn run_root(&mut self, job: JobSpec) {
@@ -380,7 +380,7 @@ impl Executor for LocalExecutor {
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(&job, abort, Origin::Root);
+        self.start(job, abort, Origin::Root);
     }
 
     fn requeue(&mut self, job: JobSpec) {
@@ -391,7 +391,7 @@ impl Executor for LocalExecutor {
 
     fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
         self.stolen_ended(stamp, true);
-        self.runtime.registry().deliver_remote(stamp, &value)
+        self.runtime.registry().deliver_remote(stamp, value)
     }
 
     fn fail(&mut self, stamp: u64, reason: &str) -> bool {

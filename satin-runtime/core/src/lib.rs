@@ -22,8 +22,8 @@ pub use satin_proto as proto;
 pub use satin_proto::codec;
 
 pub use job::{
-    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError, BuildKeyHasher,
-    CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
+    call_fn_id, check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError,
+    BuildKeyHasher, CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
 };
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};

@@ -35,6 +35,39 @@ pub(crate) struct NodeReport {
     /// This node's replicas of the shared incumbents (`satin::shared`):
     /// name and value.
     pub(crate) incumbents: Vec<(String, u64)>,
+    /// The gaps between consecutive beats (the quorum's messages) from a
+    /// peer, as this node's event loop read them: p50, p99, max (ms).
+    pub(crate) beat_gaps_ms: [f64; 3],
+}
+
+/// The gaps between the quorum's messages each peer sends, as the event
+/// loop reads them: what a failure detector sees (a beat read late looks
+/// like silence). At most `KEEP` gaps are kept.
+#[derive(Default)]
+pub(crate) struct BeatGaps {
+    last: std::collections::HashMap<NodeId, std::time::Instant>,
+    gaps: Vec<u64>,
+}
+
+impl BeatGaps {
+    const KEEP: usize = 1 << 20;
+
+    /// A beat from `peer` was read at `at`.
+    pub(crate) fn heard(&mut self, peer: NodeId, at: std::time::Instant) {
+        if let Some(last) = self.last.insert(peer, at) {
+            if self.gaps.len() < Self::KEEP {
+                self.gaps.push(at.duration_since(last).as_nanos() as u64);
+            }
+        }
+    }
+
+    /// p50, p99 and the largest gap, in milliseconds (zeros if none).
+    pub(crate) fn percentiles_ms(&self) -> [f64; 3] {
+        let mut g = self.gaps.clone();
+        g.sort_unstable();
+        let at = |q: f64| g.get(((g.len() as f64 - 1.0) * q).round() as usize).map_or(0.0, |&n| n as f64 / 1e6);
+        [at(0.5), at(0.99), at(1.0)]
+    }
 }
 
 impl NodeReport {
@@ -115,6 +148,7 @@ impl NodeReport {
             "records_written": self.records_written,
             "checkpoint_bytes": self.checkpoint_bytes,
             "incumbents": self.incumbents.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "beat_gaps_ms": { "p50": self.beat_gaps_ms[0], "p99": self.beat_gaps_ms[1], "max": self.beat_gaps_ms[2] },
             "stats": self.stats,
         })
     }
@@ -228,6 +262,7 @@ mod tests {
             checkpoint_bytes: 0,
             runs: Vec::new(),
             incumbents: vec![("best".into(), 42)],
+            beat_gaps_ms: [100.0, 140.0, 180.0],
         };
         let (a, b, torn) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
         write_nodes(&a, vec![node_json("0", report.id, &[report.figures()])]).unwrap();

@@ -28,6 +28,10 @@ const MIN_CHUNK: usize = 4 * 1024;
 const AVG_CHUNK: usize = 16 * 1024;
 const MAX_CHUNK: usize = 64 * 1024;
 
+/// Chunks without a single known one after which a frame is taken for
+/// new bytes and sent as it is.
+const GIVE_UP_AFTER: usize = 16;
+
 /// A chunk's name: its blake3 hash.
 pub type ChunkId = [u8; 32];
 
@@ -105,7 +109,11 @@ impl Dictionary {
         let mut pieces = Vec::new();
         let mut raw: Option<(usize, usize)> = None;
         let mut known = 0usize;
-        for (at, len) in chunks(bytes) {
+        for (i, (at, len)) in chunks(bytes).enumerate() {
+            if i == GIVE_UP_AFTER && known == 0 {
+                // New bytes (a result, say): no use cutting the rest.
+                return None;
+            }
             let chunk = &bytes[at..at + len];
             let cid = id(chunk);
             if self.chunks.get(&cid).is_some_and(|&(_, l)| l == len) {

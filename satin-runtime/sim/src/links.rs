@@ -74,6 +74,10 @@ impl World<'_> {
         } else {
             self.in_order(from, &[to], arrival + jitter + retransmissions)
         };
+        // (Kept where links queue: large runs would keep millions.)
+        if matches!(msg, Msg::Quorum(_)) && self.cfg.lanes != Lanes::Unqueued {
+            self.report.beat_delays.push(at.saturating_sub(self.now));
+        }
         self.schedule(at, Ev::Deliver { to, from, msg: Box::new(msg) });
     }
 

@@ -5,6 +5,10 @@
 pub struct Report {
     /// The seed the run was made from.
     pub seed: u64,
+    /// How long each of the quorum's messages took from its sender to its
+    /// receiver, nanoseconds, where links queue (`Lanes`; not in the JSON;
+    /// see [`Report::beat_delay`]).
+    pub beat_delays: Vec<u64>,
     /// Nodes that took part (those that joined or started over included).
     pub nodes: u64,
     /// Virtual time at which the answer (or the failure) appeared.
@@ -208,5 +212,15 @@ impl Report {
             self.shown,
             self.shown_by_others
         )
+    }
+}
+
+impl Report {
+    /// The `q`-quantile (0 to 1) of the quorum's messages' delays, in
+    /// nanoseconds (0 if none was sent).
+    pub fn beat_delay(&self, q: f64) -> u64 {
+        let mut d = self.beat_delays.clone();
+        d.sort_unstable();
+        d.get(((d.len() as f64 - 1.0) * q.clamp(0.0, 1.0)).round() as usize).copied().unwrap_or(0)
     }
 }

@@ -47,6 +47,21 @@ fn beats_behind_data_remove_live_nodes_and_beats_apart_remove_none() {
         let one = sim::run(&data_heavy(Lanes::One, seed));
         removed_behind_data += one.removals;
         let apart = sim::run(&data_heavy(Lanes::ControlApart, seed));
+        // The figures `docs/results.md` quotes ("Programs that move data").
+        let ms = |r: &sim::Report, q: f64| r.beat_delay(q) as f64 / 1e6;
+        println!(
+            "seed {seed}: beat delay p50/p99/max (ms) one lane {:.1}/{:.1}/{:.1}, control apart {:.1}/{:.1}/{:.1}; \
+             removals {} / {}",
+            ms(&one, 0.5),
+            ms(&one, 0.99),
+            ms(&one, 1.0),
+            ms(&apart, 0.5),
+            ms(&apart, 0.99),
+            ms(&apart, 1.0),
+            one.removals,
+            apart.removals
+        );
+        assert!(apart.beat_delay(1.0) < 100 * MS, "seed {seed}: a beat waited behind data");
         assert!(apart.result_ok, "seed {seed}: {}", apart.to_json());
         assert_eq!(apart.removals, 0, "seed {seed}: a live node removed: {}", apart.to_json());
         assert_eq!(apart.shown, 1, "seed {seed}: {}", apart.to_json());

@@ -10,7 +10,8 @@ pub(crate) mod registry;
 pub use borrow::{Travel, TravelMut, WriteBackError};
 pub use generic::TypeParam;
 pub use registry::{
-    check_call, encode_job, function_digest, function_ids, knows_call, policy_of, CallError, JobFn, OwnedJob,
+    call_fn_id, check_call, encode_job, function_digest, function_ids, knows_call, policy_of, CallError, JobFn,
+    OwnedJob,
 };
 pub use satin_proto::{BuildKeyHasher, JobKey, KeyHasher};
 
@@ -44,6 +45,12 @@ pub trait Job: Serialize + Send + Sized {
     /// call's outcome is its result and that data; it is neither published
     /// to nor looked up in the result table, only run (again).
     const MUTATES: bool = false;
+
+    /// Whether an outcome from another node is taken ([`Job::accept`]) as
+    /// soon as it arrives, on the driver's thread: a call whose result
+    /// may end others at once (a race's entrant). Otherwise the worker
+    /// that reads the result decodes it, and the driver stays free.
+    const ACCEPT_ON_ARRIVAL: bool = false;
 
     /// Takes the outcome of this call as another node encoded it: decodes
     /// the result and writes back what the call changed in its `&mut`
@@ -87,8 +94,7 @@ pub trait Job: Serialize + Send + Sized {
     /// Computed only when needed (steals across machines, result table,
     /// checkpoints); the local fast path never hashes.
     fn key(&self) -> JobKey {
-        let params = postcard::to_stdvec(self).expect("postcard encoding into a Vec cannot fail");
-        Self::key_of_params(&params)
+        key_of(Self::instance_id(), self)
     }
 
     /// The key of a call of this function whose parameters encode
@@ -96,6 +102,21 @@ pub trait Job: Serialize + Send + Sized {
     fn key_of_params(params: &[u8]) -> JobKey {
         JobKey::of_call(Self::instance_id(), params)
     }
+}
+
+/// blake3(`function_id` ‖ 0 ‖ postcard(`params`)), the encoding streamed
+/// into the hash: a call that carries megabytes is keyed without a copy
+/// of them (the same key as [`JobKey::of_call`] of the encoded bytes).
+pub fn key_of<P: serde::Serialize + ?Sized>(function_id: &str, params: &P) -> JobKey {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(function_id.as_bytes());
+    hasher.update(&[0]);
+    {
+        let mut writer = std::io::BufWriter::with_capacity(64 * 1024, &mut hasher);
+        postcard::to_io(params, &mut writer).expect("postcard encodes any serde value; a hash takes any bytes");
+        std::io::Write::flush(&mut writer).expect("a hash takes any bytes");
+    }
+    JobKey(*hasher.finalize().as_bytes())
 }
 
 /// Runs `job` in the calling thread's runtime context if there is one, or
@@ -122,7 +143,8 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 
 #[inline(never)]
 fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Output {
-    let bytes = runner(job.key(), registry::encode_call(&job));
+    let (key, payload) = registry::encode_keyed_call(&job);
+    let bytes = runner(key, payload);
     crate::dist::put_back_root_runner(runner);
     job.accept(&bytes)
         .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
@@ -183,3 +205,16 @@ pub const fn assert_param<T: Param>() {}
 
 /// Compile-time check used by generated code, spanned on the return type.
 pub const fn assert_result<T: ResultValue>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_key_is_the_key_of_the_encoded_parameters() {
+        for params in [vec![], vec![7u64], (0..100_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect()] {
+            let bytes = postcard::to_stdvec(&(params.clone(),)).unwrap();
+            assert_eq!(key_of("f", &(params,)), JobKey::of_call("f", &bytes));
+        }
+    }
+}

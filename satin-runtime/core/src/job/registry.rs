@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::{generic, Job};
 use crate::sched::Ctx;
+use crate::JobKey;
 
 /// How to run one annotated function's jobs from their encoded parameters.
 pub struct JobFn {
@@ -82,7 +83,14 @@ impl JobFn {
 /// The estimate and retries the annotated function of an encoded call
 /// asked for (none for an unknown call).
 pub fn policy_of(payload: &[u8]) -> crate::proto::JobPolicy {
-    check_call(payload).ok().and_then(|id| by_id().get(id)).map(|f| f.policy).unwrap_or_default()
+    // The function's id only: the parameters may be megabytes.
+    split_call(payload).ok().map(|(f, _)| f.policy).unwrap_or_default()
+}
+
+/// The function id an encoded call names, if this process knows it (its
+/// parameters are not decoded: they may be megabytes).
+pub fn call_fn_id(payload: &[u8]) -> Option<&'static str> {
+    split_call(payload).ok().map(|(f, _)| f.fn_id)
 }
 
 inventory::collect!(JobFn);
@@ -138,6 +146,15 @@ pub fn function_ids() -> Vec<&'static str> {
 /// Encodes a call for another node: its function id, then its parameters.
 pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
     postcard::to_allocvec(&(J::instance_id(), job)).expect("postcard encodes any serde value into a Vec")
+}
+
+/// A call encoded as [`encode_call`] does, and its key, hashed from those
+/// bytes (the parameters are encoded once, however large).
+pub(crate) fn encode_keyed_call<J: Job>(job: &J) -> (JobKey, Vec<u8>) {
+    let payload = encode_call(job);
+    let (id, params) =
+        postcard::take_from_bytes::<&str>(&payload).expect("a call encoded here starts with its function id");
+    (JobKey::of_call(id, params), payload)
 }
 
 /// Why an encoded call cannot run here.

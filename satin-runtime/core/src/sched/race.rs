@@ -141,6 +141,8 @@ impl<J: Job> Job for Entrant<'_, J> {
     type Output = J::Output;
     const FN_ID: &'static str = J::FN_ID;
     const MUTATES: bool = J::MUTATES;
+    // A deciding value ends the race's other call at once.
+    const ACCEPT_ON_ARRIVAL: bool = true;
 
     fn instance_id() -> &'static str {
         J::instance_id()

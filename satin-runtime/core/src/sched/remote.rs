@@ -39,7 +39,7 @@ pub(crate) struct RemoteTake {
 /// How a remotely stolen slot ends.
 pub(crate) enum Completion<'a> {
     /// The encoded result.
-    Value(&'a [u8]),
+    Value(Vec<u8>),
     /// Nobody reads the result any more.
     Aborted,
     /// The job failed on the thief's node; the message says how.
@@ -84,11 +84,21 @@ impl LookupWait {
     }
 }
 
-/// Per-depth durations of tracked calls: which depths are worth tracking.
+/// Per-depth durations of tracked calls: which depths are worth tracking;
+/// and what publishing a call's result costs against its run (keying and
+/// encoding, in 1/1024ths of its duration; `u64::MAX`: not known yet).
 struct DepthStats {
     sum_ns: [AtomicU64; 64],
     count: [AtomicU64; 64],
+    publish_cost: [AtomicU64; 64],
 }
+
+/// Publishing a result may cost at most this share of the call's run
+/// (in 1/1024ths): a call that carries megabytes and computes little per
+/// byte (a merge, a copy) is not published — its result goes to its
+/// caller, and to the table only if a thief returns it. Otherwise every
+/// tracked level of a merge sort would encode the whole array once more.
+const MAX_PUBLISH_COST: u64 = 1024 / 32;
 
 /// The remote side of a registry: set once a distributed executor attaches.
 pub(crate) struct Remote {
@@ -132,6 +142,27 @@ impl Remote {
         }
         let floor = (self.publish_after() / 32).max(20_000);
         self.depths.sum_ns[d].load(Ordering::Relaxed) / count >= floor
+    }
+
+    /// Whether a call at `depth` may be published: what publishing cost
+    /// at this depth (or, not known yet, at the nearest depth that knows)
+    /// is small against the calls' runs. The first call to know pays.
+    pub(crate) fn publishes(&self, depth: u32) -> bool {
+        let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) else { return false };
+        let known = |i: usize| Some(self.depths.publish_cost[i].load(Ordering::Relaxed)).filter(|&c| c != u64::MAX);
+        let cost = (0..64)
+            .map(|k| [d.checked_sub(k), d.checked_add(k).filter(|&i| i < 64)])
+            .find_map(|pair| pair.into_iter().flatten().find_map(known));
+        cost.is_none_or(|c| c <= MAX_PUBLISH_COST)
+    }
+
+    /// A call at `depth` that ran `ran_ns` was published at a cost of
+    /// `cost_ns` (its key and its value's encoding).
+    pub(crate) fn record_publish_cost(&self, depth: u32, cost_ns: u64, ran_ns: u64) {
+        if let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) {
+            let share = cost_ns.saturating_mul(1024) / ran_ns.max(1);
+            self.depths.publish_cost[d].store(share, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn record_duration(&self, depth: u32, ns: u64) {
@@ -192,6 +223,7 @@ impl Registry {
             depths: DepthStats {
                 sum_ns: std::array::from_fn(|_| AtomicU64::new(0)),
                 count: std::array::from_fn(|_| AtomicU64::new(0)),
+                publish_cost: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             },
         };
         self.remote.set(remote).is_ok()
@@ -253,7 +285,7 @@ impl Registry {
     }
 
     /// The result of steal `stamp` arrived. `false` if nothing waits for it.
-    pub(crate) fn deliver_remote(&self, stamp: u64, value: &[u8]) -> bool {
+    pub(crate) fn deliver_remote(&self, stamp: u64, value: Vec<u8>) -> bool {
         let Some(remote) = self.remote.get() else { return false };
         let mut pending = remote.pending();
         let Some(p) = pending.remove(&stamp) else { return false };

@@ -35,10 +35,30 @@ const NO_THIEF: usize = usize::MAX;
 /// `thief` of a job stolen by another machine.
 const REMOTE: usize = usize::MAX - 1;
 
-enum SlotResult<T> {
-    Value(T),
+enum SlotResult<J: Job> {
+    Value(J::Output),
+    /// A result from another node, decoded by the worker that reads it
+    /// (not by the driver's thread, which must stay free for beats): the
+    /// job, whose `&mut` parameters get the thief's copy's contents, and
+    /// the encoded outcome.
+    Encoded(J, Vec<u8>),
     Panic(Box<dyn Any + Send>),
     Aborted,
+}
+
+impl<J: Job> SlotResult<J> {
+    /// A decoded outcome: an encoded one decoded now.
+    fn decoded(self) -> SlotResult<J> {
+        match self {
+            SlotResult::Encoded(job, bytes) => match job.accept(&bytes) {
+                Ok(v) => SlotResult::Value(v),
+                Err(e) => {
+                    SlotResult::Panic(Box::new(format!("satin: a result from another node does not decode: {e}")))
+                }
+            },
+            other => other,
+        }
+    }
 }
 
 /// One spawned call of an annotated function. See the module docs.
@@ -55,7 +75,7 @@ pub struct Slot<J: Job> {
     /// tracks calls (see `sched::track`).
     place: Cell<Place>,
     job: UnsafeCell<Option<J>>,
-    outcome: UnsafeCell<Option<SlotResult<J::Output>>>,
+    outcome: UnsafeCell<Option<SlotResult<J>>>,
     _pinned: PhantomPinned,
 }
 
@@ -75,7 +95,7 @@ impl<J: Job> Slot<J> {
     }
 
     #[inline]
-    fn with(state: u8, job: Option<J>, outcome: Option<SlotResult<J::Output>>) -> Slot<J> {
+    fn with(state: u8, job: Option<J>, outcome: Option<SlotResult<J>>) -> Slot<J> {
         Slot {
             state: AtomicU8::new(state),
             abort: AtomicBool::new(false),
@@ -177,10 +197,10 @@ impl<J: Job> Slot<J> {
             s => panic!("satin internal error: join of a slot in state {s}"),
         }
         ctx.worker.wait_until_in(ctx.epoch, || this.state.load(Ordering::Acquire) == DONE);
-        match this.take_outcome() {
+        match this.take_outcome().decoded() {
             SlotResult::Value(v) => v,
             SlotResult::Panic(p) => panic::resume_unwind(p),
-            SlotResult::Aborted => panic::resume_unwind(Box::new(Aborted)),
+            SlotResult::Aborted | SlotResult::Encoded(..) => panic::resume_unwind(Box::new(Aborted)),
         }
     }
 
@@ -202,7 +222,7 @@ impl<J: Job> Slot<J> {
     }
 
     /// Reads the outcome of a finished job (state `DONE`).
-    fn take_outcome(&self) -> SlotResult<J::Output> {
+    fn take_outcome(&self) -> SlotResult<J> {
         self.state.store(CONSUMED, Ordering::Relaxed);
         let thief = self.thief.load(Ordering::Relaxed);
         if thief != NO_THIEF && thief != REMOTE {
@@ -342,12 +362,13 @@ impl<J: Job> Slot<J> {
         // SAFETY: the spawning context outlives the slot's completion, which
         // has not happened yet.
         let spawner = unsafe { &*(self.spawner.get() as *const Ctx<'_>) };
+        let (key, payload) = crate::job::registry::encode_keyed_call(job);
         RemoteTake {
-            key: job.key(),
+            key,
             redone: self.place.get().redone,
             epoch: spawner.epoch,
             place: self.place.get(),
-            payload: crate::job::registry::encode_call(job),
+            payload,
             complete: complete_remote::<J>,
             // SAFETY: `execute_requeued::<J>` matches the data; the
             // remote-steal map runs this reference at most once (requeue).
@@ -367,11 +388,16 @@ unsafe fn complete_remote<J: Job>(data: *const (), completion: Completion<'_>, r
     // could run it here is ruled out by this completion (see `sched::remote`).
     let job = unsafe { (*slot.job.get()).take() };
     let outcome = match completion {
-        // The job's `&mut` parameters get what the thief's copy ended with.
-        Completion::Value(bytes) => match job.expect("a remotely taken slot keeps its job").accept(bytes) {
-            Ok(v) => SlotResult::Value(v),
-            Err(e) => SlotResult::Panic(Box::new(format!("satin: a result from another node does not decode: {e}"))),
-        },
+        // Decoded by the owner when it reads it (see `SlotResult::Encoded`),
+        // unless it must be seen at once.
+        Completion::Value(bytes) => {
+            let encoded = SlotResult::Encoded(job.expect("a remotely taken slot keeps its job"), bytes);
+            if J::ACCEPT_ON_ARRIVAL {
+                encoded.decoded()
+            } else {
+                encoded
+            }
+        }
         Completion::Aborted => SlotResult::Aborted,
         Completion::Failed(reason) => SlotResult::Panic(Box::new(RemotePanic(reason.to_string()))),
     };

@@ -40,25 +40,13 @@ pub(crate) fn lookup_depth_limit() -> u32 {
 
 pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
 
-/// Encoded parameters: on the stack when they are small.
-enum Params<'a> {
-    Stack(&'a [u8]),
-    Heap(Vec<u8>),
-}
-
-impl Params<'_> {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Params::Stack(b) => b,
-            Params::Heap(v) => v,
-        }
-    }
-}
-
-fn encode<'a, J: Job>(job: &J, buf: &'a mut [u8; 128]) -> Params<'a> {
-    match postcard::to_slice(job, buf) {
-        Ok(b) => Params::Stack(b),
-        Err(_) => Params::Heap(postcard::to_stdvec(job).expect("postcard encodes any serde value into a Vec")),
+/// The call's key: small parameters encoded on the stack, large ones
+/// streamed into the hash (no copy of a call's data).
+fn key<J: Job>(job: &J) -> JobKey {
+    let mut buf = [0u8; 128];
+    match postcard::to_slice(job, &mut buf) {
+        Ok(b) => J::key_of_params(b),
+        Err(_) => job.key(),
     }
 }
 
@@ -88,25 +76,20 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     };
     let track = known && remote.tracking() && remote.tracks(depth);
     if !look_below && !track {
-        let found = if look_here {
-            let mut buf = [0u8; 128];
-            let params = encode(&job, &mut buf);
-            lookup::<J>(remote, ctx, J::key_of_params(params.bytes()))
-        } else {
-            None
-        };
+        let found = if look_here { lookup::<J>(remote, ctx, key(&job)) } else { None };
         // Below everything the slow path is for: full speed from here on.
         return found.unwrap_or_else(|| run_fast(job, ctx));
     }
-    let mut buf = [0u8; 128];
-    let params = (look_here || track).then(|| encode(&job, &mut buf));
-    let mut key = None;
-    if look_here {
-        let k = J::key_of_params(params.as_ref().expect("encoded above").bytes());
+    // Keyed for a lookup, or for publishing where that costs little
+    // against the run (`Remote::publishes`).
+    let publishes = track && remote.publishes(depth);
+    let keying = Instant::now();
+    let key = (look_here || publishes).then(|| key(&job));
+    let key_ns = keying.elapsed().as_nanos() as u64;
+    if let (true, Some(k)) = (look_here, key) {
         if let Some(v) = lookup::<J>(remote, ctx, k) {
             return v;
         }
-        key = Some(k);
     }
     let outer_depth = ctx.depth.replace(if known { depth + 1 } else { DEPTH_UNKNOWN });
     let outer_frame = ctx.frame.get();
@@ -132,9 +115,11 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     if let Some(start) = start {
         let ran = start.elapsed();
         remote.record_duration(depth, ran.as_nanos() as u64);
-        if ran.as_nanos() as u64 >= remote.publish_after() {
-            let key = key.unwrap_or_else(|| J::key_of_params(params.as_ref().expect("encoded above").bytes()));
+        if let (true, Some(key)) = (publishes && ran.as_nanos() as u64 >= remote.publish_after(), key) {
+            let encoding = Instant::now();
             let value = postcard::to_allocvec(&out).expect("postcard encodes any serde value into a Vec");
+            let cost = key_ns + encoding.elapsed().as_nanos() as u64;
+            remote.record_publish_cost(depth, cost, ran.as_nanos() as u64);
             let meta = ResultMeta { depth, id: frame, parent: outer_frame };
             remote.send(RemoteEvent::Published { key, value, meta, ran });
         }

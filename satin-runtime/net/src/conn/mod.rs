@@ -165,6 +165,18 @@ impl SharedDictionary {
         SharedDictionary(Arc::new((bytes, OnceLock::new())))
     }
 
+    /// Indexes the bytes now, on a thread of its own, if they are large
+    /// enough to matter: the first large frame, on either end, then finds
+    /// the index ready instead of making it.
+    pub(crate) fn prepare(&self) {
+        if self.0 .0.len() >= satin_proto::dedup::PACK_FROM {
+            let me = self.clone();
+            let _ = std::thread::Builder::new().name("satin-dedup".into()).spawn(move || {
+                me.get();
+            });
+        }
+    }
+
     fn get(&self) -> &Dictionary {
         self.0 .1.get_or_init(|| Dictionary::new(self.0 .0.clone()))
     }

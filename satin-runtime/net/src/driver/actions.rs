@@ -42,13 +42,13 @@ impl Driver {
                     self.on_board(|b| b.gone(peer));
                     if !self.io.net.dead.contains(&peer) {
                         let name = self.peer_name(peer);
-                        info!("node {name} is out of the run");
+                        self.say_why_out(peer);
                         self.marker(&format!("node {name} removed; recovery"));
                         self.io.net.cut(peer);
                     }
                 }
                 Action::LostMajority { waited } => {
-                    info!("giving up: {}", self.node.quorum_summary());
+                    debug!("giving up: {}", self.node.quorum_summary());
                     self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
                 }
                 Action::Expelled { by, carry } => {
@@ -82,20 +82,57 @@ impl Driver {
         }
         match now {
             (_, true) if !self.seen_leader.1 => {
+                let (voters, heard) = self.node.voters_heard();
                 warn!(
-                    "no majority of the run reachable: taking no new work until it is ({})",
-                    self.node.quorum_summary()
-                )
+                    "no majority of the run reachable (heard lately from {} of the voters {}): taking no new work until it is",
+                    self.names(&heard),
+                    self.names(&voters)
+                );
             }
             (Some(l), false) if self.seen_leader.1 => {
-                info!("majority reachable again; leader: node {}", self.peer_name(l))
+                info!("majority reachable again; node {} leads the run", self.peer_name(l))
             }
-            (Some(l), _) if Some(l) != self.seen_leader.0 => {
-                info!("leader is now node {} ({})", self.peer_name(l), self.node.quorum_summary())
-            }
+            (Some(l), _) if Some(l) != self.seen_leader.0 => info!("node {} leads the run", self.peer_name(l)),
             _ => {}
         }
+        debug!("quorum: {}", self.node.quorum_summary());
         self.seen_leader = now;
+    }
+
+    /// Nodes by name, for a log line: `0, 1 and 3`, or `none`.
+    pub(super) fn names(&self, ids: &[NodeId]) -> String {
+        let names: Vec<String> = ids.iter().map(|&id| self.peer_name(id)).collect();
+        match names.as_slice() {
+            [] => "none".to_string(),
+            [one] => format!("node {one}"),
+            [rest @ .., last] => format!("nodes {} and {last}", rest.join(", ")),
+        }
+    }
+
+    /// Says in words why `peer` is out of the run: what this node saw as
+    /// the leader that removed it, or that the majority removed it.
+    fn say_why_out(&self, peer: NodeId) {
+        use satin_proto::quorum::Removal;
+        let name = self.peer_name(peer);
+        let (voters, _) = self.node.voters_heard();
+        let by = self.names(&voters);
+        match self.node.removal(peer) {
+            // Its death was said when it was known.
+            Some(Removal::Dead) => info!("node {name} is out of the run"),
+            Some(Removal::Silent(t)) => {
+                warn!("node {name} did not answer for {:.1} s; removed by the majority of {by}", t as f64 / 1e9)
+            }
+            Some(Removal::Deposed) => info!("node {name}, master before, is out of the run (the majority of {by})"),
+            Some(Removal::CutFrom(other)) => {
+                warn!("node {name} cannot reach node {}; removed by the majority of {by}", self.peer_name(other))
+            }
+            None => match self.node.leader() {
+                Some(l) => {
+                    info!("node {name} was removed from the run by the majority (node {} leads)", self.peer_name(l))
+                }
+                None => info!("node {name} is out of the run"),
+            },
+        }
     }
 
     pub(super) fn send_to_members(&mut self, msg: Msg) {

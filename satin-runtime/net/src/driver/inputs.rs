@@ -34,6 +34,9 @@ impl Driver {
             Input::Addr { id, addr, label } => self.io.net.learn(id, addr, label),
             Input::Message { from, msg } => {
                 tracing::trace!(kind = msg.kind(), from = %self.peer_name(from), "message");
+                if matches!(msg, Msg::Quorum(_)) {
+                    self.beats.heard(from, Instant::now());
+                }
                 if let Msg::StealReply { job: Some(job), .. } = &msg {
                     debug!(
                         "running a job stolen from node {} ({} bytes of parameters)",
@@ -113,10 +116,8 @@ impl Driver {
             }
             let now = self.now();
             if declared_dead {
-                warn!(
-                    "node {} closed its connection: this node was removed from the run ({reason})",
-                    self.peer_name(id)
-                );
+                warn!("node {} closed its connection: the majority removed this node from the run", self.peer_name(id));
+                debug!("({reason})");
                 self.node.handle_declared_dead(now, id, &mut self.exec);
                 return;
             }

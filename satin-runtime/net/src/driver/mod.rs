@@ -276,6 +276,8 @@ struct Driver {
     first_root: (String, JobKey),
     /// This node's figures at the end of each run so far.
     run_figures: Vec<serde_json::Value>,
+    /// The gaps between the quorum's messages from each peer.
+    beats: super::report::BeatGaps,
     /// Chaos: pauses the workers (`--chaos slow`, `hang`).
     throttle: Option<super::throttle::Throttle>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
@@ -289,10 +291,11 @@ pub(super) async fn drive(
     (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
     ends: std::sync::mpsc::Sender<RunOver>,
 ) -> RunOver {
-    let first_root = (satin_core::check_call(&root.1).unwrap_or("?").to_string(), root.0);
+    let first_root = (satin_core::call_fn_id(&root.1).unwrap_or("?").to_string(), root.0);
     // Every node holds the first call's parameters: large frames are
     // packed against them (`satin_proto::dedup`).
     let dictionary = crate::conn::SharedDictionary::new(root.1.clone());
+    dictionary.prepare();
     // Peers check each other's root call too: another problem is refused.
     spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
     // Beats, votes and handshakes come on their own input, read first.
@@ -377,6 +380,7 @@ pub(super) async fn drive(
         first_root,
         throttle: None,
         run_figures: Vec::new(),
+        beats: Default::default(),
         input: input_tx,
     };
     let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
@@ -487,6 +491,7 @@ impl Driver {
             records_written: self.checkpoint_written.0,
             checkpoint_bytes: self.checkpoint_written.1,
             runs: self.run_figures.clone(),
+            beat_gaps_ms: self.beats.percentiles_ms(),
             incumbents: self
                 .exec
                 .shared()

@@ -46,6 +46,13 @@ pub(super) struct Ended {
     pub(super) shown: bool,
 }
 
+impl Ended {
+    /// Everything but the value.
+    fn clone_but_value(&self) -> Ended {
+        Ended { value: None, shower: self.shower, holder: self.holder, shown: self.shown }
+    }
+}
+
 /// A question for an answer's value, out since `sent`.
 #[derive(Debug, Clone)]
 pub(super) struct Asking {
@@ -145,7 +152,9 @@ impl Node {
     pub(super) fn advance_answers(&mut self, now: Time, exec: &mut impl Executor) {
         while !self.stopped {
             let run = self.runs.handed + 1;
-            let Some(ended) = self.runs.ended.get(run as usize - 1).cloned() else { break };
+            // (Not a clone of the whole: the value may be megabytes.)
+            let Some(ended) = self.runs.ended.get(run as usize - 1).map(Ended::clone_but_value) else { break };
+            let value = || self.runs.ended[run as usize - 1].value.clone();
             // The master in office (its `Lead` applied) stands in for a
             // shower that is out.
             let leader = self.quorum.is_leader() && self.is_master();
@@ -154,7 +163,7 @@ impl Node {
             let goes_on = shows || (leader && (ended.shown || shower_out));
             if goes_on {
                 let needs_value = shows || self.config.sequence;
-                match ended.value {
+                match value() {
                     Some(value) => self.hand(run, Some(value), shows, ended.holder == self.id),
                     None if needs_value => {
                         self.ask_for_answer(now, run, exec);
@@ -166,7 +175,7 @@ impl Node {
                 // The master waits until the shower has shown the answer.
                 break;
             } else if !self.config.sequence && ended.shown {
-                self.hand(run, ended.value, false, false);
+                self.hand(run, value(), false, false);
             } else if self.config.sequence && self.runs.program_over.is_some() {
                 // The program ended elsewhere: this one ends where it waits.
                 self.hand(run, None, false, false);

@@ -96,9 +96,20 @@ impl Node {
         self.quorum.heard_lately()
     }
 
-    /// The quorum's state in one line (for logs).
+    /// The quorum's state in one line (for debug logs).
     pub fn quorum_summary(&self) -> String {
         self.quorum.summary()
+    }
+
+    /// Why this node removed `peer` as leader, if it did.
+    pub fn removal(&self, peer: NodeId) -> Option<crate::quorum::Removal> {
+        self.quorum.removal(peer)
+    }
+
+    /// The voters, and those of them this node heard from lately (see
+    /// `Quorum::voters_heard`).
+    pub fn voters_heard(&self) -> (Vec<NodeId>, Vec<NodeId>) {
+        self.quorum.voters_heard()
     }
 
     /// The leader this node follows, if it knows one (for status lines).
@@ -153,7 +164,11 @@ impl Node {
                 self.announce_running(victim, stamp);
             }
         }
-        if self.is_master() {
+        if self.is_master() && self.runs.proposed.is_some() {
+            // This node found the answer while the majority was out of
+            // reach, and leads again: it goes into the log now.
+            self.propose_again(now);
+        } else if self.is_master() {
             match self.root.clone() {
                 Some(root) => {
                     self.stats.redone += 1;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Change, Followers, LogEntry, Output, QMsg, Quorum, Role, Time};
+use super::{Change, Followers, LogEntry, Output, QMsg, Quorum, Removal, Role, Time};
 
 /// How many times `suspect_after` a newcomer may stay silent before its
 /// first beat (see `advance_changes`).
@@ -187,6 +187,18 @@ impl Quorum {
             // Others are asked to reach a silent member first (`detector.rs`).
             None => self.silent_member(now, &members).filter(|&m| self.may_remove_silent(now, m)),
         };
+        let why = |id: NodeId| {
+            if self.certain_dead.contains(&id) {
+                Removal::Dead
+            } else if self.followers.deposed == Some(id) {
+                Removal::Deposed
+            } else {
+                Removal::Silent(now.saturating_sub(self.heard.get(&id).copied().unwrap_or(self.followers.since)))
+            }
+        };
+        if let Some(id) = dead_or_deposed.or(silent) {
+            self.removed.insert(id, why(id));
+        }
         let change = dead_or_deposed
             .or(silent)
             .map(|id| Change::Remove { id })
@@ -265,6 +277,7 @@ impl Quorum {
         let beat = self.cfg.heartbeat;
         let mut reports = std::mem::take(&mut self.followers.unreachable);
         let mut removal = None;
+        let mut cut_from = None;
         reports.retain(|&(a, b, at)| {
             if removal.is_some() {
                 return true;
@@ -286,10 +299,14 @@ impl Quorum {
             // Not if what is left could not decide (see `silent_member`).
             if self.removal_keeps_a_majority(now, id) {
                 removal = Some(Change::Remove { id });
+                cut_from = Some((id, if id == a { b } else { a }));
             }
             false
         });
         self.followers.unreachable = reports;
+        if let Some((id, other)) = cut_from {
+            self.removed.insert(id, Removal::CutFrom(other));
+        }
         removal
     }
 

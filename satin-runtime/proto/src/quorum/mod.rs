@@ -74,6 +74,19 @@ use log::Log;
 /// Nanoseconds (the driver's clock, or virtual time).
 pub type Time = u64;
 
+/// Why a leader removed a member (for logs: see [`Quorum::removal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Its process is known to be gone.
+    Dead,
+    /// It was master before this leader: it goes once this term began.
+    Deposed,
+    /// Neither it nor others reached it for this long (nanoseconds).
+    Silent(Time),
+    /// It cannot talk with this other member, which stays.
+    CutFrom(NodeId),
+}
+
 /// The detector's and the minority's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuorumConfig {
@@ -230,6 +243,8 @@ pub struct Quorum {
     last_tick: Option<Time>,
     /// Members this node pings for a leader's probe: (target, leader).
     probing: BTreeMap<NodeId, NodeId>,
+    /// Why this node, as leader, removed each member it removed.
+    removed: BTreeMap<NodeId, Removal>,
     out: VecDeque<Output>,
     rng: SplitMix64,
     /// Elections this node started and removals it decided (statistics).
@@ -286,6 +301,7 @@ impl Quorum {
             told: BTreeMap::new(),
             last_tick: None,
             probing: BTreeMap::new(),
+            removed: BTreeMap::new(),
             out: VecDeque::new(),
             rng: SplitMix64::new(seed ^ me.rotate_left(17) ^ 0x517c_c1b7_2722_0a95),
             elections: 0,
@@ -395,6 +411,29 @@ impl Quorum {
         let now = self.now;
         (self.role == Role::Leader || self.gave_up || self.expelled)
             .then(|| self.heard.iter().filter(|(_, &t)| t + self.cfg.suspect_after > now).map(|(&id, _)| id).collect())
+    }
+
+    /// Why this node, as leader, removed `id` (`None`: it did not).
+    pub fn removal(&self, id: NodeId) -> Option<Removal> {
+        self.removed.get(&id).copied()
+    }
+
+    /// Who leads, the voters, and which of them this node heard from
+    /// within `suspect_after` (the leader knows; others know only their
+    /// leader): what a log line about the majority names.
+    pub fn voters_heard(&self) -> (Vec<NodeId>, Vec<NodeId>) {
+        let window = self.cfg.suspect_after;
+        let voters: Vec<NodeId> = self.electorate().collect();
+        let heard = voters
+            .iter()
+            .copied()
+            .filter(|&v| {
+                v == self.me
+                    || self.heard.get(&v).is_some_and(|&t| t + window > self.now)
+                    || (self.leader == Some(v) && self.leader_heard + window > self.now)
+            })
+            .collect();
+        (voters, heard)
     }
 
     /// The latest time this node was given.

@@ -24,8 +24,9 @@ QUICK = "--quick" in sys.argv
 
 EXAMPLES = [
     ("mergesort 5000000", ["mergesort", "5000000"]),
-    ("barnes_hut --bodies 200000 --steps 2", ["barnes_hut", "--bodies", "200000", "--steps", "2"]),
-    ("raytracer --width 1600 --height 1200", ["raytracer", "--width", "1600", "--height", "1200"]),
+    ("barnes_hut --bodies 100000 --steps 1", ["barnes_hut", "--bodies", "100000", "--steps", "1"]),
+    ("raytracer --width 2000 --height 1500 --samples 3",
+     ["raytracer", "--width", "2000", "--height", "1500", "--samples", "3"]),
 ]
 
 

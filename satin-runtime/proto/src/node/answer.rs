@@ -44,12 +44,15 @@ pub(super) struct Ended {
     pub(super) holder: NodeId,
     /// Somebody showed it (this node, or one that said so).
     pub(super) shown: bool,
+    /// This node got the value unasked without showing it: the backup
+    /// of `Config::answer_backup`, whose program goes on.
+    pub(super) backup: bool,
 }
 
 impl Ended {
     /// Everything but the value.
     fn clone_but_value(&self) -> Ended {
-        Ended { value: None, shower: self.shower, holder: self.holder, shown: self.shown }
+        Ended { value: None, shower: self.shower, holder: self.holder, shown: self.shown, backup: self.backup }
     }
 }
 
@@ -133,9 +136,19 @@ impl Node {
                 self.actions
                     .push_back(Action::Send { to: shower, msg: Msg::AnswerValue { run, value: Some(v.clone()) } });
             }
+            if let (true, Some(v)) = (self.config.answer_backup, &value) {
+                let me = self.id;
+                let backup = self.live_members().find(|&m| m != me && m != shower);
+                if let Some(to) = backup {
+                    self.actions.push_back(Action::Send { to, msg: Msg::AnswerValue { run, value: Some(v.clone()) } });
+                }
+            }
         }
         let shown = self.runs.shown_early.remove(&run);
-        self.runs.ended.push(Ended { value, shower, holder, shown });
+        let early = self.runs.values_early.remove(&run);
+        let backup = early.is_some() && shower != self.id;
+        let value = value.or(early);
+        self.runs.ended.push(Ended { value, shower, holder, shown, backup });
         self.runs.done = run;
         self.runs.last_epoch = self.root_epoch();
         self.runs.proposed = None;
@@ -160,7 +173,8 @@ impl Node {
             let leader = self.quorum.is_leader() && self.is_master();
             let shower_out = ended.shower != self.id && !self.is_alive(ended.shower);
             let shows = !ended.shown && (ended.shower == self.id || (shower_out && leader));
-            let goes_on = shows || (leader && (ended.shown || shower_out));
+            // (A backup's program goes on too: `Config::answer_backup`.)
+            let goes_on = shows || (leader && (ended.shown || shower_out)) || (ended.backup && self.config.sequence);
             if goes_on {
                 let needs_value = shows || self.config.sequence;
                 match value() {
@@ -280,7 +294,20 @@ impl Node {
         value: Option<Vec<u8>>,
         exec: &mut impl Executor,
     ) {
-        let Some(ended) = self.runs.ended.get_mut(run.wrapping_sub(1) as usize) else { return };
+        let shower = self.runs.ended.get(run.wrapping_sub(1) as usize).map(|e| e.shower);
+        let asked = self.runs.asking.as_ref().is_some_and(|a| a.run == run);
+        let Some(ended) = self.runs.ended.get_mut(run.wrapping_sub(1) as usize) else {
+            // The value before the news of the end (a backup's, see
+            // `Config::answer_backup`): kept for it.
+            if let (Some(v), true) = (value, run > self.runs.done) {
+                self.runs.values_early.insert(run, v);
+            }
+            return;
+        };
+        // Sent unasked to a node that does not show it: the backup.
+        if value.is_some() && !asked && shower != Some(self.id) {
+            ended.backup = true;
+        }
         match value {
             Some(v) => {
                 ended.value.get_or_insert(v);

@@ -48,6 +48,8 @@ pub(super) struct Runs {
     pub(super) handed: u32,
     /// Runs whose answer was shown before this node knew how they ended.
     pub(super) shown_early: std::collections::BTreeSet<u32>,
+    /// Values that came before this node knew how their runs ended.
+    pub(super) values_early: std::collections::BTreeMap<u32, Vec<u8>>,
     /// A question out for an answer's value.
     pub(super) asking: Option<Asking>,
     /// The program ended elsewhere after this many calls.
@@ -83,6 +85,7 @@ impl Default for Runs {
             ended: Vec::new(),
             handed: 0,
             shown_early: Default::default(),
+            values_early: Default::default(),
             asking: None,
             program_over: None,
             program_root: None,

@@ -49,13 +49,15 @@ impl std::error::Error for FrameError {}
 
 /// Encodes `msg` as one frame.
 pub fn encode<T: Serialize>(msg: &T, max: usize) -> Result<Vec<u8>, FrameError> {
-    let body = postcard::to_stdvec(msg).map_err(|e| FrameError::Malformed(e.to_string()))?;
-    if body.len() > max || body.len() > u32::MAX as usize {
-        return Err(FrameError::TooLarge { len: body.len(), max });
+    // The body is written after room for its length, which is filled in
+    // last: a frame of megabytes is written once, not copied.
+    let frame = postcard::to_extend(msg, vec![0u8; LEN_BYTES]).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let len = frame.len() - LEN_BYTES;
+    if len > max || len > u32::MAX as usize {
+        return Err(FrameError::TooLarge { len, max });
     }
-    let mut frame = Vec::with_capacity(LEN_BYTES + body.len());
-    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&body);
+    let mut frame = frame;
+    frame[..LEN_BYTES].copy_from_slice(&(len as u32).to_le_bytes());
     Ok(frame)
 }
 

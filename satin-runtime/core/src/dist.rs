@@ -160,6 +160,28 @@ pub struct LocalExecutor {
 }
 
 /// User and system CPU time of this process, in nanoseconds.
+/// The CPU time the pool's worker threads used, where the system says
+/// (Linux: each thread's `schedstat`), else the whole process's. A node's
+/// rate of work is its workers' work: the network threads' encoding and
+/// decoding of large messages is no work done (see `health.rs`).
+fn workers_cpu_ns(tids: &[libc::pid_t]) -> u64 {
+    let mut total = 0u64;
+    for tid in tids {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")) else {
+            return process_cpu_ns();
+        };
+        let Some(ns) = text.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()) else {
+            return process_cpu_ns();
+        };
+        total += ns;
+    }
+    if tids.is_empty() {
+        process_cpu_ns()
+    } else {
+        total
+    }
+}
+
 fn process_cpu_ns() -> u64 {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct,
     // and getrusage only writes into it.
@@ -443,7 +465,7 @@ impl Executor for LocalExecutor {
     /// one call's work differs from another's.)
     fn progress(&self) -> (u64, u64) {
         // In CPU milliseconds: the core compares rates over at least 20 units.
-        (process_cpu_ns() / 1_000_000, self.runtime.registry().busy_ns())
+        (workers_cpu_ns(&self.worker_thread_ids()) / 1_000_000, self.runtime.registry().busy_ns())
     }
 
     fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {

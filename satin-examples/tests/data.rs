@@ -164,3 +164,21 @@ fn the_master_killed_in_its_first_milliseconds_leaves_an_answer() {
         assert!(log.contains("SIGKILL node 0"), "node 0 was killed:\n{log}");
     }
 }
+
+#[test]
+fn a_crash_while_a_removed_node_rejoins_leaves_an_answer() {
+    // Node 2 is cut off for 2 s: the majority removes it and it joins
+    // again as a new node; meanwhile a node of the majority is killed —
+    // the one it rejoins through, or the other.
+    for victim in ["0", "1"] {
+        let chaos = format!("partition:node=2,at=1s,for=2s;kill:node={victim},at=3200ms");
+        let args = ["16", "--local-nodes", "3", "--workers", "1", "--no-progress", "--chaos", &chaos];
+        let (out, stats) = run_with_stats(common::NQUEENS, &args, &[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{chaos}: {log}");
+        assert_eq!(stdout(&out).trim(), "14772512", "{chaos}: {log}");
+        assert!(log.contains("joining again through"), "{chaos}: node 2 was not removed:\n{log}");
+        assert!(log.contains(&format!("SIGKILL node {victim}")), "{chaos}: {log}");
+        assert!(stats.total("removals") >= 1, "{chaos}: {log}");
+    }
+}

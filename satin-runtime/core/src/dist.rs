@@ -343,6 +343,7 @@ impl LocalExecutor {
             })
         };
         let spec = EntrySpec {
+            key: job.key,
             payload: job.payload,
             redone: job.redone,
             epoch: job.epoch,

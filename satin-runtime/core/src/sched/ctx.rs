@@ -38,6 +38,10 @@ pub struct Ctx<'w> {
     pub(crate) frame: Cell<u64>,
     /// Root epoch of the job this context runs (see `proto::JobSpec::epoch`).
     pub(crate) epoch: u32,
+    /// The entry job's key as it came (a stolen job's, the root's), for
+    /// the slow path to use instead of hashing the call again: (depth of
+    /// the entry call, key). Taken by the first tracked call at that depth.
+    pub(crate) entry_key: Cell<Option<(u32, crate::JobKey)>>,
     /// This worker's poll flag (aborts, requests for work), one pointer
     /// hop away for lazy code.
     poll_flag: &'w AtomicBool,
@@ -74,6 +78,7 @@ impl<'w> Ctx<'w> {
             depth: Cell::new(if progress { 0 } else { DEPTH_UNKNOWN }),
             frame: Cell::new(0),
             epoch: 0,
+            entry_key: Cell::new(None),
             poll_flag: worker.registry().poll_flag(worker.index()),
         }
     }
@@ -119,6 +124,7 @@ impl<'w> Ctx<'w> {
             depth: Cell::new(place.depth),
             frame: Cell::new(place.frame),
             epoch,
+            entry_key: Cell::new(None),
             poll_flag: worker.registry().poll_flag(worker.index()),
         }
     }

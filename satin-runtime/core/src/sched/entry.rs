@@ -41,6 +41,8 @@ pub(crate) type Done = Box<dyn FnOnce(EntryOutcome, Ran) + Send>;
 
 /// What an entry job is, besides its call.
 pub(crate) struct EntrySpec {
+    /// The call's key, as the payload's sender computed it.
+    pub(crate) key: crate::JobKey,
     pub(crate) payload: Vec<u8>,
     pub(crate) redone: bool,
     pub(crate) epoch: u32,
@@ -81,10 +83,13 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
     // SAFETY: per the function contract; the box is reclaimed exactly once.
     let job = unsafe { Box::from_raw(data as *mut EntryJob) };
     let EntryJob { spec, abort, done } = *job;
-    let EntrySpec { payload, redone, epoch, place } = spec;
+    let EntrySpec { key, payload, redone, epoch, place } = spec;
     let start = Instant::now();
     let outcome = {
         let ctx = Ctx::entry(worker, &abort, redone, epoch, place);
+        if place.depth != crate::checkpoint::DEPTH_UNKNOWN {
+            ctx.entry_key.set(Some((place.depth, key)));
+        }
         let _current = CurrentGuard::set(&ctx);
         match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
             Ok(Ok(value)) => EntryOutcome::Value(value),

@@ -76,7 +76,8 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     };
     let track = known && remote.tracking() && remote.tracks(depth);
     if !look_below && !track {
-        let found = if look_here { lookup::<J>(remote, ctx, key(&job)) } else { None };
+        let entry_key = ctx.entry_key.take().filter(|&(d, _)| known && d == depth).map(|(_, k)| k);
+        let found = if look_here { lookup::<J>(remote, ctx, entry_key.unwrap_or_else(|| key(&job))) } else { None };
         // Below everything the slow path is for: full speed from here on.
         return found.unwrap_or_else(|| run_fast(job, ctx));
     }
@@ -84,7 +85,9 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     // against the run (`Remote::publishes`).
     let publishes = track && remote.publishes(depth);
     let keying = Instant::now();
-    let key = (look_here || publishes).then(|| key(&job));
+    // The entry call's key came with it (see `Ctx::entry_key`).
+    let entry_key = ctx.entry_key.take().filter(|&(d, _)| known && d == depth).map(|(_, k)| k);
+    let key = (look_here || publishes).then(|| entry_key.unwrap_or_else(|| key(&job)));
     let key_ns = keying.elapsed().as_nanos() as u64;
     if let (true, Some(k)) = (look_here, key) {
         if let Some(v) = lookup::<J>(remote, ctx, k) {

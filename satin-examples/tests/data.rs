@@ -37,6 +37,11 @@ fn a_mergesort_on_three_nodes_removes_no_one_and_sends_at_most_three_times_its_i
     assert!(!log.contains("removed from the run"), "a live node was removed:\n{log}");
     assert_eq!(stats.total("removals"), 0, "{log}");
     assert_eq!(stats.nodes().len(), 3, "{log}");
+    // One process showed it, and the others ended on their own once the
+    // supervisor had its output (none stopped at the wind-down).
+    let ended = log.lines().find(|l| l.contains("how the nodes ended")).unwrap_or_default();
+    assert_eq!(ended.matches("printed the answer").count(), 1, "{log}");
+    assert!(!ended.contains("signal"), "a node outlived the answer's output:\n{log}");
     let sent = stats.total("bytes_sent");
     let input = input_bytes(n);
     assert!(sent <= 3 * input, "{sent} bytes sent for an input of {input}:\n{log}");

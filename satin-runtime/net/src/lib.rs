@@ -594,9 +594,10 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
         quorum: quorum_config(args),
         sequence: true,
-        // A supervisor sees every node's output: a second node goes on
-        // with the answer, in case the one that shows it dies first.
-        answer_backup: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        // A supervisor sees every node's output and says when the answer's
+        // is out: nodes wait for that, in case the one that shows it dies
+        // before its output is.
+        supervised_output: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
         ..Config::default()

@@ -136,6 +136,12 @@ impl Faults {
         Fate::Delay(s.delay + extra)
     }
 
+    /// No fault applies to any packet now.
+    fn quiet(&self) -> bool {
+        let s = self.state();
+        !s.isolated && s.blocked.is_empty() && s.loss == 0.0 && s.delay.is_zero() && s.jitter.is_zero()
+    }
+
     fn incoming_dropped(&self) -> bool {
         let mut s = self.state();
         if s.isolated {
@@ -161,14 +167,9 @@ impl FaultySocket {
     pub(crate) fn new(inner: Arc<dyn AsyncUdpSocket>, faults: Arc<Faults>) -> FaultySocket {
         FaultySocket { inner, faults }
     }
-}
 
-impl AsyncUdpSocket for FaultySocket {
-    fn create_io_poller(self: Arc<Self>) -> Pin<Box<dyn UdpPoller>> {
-        self.inner.clone().create_io_poller()
-    }
-
-    fn try_send(&self, transmit: &Transmit) -> io::Result<()> {
+    /// One packet, or a batch sent as it is, through the faults.
+    fn send_one(&self, transmit: &Transmit) -> io::Result<()> {
         match self.faults.outgoing(transmit.destination) {
             Fate::Send => self.inner.try_send(transmit),
             // A lost packet left as far as the sender can tell.
@@ -185,6 +186,26 @@ impl AsyncUdpSocket for FaultySocket {
                 });
                 Ok(())
             }
+        }
+    }
+}
+
+impl AsyncUdpSocket for FaultySocket {
+    fn create_io_poller(self: Arc<Self>) -> Pin<Box<dyn UdpPoller>> {
+        self.inner.clone().create_io_poller()
+    }
+
+    fn try_send(&self, transmit: &Transmit) -> io::Result<()> {
+        match transmit.segment_size {
+            // A batch of packets (GSO) meets its faults packet by packet;
+            // without faults it goes as it is, in one system call.
+            Some(size) if size < transmit.contents.len() && !self.faults.quiet() => {
+                for packet in transmit.contents.chunks(size) {
+                    self.send_one(&Transmit { contents: packet, segment_size: None, ..*transmit })?;
+                }
+                Ok(())
+            }
+            _ => self.send_one(transmit),
         }
     }
 
@@ -211,9 +232,9 @@ impl AsyncUdpSocket for FaultySocket {
         self.inner.local_addr()
     }
 
-    // One datagram per transmit: loss and delay apply to each packet.
+    // Batches of packets are split when faults apply (see `try_send`).
     fn max_transmit_segments(&self) -> usize {
-        1
+        self.inner.max_transmit_segments()
     }
 
     fn max_receive_segments(&self) -> usize {
@@ -268,5 +289,50 @@ mod tests {
             .collect();
         assert!(waits.iter().all(|d| *d >= Duration::from_millis(10) && *d <= Duration::from_millis(20)));
         assert!(waits.windows(2).any(|w| w[0] != w[1]), "jitter varies the delay");
+    }
+
+    /// A socket that keeps what it is asked to send: (bytes, segment size).
+    #[derive(Debug, Default)]
+    struct Recording(Mutex<Vec<(usize, Option<usize>)>>);
+
+    impl AsyncUdpSocket for Recording {
+        fn create_io_poller(self: Arc<Self>) -> Pin<Box<dyn UdpPoller>> {
+            unreachable!("these tests only send")
+        }
+        fn try_send(&self, transmit: &Transmit) -> io::Result<()> {
+            self.0.lock().unwrap().push((transmit.contents.len(), transmit.segment_size));
+            Ok(())
+        }
+        fn poll_recv(&self, _: &mut Context, _: &mut [IoSliceMut<'_>], _: &mut [RecvMeta]) -> Poll<io::Result<usize>> {
+            Poll::Pending
+        }
+        fn local_addr(&self) -> io::Result<SocketAddr> {
+            Ok(SocketAddr::from(([127, 0, 0, 1], 1)))
+        }
+        fn max_transmit_segments(&self) -> usize {
+            10
+        }
+    }
+
+    #[test]
+    fn a_batch_of_packets_goes_whole_without_faults_and_packet_by_packet_with_them() {
+        let inner = Arc::new(Recording::default());
+        let faults = Faults::new(3);
+        let socket = FaultySocket::new(inner.clone(), faults.clone());
+        assert_eq!(socket.max_transmit_segments(), 10, "batches are allowed");
+        let to: SocketAddr = "127.0.0.1:7".parse().unwrap();
+        let bytes = vec![0u8; 3 * 1200];
+        let batch = Transmit { destination: to, ecn: None, contents: &bytes, segment_size: Some(1200), src_ip: None };
+        socket.try_send(&batch).unwrap();
+        assert_eq!(*inner.0.lock().unwrap(), vec![(3600, Some(1200))], "one system call for the batch");
+        inner.0.lock().unwrap().clear();
+        faults.apply("loss 0.5").unwrap();
+        for _ in 0..100 {
+            socket.try_send(&batch).unwrap();
+        }
+        let sent = inner.0.lock().unwrap().clone();
+        assert!(sent.iter().all(|&p| p == (1200, None)), "each packet meets the loss alone");
+        assert_eq!(sent.len() as u64 + faults.dropped(), 300);
+        assert!((100..200).contains(&sent.len()), "{} of 300 packets sent at 50 % loss", sent.len());
     }
 }

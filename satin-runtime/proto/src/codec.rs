@@ -50,8 +50,12 @@ impl std::error::Error for FrameError {}
 /// Encodes `msg` as one frame.
 pub fn encode<T: Serialize>(msg: &T, max: usize) -> Result<Vec<u8>, FrameError> {
     // The body is written after room for its length, which is filled in
-    // last: a frame of megabytes is written once, not copied.
-    let frame = postcard::to_extend(msg, vec![0u8; LEN_BYTES]).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    // last, into a buffer of the frame's size: a frame of megabytes is
+    // written once, neither copied nor grown.
+    let size = postcard::experimental::serialized_size(msg).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let mut frame = Vec::with_capacity(LEN_BYTES + size);
+    frame.extend_from_slice(&[0u8; LEN_BYTES]);
+    let frame = postcard::to_extend(msg, frame).map_err(|e| FrameError::Malformed(e.to_string()))?;
     let len = frame.len() - LEN_BYTES;
     if len > max || len > u32::MAX as usize {
         return Err(FrameError::TooLarge { len, max });
@@ -59,6 +63,14 @@ pub fn encode<T: Serialize>(msg: &T, max: usize) -> Result<Vec<u8>, FrameError> 
     let mut frame = frame;
     frame[..LEN_BYTES].copy_from_slice(&(len as u32).to_le_bytes());
     Ok(frame)
+}
+
+/// The whole length (prefix included) of the frame `buf` begins with,
+/// once its prefix is there and within the cap `max`: room to read it into.
+pub fn frame_len(buf: &[u8], max: usize) -> Option<usize> {
+    let prefix = buf.get(..LEN_BYTES)?;
+    let len = u32::from_le_bytes(prefix.try_into().expect("four bytes")) as usize;
+    (len <= max).then_some(LEN_BYTES + len)
 }
 
 /// Decodes the first frame of `buf`: `Ok(None)` if `buf` holds only part of

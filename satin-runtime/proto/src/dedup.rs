@@ -15,7 +15,6 @@
 //! root.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +37,7 @@ pub type ChunkId = [u8; 32];
 /// Bytes both ends hold, cut into chunks and indexed by hash.
 #[derive(Debug)]
 pub struct Dictionary {
-    bytes: Arc<[u8]>,
+    bytes: bytes::Bytes,
     /// Where each chunk lies in `bytes`: (start, length).
     chunks: HashMap<ChunkId, (usize, usize)>,
 }
@@ -84,8 +83,8 @@ fn id(bytes: &[u8]) -> ChunkId {
 
 impl Dictionary {
     /// Indexes `bytes` (the root call's encoding).
-    pub fn new(bytes: impl Into<Arc<[u8]>>) -> Dictionary {
-        let bytes: Arc<[u8]> = bytes.into();
+    pub fn new(bytes: impl Into<bytes::Bytes>) -> Dictionary {
+        let bytes: bytes::Bytes = bytes.into();
         let chunks = chunks(&bytes).map(|(at, len)| (id(&bytes[at..at + len]), (at, len))).collect();
         Dictionary { bytes, chunks }
     }

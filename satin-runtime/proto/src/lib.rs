@@ -42,6 +42,7 @@ mod rng;
 mod roster;
 mod table;
 
+pub use bytes::Bytes;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId, SharedValues};
 pub use node::{

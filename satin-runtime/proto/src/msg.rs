@@ -1,8 +1,7 @@
 //! Messages between nodes. Encoded with postcard by real drivers; the
 //! simulator passes them by value and charges their encoded size.
 
-use std::sync::Arc;
-
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::quorum::{QMsg, Snapshot};
@@ -23,9 +22,11 @@ pub struct JobSpec {
     /// Set by the victim when the job is stolen: (victim, stamp) names this
     /// steal, even if the same job is in flight twice (re-execution).
     pub stamp: u64,
-    /// The encoded call (function id and parameters), as the executor runs it.
-    #[serde(with = "serde_bytes")]
-    pub payload: Vec<u8>,
+    /// The encoded call (function id and parameters), as the executor runs
+    /// it. Shared: a root's megabytes are held once however often the
+    /// job is kept, queued or sent.
+    #[serde(with = "shared_bytes")]
+    pub payload: Bytes,
     /// Re-executed after a crash: look up the result table before running,
     /// and so do all descendants.
     pub redone: bool,
@@ -43,13 +44,21 @@ pub struct JobSpec {
 
 impl JobSpec {
     /// A job with nothing known about where it sits in the tree.
-    pub fn new(key: JobKey, stamp: u64, payload: Vec<u8>) -> JobSpec {
-        JobSpec { key, stamp, payload, redone: false, epoch: 0, depth: crate::checkpoint::DEPTH_UNKNOWN, parent: 0 }
+    pub fn new(key: JobKey, stamp: u64, payload: impl Into<Bytes>) -> JobSpec {
+        JobSpec {
+            key,
+            stamp,
+            payload: payload.into(),
+            redone: false,
+            epoch: 0,
+            depth: crate::checkpoint::DEPTH_UNKNOWN,
+            parent: 0,
+        }
     }
 
     /// A run's root job: depth 0, no steal, epoch 0 (the core sets the
     /// epoch and `redone` when it starts or restarts it).
-    pub fn root(key: JobKey, payload: Vec<u8>) -> JobSpec {
+    pub fn root(key: JobKey, payload: impl Into<Bytes>) -> JobSpec {
         JobSpec { depth: 0, ..JobSpec::new(key, 0, payload) }
     }
 }
@@ -59,7 +68,7 @@ impl JobSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
     /// Shared: a replica holds the same bytes as the message that carried them.
-    Value(#[serde(with = "arc_bytes")] Arc<[u8]>),
+    Value(#[serde(with = "shared_bytes")] Bytes),
     /// A pointer: the value is with this node; fetch it from there.
     Pointer(NodeId),
     /// `holder` runs the job (of root epoch `epoch`) and will publish its
@@ -374,18 +383,17 @@ pub struct SharedValues {
     pub objects: Vec<(String, serde_bytes::ByteBuf)>,
 }
 
-/// Shared bytes on the wire as one byte string (not a sequence of numbers:
-/// the same encoding in postcard, but read at memory speed).
-mod arc_bytes {
-    use std::sync::Arc;
-
+/// Shared bytes on the wire as one byte string, read into a buffer that
+/// becomes the `Bytes` without a copy.
+mod shared_bytes {
+    use bytes::Bytes;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &Arc<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(v: &Bytes, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(v)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[u8]>, D::Error> {
-        Ok(serde_bytes::ByteBuf::deserialize(d)?.into_vec().into())
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        Ok(Bytes::from(serde_bytes::ByteBuf::deserialize(d)?.into_vec()))
     }
 }

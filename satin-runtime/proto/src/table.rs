@@ -16,7 +16,7 @@ use crate::{BuildKeyHasher, JobKey};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SharedEntry {
     /// The value itself.
-    Value(Arc<[u8]>),
+    Value(bytes::Bytes),
     /// Held by another node: fetching it takes a message.
     Pointer,
     /// Being computed by a job of root epoch `epoch` somewhere.
@@ -252,7 +252,7 @@ impl ResultTable {
     }
 
     /// Every value here, with its place in the tree.
-    pub(crate) fn values(&self) -> impl Iterator<Item = (JobKey, &Arc<[u8]>, ResultMeta)> + '_ {
+    pub(crate) fn values(&self) -> impl Iterator<Item = (JobKey, &bytes::Bytes, ResultMeta)> + '_ {
         self.entries.iter().filter_map(|(k, (e, m))| match e {
             Entry::Value(v) => Some((*k, v, *m)),
             _ => None,
@@ -285,7 +285,7 @@ impl ResultTable {
 
     /// Values larger than `threshold`: the ones other replicas only know as
     /// pointers to this node.
-    pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, Arc<[u8]>, ResultMeta)> {
+    pub(crate) fn large_values(&self, threshold: usize) -> Vec<(JobKey, bytes::Bytes, ResultMeta)> {
         self.entries
             .iter()
             .filter_map(|(k, (e, m))| match e {

@@ -13,7 +13,10 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         any::<u64>().prop_map(|id| Msg::StealRequest { id }),
         (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<bool>(), any::<(u32, u32, u64)>()).prop_map(
             |(id, key, stamp, payload, redone, (epoch, depth, parent))| {
-                Msg::StealReply { id, job: Some(JobSpec { key, stamp, payload, redone, epoch, depth, parent }) }
+                Msg::StealReply {
+                    id,
+                    job: Some(JobSpec { key, stamp, payload: payload.into(), redone, epoch, depth, parent }),
+                }
             }
         ),
         (any::<u64>(), key.clone(), bytes.clone()).prop_map(|(stamp, key, value)| Msg::JobResult { stamp, key, value }),

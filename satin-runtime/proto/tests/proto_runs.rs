@@ -76,8 +76,11 @@ struct Cluster {
 
 impl Cluster {
     fn new(n: u64, sequence: bool) -> Cluster {
+        Cluster::with(n, Config { sequence, ..Config::default() })
+    }
+
+    fn with(n: u64, config: Config) -> Cluster {
         let members: Vec<(NodeId, u32)> = (0..n).map(|id| (id, 0)).collect();
-        let config = Config { sequence, ..Config::default() };
         let nodes = (0..n).map(|id| Node::member(id, 0, &members, 0, root(1), config.clone(), id)).collect();
         let mut c = Cluster {
             nodes,
@@ -237,6 +240,59 @@ fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again
     assert!(c.shown(0) && !c.shown(master));
     let other = 3 - master;
     assert!(c.answers(other).is_empty() && !c.shown(other));
+}
+
+#[test]
+fn under_a_supervisor_the_waiting_programs_end_when_it_holds_the_output() {
+    let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
+    let answer = vec![4u8; 5_000];
+    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.settle();
+    assert!(c.shown(0));
+    assert!(c.largest_message < 1_000, "the value went somewhere: a message of {} bytes", c.largest_message);
+    // The shower's program ends: showing is not yet being out, so the
+    // others wait on.
+    c.nodes[0].program_over(c.now);
+    c.settle();
+    for i in 1..3 {
+        assert!(!c.stopped(i), "node {i} ended before the output was out");
+    }
+    // The supervisor has the output: they end, without the answer.
+    for i in 1..3 {
+        c.nodes[i].output_out(c.now);
+    }
+    c.settle();
+    for i in 1..3 {
+        assert!(c.stopped(i), "node {i} goes on after the output is out");
+        assert!(c.answers(i).is_empty() && !c.shown(i), "node {i}");
+    }
+}
+
+#[test]
+fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_the_answer() {
+    let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
+    let answer = vec![6u8; 4_000];
+    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.settle();
+    assert!(c.shown(0));
+    // Its process ends before its output is out (the supervisor says so).
+    c.dead.insert(0);
+    for i in 1..3 {
+        c.nodes[i].handle_peer_dead(c.now, 0, &mut c.execs[i]);
+    }
+    for _ in 0..40 {
+        c.settle();
+    }
+    let master = (1..3).find(|&i| c.nodes[i].is_master()).expect("a new master");
+    // Nobody else has the value: computed again, then shown again.
+    let again = c.execs[master].roots.last().cloned().expect("the root again");
+    assert!(again.redone);
+    c.nodes[master].handle_root_finished(c.now, answer.clone(), &mut c.execs[master]);
+    c.settle();
+    assert_eq!(c.answers(master), vec![answer]);
+    assert!(c.shown(master), "the answer is shown again");
+    let other = 3 - master;
+    assert!(!c.shown(other) && !c.stopped(other), "the other waits for the supervisor");
 }
 
 #[test]

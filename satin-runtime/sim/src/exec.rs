@@ -507,7 +507,7 @@ impl Executor for ModelExecutor<'_> {
             return Some(JobSpec {
                 key: key_of(inst.job),
                 stamp,
-                payload,
+                payload: payload.into(),
                 redone: inst.redone,
                 epoch: inst.epoch,
                 depth: inst.depth,

@@ -67,7 +67,7 @@ fn random_config(seed: u64) -> SimConfig {
             },
         },
         sequence: false,
-        answer_backup: false,
+        supervised_output: false,
     };
     // One original node survives; the others may crash or leave.
     let survivor = r.below(n);

@@ -43,7 +43,7 @@ pub(crate) type Done = Box<dyn FnOnce(EntryOutcome, Ran) + Send>;
 pub(crate) struct EntrySpec {
     /// The call's key, as the payload's sender computed it.
     pub(crate) key: crate::JobKey,
-    pub(crate) payload: Vec<u8>,
+    pub(crate) payload: satin_proto::Bytes,
     pub(crate) redone: bool,
     pub(crate) epoch: u32,
     pub(crate) place: Place,

@@ -30,7 +30,7 @@ pub(crate) struct RemoteTake {
     pub(crate) redone: bool,
     pub(crate) epoch: u32,
     pub(crate) place: Place,
-    pub(crate) payload: Vec<u8>,
+    pub(crate) payload: satin_proto::Bytes,
     pub(crate) complete: unsafe fn(*const (), Completion<'_>, &Registry),
     /// Runs the job here after all (the thief died).
     pub(crate) job: JobRef,

@@ -368,7 +368,7 @@ impl<J: Job> Slot<J> {
             redone: self.place.get().redone,
             epoch: spawner.epoch,
             place: self.place.get(),
-            payload,
+            payload: payload.into(),
             complete: complete_remote::<J>,
             // SAFETY: `execute_requeued::<J>` matches the data; the
             // remote-steal map runs this reference at most once (requeue).

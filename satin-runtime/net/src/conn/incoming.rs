@@ -121,7 +121,14 @@ impl<I: Send + 'static> Reader<I> {
                 }
             }
             match recv.read(&mut chunk).await {
-                Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
+                Ok(Some(n)) => {
+                    // A large frame is read into room of its size, not
+                    // into a buffer doubled (and copied) as it grows.
+                    if let Some(whole) = codec::frame_len(&buf, self.a.max_frame) {
+                        buf.reserve(whole.saturating_sub(buf.len()));
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
                 Ok(None) => return Ok(()),
                 Err(quinn::ReadError::ConnectionLost(e)) => return Err(e),
                 Err(_) => return Ok(()),

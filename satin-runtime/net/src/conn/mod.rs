@@ -51,7 +51,7 @@ pub(super) enum Link<M> {
 /// known to be cut off are not waited for at all, see
 /// [`Net::stop_sending_except`]).
 const FLUSH: Duration = Duration::from_millis(500);
-const CLOSE_GRACE: Duration = Duration::from_millis(50);
+const CLOSE_GRACE: Duration = Duration::from_millis(10);
 
 pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
@@ -60,6 +60,9 @@ pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     // Nodes mostly share a LAN: a first guess of 333 ms (QUIC's) makes a
     // handshake whose first packets are lost wait a second per try.
     t.initial_rtt(Duration::from_millis(50));
+    let mut mtu = quinn::MtuDiscoveryConfig::default();
+    mtu.upper_bound(u16::MAX);
+    t.mtu_discovery_config(Some(mtu));
     Arc::new(t)
 }
 
@@ -158,11 +161,11 @@ impl Sent {
 /// The bytes both ends of every connection hold (the root call's
 /// encoding), indexed the first time a large frame needs them.
 #[derive(Clone)]
-pub(crate) struct SharedDictionary(Arc<(Vec<u8>, OnceLock<Dictionary>)>);
+pub(crate) struct SharedDictionary(Arc<(satin_proto::Bytes, OnceLock<Dictionary>)>);
 
 impl SharedDictionary {
-    pub(crate) fn new(bytes: Vec<u8>) -> SharedDictionary {
-        SharedDictionary(Arc::new((bytes, OnceLock::new())))
+    pub(crate) fn new(bytes: impl Into<satin_proto::Bytes>) -> SharedDictionary {
+        SharedDictionary(Arc::new((bytes.into(), OnceLock::new())))
     }
 
     /// Indexes the bytes now, on a thread of its own, if they are large

@@ -75,6 +75,7 @@ impl Driver {
             }
             // Only a node that waits for it at its start takes a roster.
             Input::Roster { .. } => {}
+            Input::OutputOut => self.node.output_out(now),
             Input::Close { returned } => {
                 if returned {
                     // Programs that wait for an answer elsewhere end too.

@@ -165,6 +165,8 @@ pub(super) enum Input {
     Roster {
         members: Vec<(NodeId, SocketAddr)>,
     },
+    /// The supervisor holds the answer's output: the program is over.
+    OutputOut,
     /// The program is over: end the node. `returned`: it returned (else
     /// it unwound, its node's run having ended without an answer).
     Close {
@@ -197,6 +199,7 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
             Order::Slow(factor) => Input::Slow { factor },
             Order::Fail(rate) => Input::FailRate { rate },
             Order::Roster(members) => Input::Roster { members },
+            Order::Over => Input::OutputOut,
             Order::Net(order) => {
                 match faults.as_ref().map(|f| f.apply(&order)) {
                     Some(Err(e)) => warn!("{e}"),
@@ -292,6 +295,8 @@ pub(super) async fn drive(
     ends: std::sync::mpsc::Sender<RunOver>,
 ) -> RunOver {
     let first_root = (satin_core::call_fn_id(&root.1).unwrap_or("?").to_string(), root.0);
+    // (Held once: the dictionary and the root job share the bytes.)
+    let root = (root.0, satin_proto::Bytes::from(root.1));
     // Every node holds the first call's parameters: large frames are
     // packed against them (`satin_proto::dedup`).
     let dictionary = crate::conn::SharedDictionary::new(root.1.clone());

@@ -22,7 +22,9 @@ use super::ending::{RunError, SUSPENDED_STATUS};
 use super::program::{MASTER_LINE, ORIGIN_LINE};
 use super::{init_pool, Launch};
 use chaos::apply;
-pub(super) use orders::{read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, ROSTER_ORDER, SLOW_ORDER};
+pub(super) use orders::{
+    read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, OVER_NOTICE, ROSTER_ORDER, SLOW_ORDER,
+};
 use outputs::{put, wait_listening, wait_with_cpu, Outputs};
 
 mod chaos;
@@ -217,6 +219,16 @@ impl Cluster {
             // A node that is ending closes its end: nothing to tell it.
             let _ = writeln!(stdin, "{GONE_NOTICE}{addr}").and_then(|()| stdin.flush());
         }
+    }
+
+    /// The answer's output is here: the nodes still running end (their
+    /// programs wait for this, see `Config::supervised_output`), and nodes
+    /// chaos hung, which would only go at the wind-down, are stopped.
+    fn answer_out(&mut self) {
+        for node in 0..self.stdins.len() {
+            self.tell(node, OVER_NOTICE);
+        }
+        self.kill_hung();
     }
 
     /// The run is over: nodes chaos hung would only go at the wind-down.
@@ -417,18 +429,19 @@ fn run_cluster(
                 if answered_at.is_none() && out.any_answer().is_some() {
                     answered_at = Some(Instant::now());
                     took.get_or_insert(start.elapsed());
-                    cluster.kill_hung();
+                    cluster.answer_out();
                 }
             }
             Ok(Event::Exited { node, status, cpu }) => {
-                cluster.exited(node, status);
-                out.cpu += cpu;
                 put(&mut out.exited, node, status);
                 if answered_at.is_none() && out.any_answer().is_some() {
                     answered_at = Some(Instant::now());
                     took.get_or_insert(start.elapsed());
-                    cluster.kill_hung();
+                    // (Before any news of this exit.)
+                    cluster.answer_out();
                 }
+                cluster.exited(node, status);
+                out.cpu += cpu;
             }
             Err(_) if answered_at.is_some() => {
                 for node in 0..cluster.pids.len() {

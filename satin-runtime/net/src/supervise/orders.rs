@@ -20,6 +20,10 @@ pub(crate) const NET_ORDER: &str = "net ";
 /// then `ID@ADDR` for each member in order (the first is the master).
 pub(crate) const ROSTER_ORDER: &str = "roster ";
 
+/// The supervisor holds the answer's output (a node printed it and ended
+/// well): the program is over, and a node whose program waits ends.
+pub(crate) const OVER_NOTICE: &str = "over";
+
 /// What the supervisor tells a node on its standard input.
 pub(crate) enum Order {
     /// The process of the node at this address ended.
@@ -32,6 +36,8 @@ pub(crate) enum Order {
     Net(String),
     /// The run's first membership: (id, address), the master first.
     Roster(Vec<(u64, SocketAddr)>),
+    /// The answer's output is out ([`OVER_NOTICE`]).
+    Over,
 }
 
 /// `ID@ADDR ID@ADDR …`, or `None` if any part does not parse.
@@ -51,7 +57,9 @@ pub(crate) fn read_orders(mut take: impl FnMut(Order) -> bool + Send + 'static) 
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines().map_while(Result::ok) {
             let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
-            let order = if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
+            let order = if line.trim() == OVER_NOTICE {
+                Order::Over
+            } else if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
                 Order::Gone(addr)
             } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
                 Order::Slow(factor)

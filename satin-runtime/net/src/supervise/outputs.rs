@@ -24,12 +24,21 @@ pub(super) struct Outputs {
 }
 
 impl Outputs {
-    /// Output of `node` if it is complete: printed, then exited with success.
+    /// Output of `node` if it is complete: printed (or said it showed the
+    /// answer, for a program that prints nothing), then exited with success.
     pub(super) fn complete(&self, node: usize) -> Option<String> {
         match (self.stdout.get(node), self.exited.get(node)) {
-            (Some(Some(text)), Some(Some(status))) if status.success() && !text.is_empty() => Some(text.clone()),
+            (Some(Some(text)), Some(Some(status))) if status.success() && (!text.is_empty() || self.showed(node)) => {
+                Some(text.clone())
+            }
             _ => None,
         }
+    }
+
+    /// `node` said it showed the answer: the node the run started on, or
+    /// else the master.
+    fn showed(&self, node: usize) -> bool {
+        self.origin_shown.map_or(self.master == Some(node), |origin| origin == node)
     }
 
     /// One line: how each node ended — its exit status and what that

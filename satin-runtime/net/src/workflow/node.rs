@@ -146,7 +146,7 @@ async fn drive(
         read_orders(move |order| match order {
             Order::Gone(addr) => tx.send(GraphInput::Gone(addr)).is_ok(),
             // Slow and failing nodes are the divide-and-conquer runtime's.
-            Order::Slow(_) | Order::Fail(_) | Order::Net(_) | Order::Roster(_) => true,
+            Order::Slow(_) | Order::Fail(_) | Order::Net(_) | Order::Roster(_) | Order::Over => true,
         });
     }
     let label = spec.me.label.clone();

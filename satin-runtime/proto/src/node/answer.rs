@@ -28,6 +28,14 @@
 //! Without a sequence (`Config::sequence` off: one call, nothing after
 //! it) the followers end when the answer is shown, and the master once
 //! the shower showed it.
+//!
+//! Under a supervisor (`Config::supervised_output`), which sees every
+//! node's output, showing is not yet being out: a shower killed between
+//! the two would leave no answer. There the waiting programs end only when
+//! the supervisor holds the answer's output ([`Node::output_out`]), and a
+//! shower dead for certain before that (its process ended) has the master
+//! show the answer again — fetched, or recomputed from the table. The
+//! supervisor prints one output; a fault-free run sends no extra byte.
 
 use super::{Action, Node, NodeId, Time};
 use crate::msg::{JobSpec, Msg};
@@ -44,15 +52,12 @@ pub(super) struct Ended {
     pub(super) holder: NodeId,
     /// Somebody showed it (this node, or one that said so).
     pub(super) shown: bool,
-    /// This node got the value unasked without showing it: the backup
-    /// of `Config::answer_backup`, whose program goes on.
-    pub(super) backup: bool,
 }
 
 impl Ended {
     /// Everything but the value.
     fn clone_but_value(&self) -> Ended {
-        Ended { value: None, shower: self.shower, holder: self.holder, shown: self.shown, backup: self.backup }
+        Ended { value: None, shower: self.shower, holder: self.holder, shown: self.shown }
     }
 }
 
@@ -136,19 +141,11 @@ impl Node {
                 self.actions
                     .push_back(Action::Send { to: shower, msg: Msg::AnswerValue { run, value: Some(v.clone()) } });
             }
-            if let (true, Some(v)) = (self.config.answer_backup, &value) {
-                let me = self.id;
-                let backup = self.live_members().find(|&m| m != me && m != shower);
-                if let Some(to) = backup {
-                    self.actions.push_back(Action::Send { to, msg: Msg::AnswerValue { run, value: Some(v.clone()) } });
-                }
-            }
         }
         let shown = self.runs.shown_early.remove(&run);
         let early = self.runs.values_early.remove(&run);
-        let backup = early.is_some() && shower != self.id;
         let value = value.or(early);
-        self.runs.ended.push(Ended { value, shower, holder, shown, backup });
+        self.runs.ended.push(Ended { value, shower, holder, shown });
         self.runs.done = run;
         self.runs.last_epoch = self.root_epoch();
         self.runs.proposed = None;
@@ -172,9 +169,12 @@ impl Node {
             // shower that is out.
             let leader = self.quorum.is_leader() && self.is_master();
             let shower_out = ended.shower != self.id && !self.is_alive(ended.shower);
-            let shows = !ended.shown && (ended.shower == self.id || (shower_out && leader));
-            // (A backup's program goes on too: `Config::answer_backup`.)
-            let goes_on = shows || (leader && (ended.shown || shower_out)) || (ended.backup && self.config.sequence);
+            let supervised = self.config.supervised_output;
+            // Under a supervisor, a shower that died before its output was
+            // out may have shown nothing that anyone will see.
+            let shower_lost = supervised && shower_out && self.runs.gone.contains(&ended.shower);
+            let shows = (!ended.shown || shower_lost) && (ended.shower == self.id || (shower_out && leader));
+            let goes_on = shows || (leader && (ended.shown || shower_out));
             if goes_on {
                 let needs_value = shows || self.config.sequence;
                 match value() {
@@ -187,6 +187,9 @@ impl Node {
                 }
             } else if leader {
                 // The master waits until the shower has shown the answer.
+                break;
+            } else if supervised {
+                // Waits for the supervisor's word (`output_out`).
                 break;
             } else if !self.config.sequence && ended.shown {
                 self.hand(run, value(), false, false);
@@ -294,20 +297,14 @@ impl Node {
         value: Option<Vec<u8>>,
         exec: &mut impl Executor,
     ) {
-        let shower = self.runs.ended.get(run.wrapping_sub(1) as usize).map(|e| e.shower);
-        let asked = self.runs.asking.as_ref().is_some_and(|a| a.run == run);
         let Some(ended) = self.runs.ended.get_mut(run.wrapping_sub(1) as usize) else {
-            // The value before the news of the end (a backup's, see
-            // `Config::answer_backup`): kept for it.
+            // The value before the news of the end (the shower's): kept
+            // for it.
             if let (Some(v), true) = (value, run > self.runs.done) {
                 self.runs.values_early.insert(run, v);
             }
             return;
         };
-        // Sent unasked to a node that does not show it: the backup.
-        if value.is_some() && !asked && shower != Some(self.id) {
-            ended.backup = true;
-        }
         match value {
             Some(v) => {
                 ended.value.get_or_insert(v);
@@ -339,6 +336,19 @@ impl Node {
             None => {}
         }
         self.advance_answers(now, exec);
+    }
+
+    /// The supervisor holds the answer's output (`Config::supervised_output`):
+    /// the program is over everywhere, and this node's ends where it
+    /// waits, without an answer.
+    pub fn output_out(&mut self, _now: Time) {
+        if self.stopped {
+            return;
+        }
+        self.runs.handed = self.runs.done;
+        self.runs.asking = None;
+        self.actions.push_back(Action::Finished { value: None, shows: false });
+        self.stop();
     }
 
     /// The program ended elsewhere after `runs` calls.

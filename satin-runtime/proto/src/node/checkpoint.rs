@@ -156,9 +156,9 @@ impl Node {
         let threshold = self.config.pointer_threshold;
         let mut sync = Vec::new();
         for r in &records {
-            self.table.put(r.key, Entry::Value(r.value.as_slice().into()), r.meta);
+            self.table.put(r.key, Entry::Value(crate::Bytes::copy_from_slice(&r.value)), r.meta);
             let entry = if r.value.len() <= threshold {
-                Entry::Value(r.value.as_slice().into())
+                Entry::Value(crate::Bytes::copy_from_slice(&r.value))
             } else {
                 Entry::Pointer(self.id)
             };
@@ -263,7 +263,7 @@ impl Node {
     pub(super) fn checkpoint_batch(&mut self, from: NodeId, records: Vec<Record>, last: bool) {
         for r in records {
             // Keep the value: if its publisher dies, this node serves it.
-            self.table.put(r.key, Entry::Value(r.value.as_slice().into()), r.meta);
+            self.table.put(r.key, Entry::Value(crate::Bytes::copy_from_slice(&r.value)), r.meta);
             self.checkpoint_saw(r.key, &r.value, r.meta, from);
         }
         if last {

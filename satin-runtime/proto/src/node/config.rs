@@ -74,11 +74,13 @@ pub struct Config {
     /// end leaves the node in the cluster, every node gets the answer, and
     /// [`Node::next_root`](super::Node::next_root) starts the next run (see `sequence.rs`).
     pub sequence: bool,
-    /// The answer's value also goes to one more node, whose program goes
-    /// on too (it shows nothing): a supervisor that sees every node's
-    /// output then has the answer even if the node that shows it dies
-    /// before its output is out (`--local-nodes`; see `answer.rs`).
-    pub answer_backup: bool,
+    /// A supervisor sees every node's output and says when it holds the
+    /// answer's ([`Node::output_out`](super::Node::output_out)): programs
+    /// that wait end then, not when the answer is shown, and the shower's
+    /// certain death before that has the master show it again — the
+    /// answer is out even if the node that shows it dies between the show
+    /// and its output (`--local-nodes`; see `answer.rs`).
+    pub supervised_output: bool,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -191,7 +193,7 @@ impl Default for Config {
             table: TablePlacement::Auto,
             quorum: QuorumConfig::default(),
             sequence: false,
-            answer_backup: false,
+            supervised_output: false,
         }
     }
 }

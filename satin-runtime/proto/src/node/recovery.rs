@@ -17,6 +17,7 @@ impl Node {
         if self.stopped || peer == self.id {
             return;
         }
+        self.runs.gone.insert(peer);
         self.quorum.certain_dead(now, peer);
         self.pump_quorum(now, exec);
         if !self.stopped && self.roster.is_alive(peer) {

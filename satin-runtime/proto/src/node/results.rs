@@ -266,7 +266,7 @@ impl Node {
         match value {
             Some(v) => {
                 let meta = self.table.meta(&key).unwrap_or(ResultMeta::UNKNOWN);
-                self.table.put(key, Entry::Value(v.as_slice().into()), meta);
+                self.table.put(key, Entry::Value(crate::Bytes::copy_from_slice(&v)), meta);
                 self.lookup_answered(key, Some(v), f.adopt.is_some(), exec);
             }
             None => {
@@ -381,7 +381,7 @@ impl Node {
             return;
         }
         let known = matches!(self.table.get(&key), Some(Entry::Value(_)));
-        let shared: std::sync::Arc<[u8]> = value.into();
+        let shared = crate::Bytes::from(value);
         if !known {
             let entry = if shared.len() <= self.config.pointer_threshold {
                 Entry::Value(shared.clone())

@@ -54,6 +54,9 @@ pub(super) struct Runs {
     pub(super) asking: Option<Asking>,
     /// The program ended elsewhere after this many calls.
     pub(super) program_over: Option<u32>,
+    /// Nodes whose process ended for certain (not merely removed): a
+    /// shower among them may have shown nothing anyone saw.
+    pub(super) gone: std::collections::BTreeSet<NodeId>,
     /// The root job of the call this node's program waits in.
     pub(super) program_root: Option<JobSpec>,
     /// The first call's key: a newcomer, whose program makes the same
@@ -88,6 +91,7 @@ impl Default for Runs {
             values_early: Default::default(),
             asking: None,
             program_over: None,
+            gone: Default::default(),
             program_root: None,
             first_root: None,
             restart_due: false,
@@ -152,7 +156,7 @@ impl Node {
         let at_current_call = self.runs.roots_given == self.runs.done + 1;
         let root = self.root.clone().or_else(|| self.runs.program_root.clone().filter(|_| at_current_call))?;
         if Some(root.key) == self.runs.first_root {
-            return Some(JobSpec { payload: Vec::new(), ..root });
+            return Some(JobSpec { payload: Default::default(), ..root });
         }
         Some(root)
     }

@@ -532,3 +532,53 @@ fn a_node_without_a_supervisor_is_named_after_its_address() {
     assert!(log.contains(&format!("satin: node listening on {name}\n")), "{log}");
     assert!(log.contains(&format!("nqueens: node {name}: ")), "the stats line names it so:\n{log}");
 }
+
+/// The processes whose parent is `parent` (from `/proc`).
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // `pid (name) state ppid …`: the name may hold spaces, not ')'.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent)
+        })
+        .collect()
+}
+
+#[test]
+fn the_nodes_end_with_their_supervisor() {
+    let _one = one_at_a_time();
+    // A run of hours: its nodes would not end on their own.
+    let mut supervisor = Command::new(NQUEENS)
+        .args(["20", "--local-nodes", "3", "--no-progress"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the supervisor starts");
+    // Once every node listens, all three are running.
+    let log = BufReader::new(supervisor.stderr.take().expect("piped"));
+    let mut running = 0;
+    for line in log.lines().map_while(Result::ok) {
+        running += usize::from(line.contains("listening on"));
+        if running == 3 {
+            break;
+        }
+    }
+    let nodes = children_of(supervisor.id());
+    assert_eq!((running, nodes.len()), (3, 3), "three nodes running under the supervisor");
+    supervisor.kill().expect("SIGKILL");
+    let _ = supervisor.wait();
+    // The kernel ends them with it, at once; the bound only keeps a
+    // failing test from waiting for orphans that compute on for nobody
+    // (left alone, they ran on for two minutes).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let alive = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    while nodes.iter().any(alive) && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    let orphans: Vec<&u32> = nodes.iter().filter(|p| alive(p)).collect();
+    assert!(orphans.is_empty(), "nodes {orphans:?} outlived their supervisor");
+}

@@ -17,8 +17,10 @@ struct Args {
 
 fn main() {
     let args: Args = cli::parse("mergesort");
-    let input = mergesort::random_input(args.n, args.seed);
-    let sorted = cli::run("mergesort", &args.run, move || mergesort::mergesort(input));
+    let (n, seed) = (args.n, args.seed);
+    // The input is made where the program runs: a supervisor of local
+    // nodes (`--local-nodes`) starts them without making it.
+    let sorted = cli::run("mergesort", &args.run, move || mergesort::mergesort(mergesort::random_input(n, seed)));
     debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
     println!("{}", mergesort::checksum(&sorted));
 }

@@ -159,6 +159,7 @@ impl Cluster {
             Start::Join(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
         };
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::piped());
+        end_with_supervisor(&mut cmd);
         let mut child: Child = cmd.spawn().map_err(|e| RunError::Failed(format!("cannot start node {node}: {e}")))?;
         self.pids.push(Some(child.id()));
         self.addrs.push(None);
@@ -488,6 +489,29 @@ fn run_cluster(
         None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
     };
     Ok((outcome, elapsed, out.cpu))
+}
+
+/// A node dies with its supervisor (killed, say, by `kill -9`): nobody
+/// would read its output, and an orphan would run on for nothing. The
+/// kernel sends it SIGKILL when the supervisor's thread that started it
+/// ends — the supervisor's own, which lives until the run is over.
+fn end_with_supervisor(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let supervisor = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure calls only `prctl` and
+    // `getppid`, both async-signal-safe, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The supervisor may have died before the line above.
+            if libc::getppid() != supervisor {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// What kind of run the cluster makes.

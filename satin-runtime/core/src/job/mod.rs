@@ -6,7 +6,6 @@ pub(crate) mod fields;
 pub(crate) mod generic;
 pub(crate) mod receiver;
 pub(crate) mod registry;
-pub(crate) mod typed_root;
 
 pub use borrow::{Travel, TravelMut, WriteBackError};
 pub use generic::TypeParam;
@@ -145,20 +144,10 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 #[inline(never)]
 fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Output {
     let (key, payload) = registry::encode_keyed_call(&job);
-    // The call's value itself is lent to this process's workers for the
-    // run (see `typed_root.rs`); a call that writes back through `&mut`
-    // takes its effects from the bytes, as on any node.
-    let (bytes, job) = if J::MUTATES {
-        (runner(key, payload), Some(job))
-    } else {
-        typed_root::lend(key, job, || runner(key, payload))
-    };
+    let bytes = runner(key, payload);
     crate::dist::put_back_root_runner(runner);
-    let accepted = match job {
-        Some(job) => job.accept(&bytes),
-        None => postcard::from_bytes(&bytes).map_err(AcceptError::Decode),
-    };
-    accepted.unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
+    job.accept(&bytes)
+        .unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
 }
 
 /// Why an outcome from another node cannot be taken.

@@ -91,14 +91,7 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
             ctx.entry_key.set(Some((place.depth, key)));
         }
         let _current = CurrentGuard::set(&ctx);
-        // The first run of the root, on the node whose program made the
-        // call, takes the call's value itself (see `job/typed_root.rs`).
-        let first_root = place.depth == 0 && !redone && epoch == 0;
-        let run = || {
-            let lent = if first_root { crate::job::typed_root::run_lent(&key, &abort, &ctx) } else { None };
-            lent.unwrap_or_else(|| run_call(&payload, &ctx))
-        };
-        match panic::catch_unwind(AssertUnwindSafe(run)) {
+        match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
             Ok(Ok(value)) => EntryOutcome::Value(value),
             Ok(Err(e)) => EntryOutcome::Failed(e.to_string()),
             Err(p) if p.is::<Aborted>() => EntryOutcome::Aborted,

@@ -173,6 +173,19 @@ impl Cluster {
             .any(|a| matches!(a, Action::Done { shows: true, .. } | Action::Finished { shows: true, .. }))
     }
 
+    /// Node 0's process ends for certain (the others are told): the new
+    /// master, once the rest have settled.
+    fn lose_node_zero(&mut self) -> usize {
+        self.dead.insert(0);
+        for i in 1..self.nodes.len() {
+            self.nodes[i].handle_peer_dead(self.now, 0, &mut self.execs[i]);
+        }
+        for _ in 0..40 {
+            self.settle();
+        }
+        (1..self.nodes.len()).find(|&i| self.nodes[i].is_master()).expect("a new master")
+    }
+
     fn stopped(&self, i: usize) -> bool {
         self.ends[i].iter().any(|a| matches!(a, Action::Stop))
     }
@@ -220,14 +233,7 @@ fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again
     c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
     c.settle();
     // Node 0 (master, origin, holder) dies before its program went on.
-    c.dead.insert(0);
-    for i in 1..3 {
-        c.nodes[i].handle_peer_dead(c.now, 0, &mut c.execs[i]);
-    }
-    for _ in 0..40 {
-        c.settle();
-    }
-    let master = (1..3).find(|&i| c.nodes[i].is_master()).expect("a new master");
+    let master = c.lose_node_zero();
     // It runs the first root again (redone: its calls are in the table),
     // for its program to go on; node 0 showed the answer before it died,
     // so nobody shows it again.
@@ -276,14 +282,7 @@ fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_th
     c.settle();
     assert!(c.shown(0));
     // Its process ends before its output is out (the supervisor says so).
-    c.dead.insert(0);
-    for i in 1..3 {
-        c.nodes[i].handle_peer_dead(c.now, 0, &mut c.execs[i]);
-    }
-    for _ in 0..40 {
-        c.settle();
-    }
-    let master = (1..3).find(|&i| c.nodes[i].is_master()).expect("a new master");
+    let master = c.lose_node_zero();
     // Nobody else has the value: computed again, then shown again.
     let again = c.execs[master].roots.last().cloned().expect("the root again");
     assert!(again.redone);

@@ -28,7 +28,7 @@ fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {
 }
 
 /// The encoded outcome of the root, passing over results it published.
-fn root_outcome(rx: &mpsc::Receiver<ExecEvent>) -> Vec<u8> {
+fn root_outcome(rx: &mpsc::Receiver<ExecEvent>) -> satin::proto::Bytes {
     loop {
         match rx.recv().expect("the root ends") {
             ExecEvent::RootDone { value, .. } => return value,
@@ -39,7 +39,7 @@ fn root_outcome(rx: &mpsc::Receiver<ExecEvent>) -> Vec<u8> {
 }
 
 /// The encoded outcome of the one stolen job run on a thief's executor.
-fn stolen_outcome(rx: &mpsc::Receiver<ExecEvent>) -> Vec<u8> {
+fn stolen_outcome(rx: &mpsc::Receiver<ExecEvent>) -> satin::proto::Bytes {
     match rx.recv().expect("the stolen part ends") {
         ExecEvent::StolenDone { value, .. } => value,
         other => panic!("expected StolenDone, got {other:?}"),
@@ -126,7 +126,7 @@ fn a_newer_epoch_waits_for_a_result_an_older_job_still_computes() {
             ExecEvent::Lookup { key, epoch } => {
                 assert_eq!((key, epoch), (adopted, 1), "only the running job is waited for");
                 assert_eq!(node.lookup(&key, epoch), Lookup::Pending);
-                let reply = Msg::FetchReply { key, value: Some(postcard::to_allocvec(&marked).unwrap()) };
+                let reply = Msg::FetchReply { key, value: Some(postcard::to_allocvec(&marked).unwrap().into()) };
                 node.handle_message(0, 2, reply, &mut exec);
             }
             ExecEvent::RootDone { value, .. } => {
@@ -163,7 +163,7 @@ fn a_frame_of_an_older_epoch_never_has_newer_work_nested_above_it() {
     }
     // The stolen child's result comes back: the old job ends, then the new one runs.
     let child: __SatinJob_fib = postcard::from_bytes(&take_params(&taken.1.payload)).expect("a fib call");
-    exec.deliver(taken.0, postcard::to_allocvec(&satin::sequential(|| fib(child.0))).unwrap());
+    exec.deliver(taken.0, postcard::to_allocvec(&satin::sequential(|| fib(child.0))).unwrap().into());
     assert!(matches!(rx.recv().expect("an event"), ExecEvent::StolenDone { .. }));
     match rx.recv().expect("an event") {
         ExecEvent::RootDone { value, .. } => assert_eq!(postcard::from_bytes::<u64>(&value).unwrap(), 5),

@@ -19,7 +19,7 @@ use crate::JobKey;
 /// Runs a distributed root job (key, encoded call) to its encoded result:
 /// each annotated call the program makes outside a run (see
 /// [`with_root_runner`]).
-pub type RootRunner = Box<dyn FnMut(JobKey, Vec<u8>) -> Vec<u8>>;
+pub type RootRunner = Box<dyn FnMut(JobKey, Vec<u8>) -> satin_proto::Bytes>;
 
 thread_local! {
     static ROOT_RUNNER: RefCell<Option<RootRunner>> = const { RefCell::new(None) };
@@ -85,14 +85,14 @@ pub enum ExecEvent {
         /// The job's key.
         key: JobKey,
         /// Its encoded result.
-        value: Vec<u8>,
+        value: satin_proto::Bytes,
         /// Where and when it ran (for traces).
         ran: Ran,
     },
     /// The root job finished here.
     RootDone {
         /// The encoded answer.
-        value: Vec<u8>,
+        value: satin_proto::Bytes,
         /// Where and when it ran (for traces).
         ran: Ran,
     },
@@ -412,7 +412,7 @@ impl Executor for LocalExecutor {
         self.runtime.registry().requeue_remote(job.stamp);
     }
 
-    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
+    fn deliver(&mut self, stamp: u64, value: satin_proto::Bytes) -> bool {
         self.stolen_ended(stamp, true);
         self.runtime.registry().deliver_remote(stamp, value)
     }
@@ -469,7 +469,7 @@ impl Executor for LocalExecutor {
         (workers_cpu_ns(&self.worker_thread_ids()) / 1_000_000, self.runtime.registry().busy_ns())
     }
 
-    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
+    fn lookup_done(&mut self, key: &JobKey, value: Option<satin_proto::Bytes>) {
         self.runtime.registry().resolve_lookup(key, value);
     }
 

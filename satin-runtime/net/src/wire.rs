@@ -119,7 +119,7 @@ mod tests {
             any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
             proptest::collection::vec(any::<u8>(), 0..200).prop_map(|value| Frame::Proto(Msg::Terminate {
                 run: 1,
-                value: Some(value),
+                value: Some(value.into()),
                 shower: 2,
                 holder: 3
             })),

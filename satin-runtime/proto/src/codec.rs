@@ -89,6 +89,12 @@ pub fn decode<T: DeserializeOwned>(buf: &[u8], max: usize) -> Result<Option<(T, 
     Ok(Some((msg, LEN_BYTES + len)))
 }
 
+/// [`decode`] of a frame held as `Bytes`: the message's large byte
+/// strings are slices of `buf`, not copies (see [`crate::shared_bytes`]).
+pub fn decode_shared<T: DeserializeOwned>(buf: &bytes::Bytes, max: usize) -> Result<Option<(T, usize)>, FrameError> {
+    crate::shared_bytes::decode_from(buf, |b| decode(b, max))
+}
+
 /// The first message on every connection: both sides must run the same
 /// protocol and the same application.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

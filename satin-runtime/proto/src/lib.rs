@@ -40,6 +40,7 @@ mod node;
 pub mod quorum;
 mod rng;
 mod roster;
+pub mod shared_bytes;
 mod table;
 
 pub use bytes::Bytes;
@@ -100,7 +101,7 @@ pub trait Executor {
     fn requeue(&mut self, job: JobSpec);
     /// The result of the job lost by steal `stamp` came back. `false` if
     /// nothing here waits for it any more.
-    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool;
+    fn deliver(&mut self, stamp: u64, value: Bytes) -> bool;
     /// The job lost by steal `stamp` failed on its thief (it panicked, see
     /// [`Node::handle_job_failed`]): complete it with that failure, which
     /// goes on in its owner as the job's own panic would. `false` if nothing
@@ -117,7 +118,7 @@ pub trait Executor {
     fn abandon_all(&mut self) -> Abandoned;
     /// Answer to a [`Lookup::Pending`] table lookup: the value, or `None`
     /// (compute it after all).
-    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>);
+    fn lookup_done(&mut self, key: &JobKey, value: Option<Bytes>);
     /// Whether this node is busy enough not to steal.
     fn has_work(&self) -> bool;
     /// Whether any job is queued or running here at all (a draining node

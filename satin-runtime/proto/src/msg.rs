@@ -25,7 +25,7 @@ pub struct JobSpec {
     /// The encoded call (function id and parameters), as the executor runs
     /// it. Shared: a root's megabytes are held once however often the
     /// job is kept, queued or sent.
-    #[serde(with = "shared_bytes")]
+    #[serde(with = "crate::shared_bytes")]
     pub payload: Bytes,
     /// Re-executed after a crash: look up the result table before running,
     /// and so do all descendants.
@@ -68,7 +68,7 @@ impl JobSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
     /// Shared: a replica holds the same bytes as the message that carried them.
-    Value(#[serde(with = "shared_bytes")] Bytes),
+    Value(#[serde(with = "crate::shared_bytes")] Bytes),
     /// A pointer: the value is with this node; fetch it from there.
     Pointer(NodeId),
     /// `holder` runs the job (of root epoch `epoch`) and will publish its
@@ -142,8 +142,8 @@ pub enum Msg {
         /// The job's key.
         key: JobKey,
         /// The encoded result.
-        #[serde(with = "serde_bytes")]
-        value: Vec<u8>,
+        #[serde(with = "crate::shared_bytes")]
+        value: Bytes,
     },
     /// Replicate a table entry.
     TablePut {
@@ -202,8 +202,8 @@ pub enum Msg {
         /// The key asked for.
         key: JobKey,
         /// The encoded value, if the holder has it.
-        #[serde(with = "serde_bytes")]
-        value: Option<Vec<u8>>,
+        #[serde(with = "crate::shared_bytes::option")]
+        value: Option<Bytes>,
     },
     /// The run is over (sent by the master as its `Answer` entry
     /// commits), with the root job's result if it is small (at most
@@ -212,8 +212,8 @@ pub enum Msg {
         /// Which run of the program (see `node/sequence.rs`).
         run: u32,
         /// The answer, if it is small enough to travel with the news.
-        #[serde(with = "serde_bytes")]
-        value: Option<Vec<u8>>,
+        #[serde(with = "crate::shared_bytes::option")]
+        value: Option<Bytes>,
         /// The node that shows it (see `node/answer.rs`).
         shower: NodeId,
         /// The node that holds its value.
@@ -230,8 +230,8 @@ pub enum Msg {
         /// The run.
         run: u32,
         /// The encoded answer.
-        #[serde(with = "serde_bytes")]
-        value: Option<Vec<u8>>,
+        #[serde(with = "crate::shared_bytes::option")]
+        value: Option<Bytes>,
     },
     /// The sender showed run `run`'s answer: nobody else shows it.
     Shown {
@@ -381,19 +381,4 @@ pub struct SharedValues {
     pub incumbents: Vec<(String, bool, u64)>,
     /// Other shared objects: (name, encoded value or update).
     pub objects: Vec<(String, serde_bytes::ByteBuf)>,
-}
-
-/// Shared bytes on the wire as one byte string, read into a buffer that
-/// becomes the `Bytes` without a copy.
-mod shared_bytes {
-    use bytes::Bytes;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Bytes, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(v)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
-        Ok(Bytes::from(serde_bytes::ByteBuf::deserialize(d)?.into_vec()))
-    }
 }

@@ -19,7 +19,11 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
                 }
             }
         ),
-        (any::<u64>(), key.clone(), bytes.clone()).prop_map(|(stamp, key, value)| Msg::JobResult { stamp, key, value }),
+        (any::<u64>(), key.clone(), bytes.clone()).prop_map(|(stamp, key, value)| Msg::JobResult {
+            stamp,
+            key,
+            value: value.into()
+        }),
         (key.clone(), bytes.clone(), any::<(u32, u64, u64)>()).prop_map(|(key, v, (depth, id, parent))| {
             Msg::TablePut { key, entry: Entry::Value(v.into()), meta: ResultMeta { depth, id, parent } }
         }),
@@ -35,10 +39,10 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         }),
         (key, any::<u32>()).prop_map(|(key, epoch)| Msg::NotRunning { key, epoch }),
         Just(Msg::Leave),
-        Just(Msg::Terminate { run: 1, value: Some(vec![7; 3]), shower: 1, holder: 2 }),
+        Just(Msg::Terminate { run: 1, value: Some(vec![7; 3].into()), shower: 1, holder: 2 }),
         Just(Msg::Terminate { run: 2, value: None, shower: 3, holder: 3 }),
         Just(Msg::AskAnswer { run: 2 }),
-        Just(Msg::AnswerValue { run: 2, value: Some(vec![1; 40]) }),
+        Just(Msg::AnswerValue { run: 2, value: Some(vec![1; 40].into()) }),
         Just(Msg::AnswerValue { run: 3, value: None }),
         Just(Msg::Shown { run: 1 }),
         Just(Msg::ProgramOver { runs: 4 }),
@@ -78,7 +82,7 @@ proptest! {
 
 #[test]
 fn the_size_cap_is_enforced_both_ways() {
-    let big = Msg::JobResult { stamp: 1, key: JobKey([0; 32]), value: vec![7; 5000] };
+    let big = Msg::JobResult { stamp: 1, key: JobKey([0; 32]), value: vec![7; 5000].into() };
     assert!(matches!(encode(&big, 1000), Err(FrameError::TooLarge { max: 1000, .. })));
     let frame = encode(&big, 1 << 20).unwrap();
     let err = decode::<Msg>(&frame, 1000).unwrap_err();

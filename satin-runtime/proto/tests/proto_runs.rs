@@ -34,7 +34,7 @@ impl Executor for Recorder {
     fn requeue(&mut self, job: JobSpec) {
         self.requeued.push(job);
     }
-    fn deliver(&mut self, _stamp: u64, _value: Vec<u8>) -> bool {
+    fn deliver(&mut self, _stamp: u64, _value: satin_proto::Bytes) -> bool {
         true
     }
     fn fail(&mut self, _stamp: u64, _reason: &str) -> bool {
@@ -46,7 +46,7 @@ impl Executor for Recorder {
     fn abandon_all(&mut self) -> Abandoned {
         Abandoned::default()
     }
-    fn lookup_done(&mut self, _key: &JobKey, _value: Option<Vec<u8>>) {}
+    fn lookup_done(&mut self, _key: &JobKey, _value: Option<satin_proto::Bytes>) {}
     fn has_work(&self) -> bool {
         !self.jobs.is_empty()
     }
@@ -155,7 +155,7 @@ impl Cluster {
 
     /// The answers node `i` was handed, in order (`Done` as master,
     /// `Finished` otherwise).
-    fn answers(&self, i: usize) -> Vec<Vec<u8>> {
+    fn answers(&self, i: usize) -> Vec<satin_proto::Bytes> {
         self.ends[i]
             .iter()
             .filter_map(|a| match a {
@@ -197,7 +197,7 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
     assert_eq!(c.execs[0].roots.len(), 1, "the master runs the first root");
     // A large answer: the master shows it (it is the origin), and no node
     // is sent its value — the others' programs wait with it.
-    let first = vec![7u8; 5_000];
+    let first = satin_proto::Bytes::from(vec![7u8; 5_000]);
     c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
     c.settle();
     assert_eq!(c.answers(0), vec![first.clone()]);
@@ -213,9 +213,9 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
     // Node 0's program goes on: the second run.
     c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
     assert_eq!(c.execs[0].roots.last().map(|r| r.key), Some(JobKey([2; 32])));
-    c.nodes[0].handle_root_finished(c.now, vec![9], &mut c.execs[0]);
+    c.nodes[0].handle_root_finished(c.now, vec![9].into(), &mut c.execs[0]);
     c.settle();
-    assert_eq!(c.answers(0), vec![first.clone(), vec![9]]);
+    assert_eq!(c.answers(0), vec![first.clone(), vec![9].into()]);
     // Its program ends: the waiting ones end too, without the value.
     c.nodes[0].program_over(c.now);
     c.settle();
@@ -229,7 +229,7 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
 #[test]
 fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again() {
     let mut c = Cluster::new(3, true);
-    let first = vec![3u8; 4_000];
+    let first = satin_proto::Bytes::from(vec![3u8; 4_000]);
     c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
     c.settle();
     // Node 0 (master, origin, holder) dies before its program went on.
@@ -251,7 +251,7 @@ fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again
 #[test]
 fn under_a_supervisor_the_waiting_programs_end_when_it_holds_the_output() {
     let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
-    let answer = vec![4u8; 5_000];
+    let answer = satin_proto::Bytes::from(vec![4u8; 5_000]);
     c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
     c.settle();
     assert!(c.shown(0));
@@ -277,7 +277,7 @@ fn under_a_supervisor_the_waiting_programs_end_when_it_holds_the_output() {
 #[test]
 fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_the_answer() {
     let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
-    let answer = vec![6u8; 4_000];
+    let answer = satin_proto::Bytes::from(vec![6u8; 4_000]);
     c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
     c.settle();
     assert!(c.shown(0));
@@ -297,7 +297,7 @@ fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_th
 #[test]
 fn without_a_sequence_a_run_ends_the_nodes_as_before() {
     let mut c = Cluster::new(3, false);
-    c.nodes[0].handle_root_finished(c.now, vec![1, 2, 3], &mut c.execs[0]);
+    c.nodes[0].handle_root_finished(c.now, vec![1, 2, 3].into(), &mut c.execs[0]);
     c.settle();
     for i in 0..3 {
         assert_eq!(c.answers(i), vec![vec![1, 2, 3]], "node {i}");
@@ -321,7 +321,7 @@ fn a_job_its_thief_cannot_run_goes_back_to_its_owner() {
 #[test]
 fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     let mut c = Cluster::new(3, true);
-    c.nodes[0].handle_root_finished(c.now, vec![1], &mut c.execs[0]);
+    c.nodes[0].handle_root_finished(c.now, vec![1].into(), &mut c.execs[0]);
     c.settle();
     c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
     // Node 3 starts its program from the beginning while run 2 goes on:
@@ -337,7 +337,7 @@ fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     assert!(c.nodes[3].joined());
     assert_eq!(c.nodes[3].runs_done(), 1, "the log ended the first run");
     assert!(c.answers(3).is_empty(), "its program waits");
-    c.nodes[0].handle_root_finished(c.now, vec![2], &mut c.execs[0]);
+    c.nodes[0].handle_root_finished(c.now, vec![2].into(), &mut c.execs[0]);
     c.settle();
     assert_eq!(c.nodes[3].runs_done(), 2);
     c.nodes[0].program_over(c.now);

@@ -541,7 +541,7 @@ impl Executor for ModelExecutor<'_> {
         }
     }
 
-    fn deliver(&mut self, stamp: u64, value: Vec<u8>) -> bool {
+    fn deliver(&mut self, stamp: u64, value: satin_proto::Bytes) -> bool {
         match self.stolen_out.remove(&stamp) {
             Some(id) if self.instances.contains_key(&id) => {
                 self.complete(id, decode(&value));
@@ -576,7 +576,7 @@ impl Executor for ModelExecutor<'_> {
         self.remove_all(&ids)
     }
 
-    fn lookup_done(&mut self, key: &JobKey, value: Option<Vec<u8>>) {
+    fn lookup_done(&mut self, key: &JobKey, value: Option<satin_proto::Bytes>) {
         for id in self.lookups.remove(key).unwrap_or_default() {
             match &value {
                 Some(v) => self.complete(id, decode(v)),

@@ -167,16 +167,16 @@ impl World<'_> {
                     }
                     Output::StolenFinished { victim, stamp, key, value } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
-                        core.handle_job_finished(now, victim, stamp, key, value, exec)
+                        core.handle_job_finished(now, victim, stamp, key, value.into(), exec)
                     }
                     Output::RootFinished(v) => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
-                        core.handle_root_finished(now, v, exec)
+                        core.handle_root_finished(now, v.into(), exec)
                     }
                     // The core publishes only jobs long against the run so far.
                     Output::LocalFinished { ran, key, value, meta } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
-                        core.handle_local_job_finished(now, ran, key, value, meta, exec)
+                        core.handle_local_job_finished(now, ran, key, value.into(), meta, exec)
                     }
                     Output::Missed { job, epoch, asked } => self.check_miss(i, job, epoch, asked),
                     Output::StolenFailed { victim, stamp } => {

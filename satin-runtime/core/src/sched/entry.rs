@@ -18,7 +18,7 @@ use crate::job::registry::run_call;
 #[derive(Debug)]
 pub enum EntryOutcome {
     /// The encoded result.
-    Value(Vec<u8>),
+    Value(satin_proto::Bytes),
     /// Its abort flag was set.
     Aborted,
     /// It could not run (bad bytes) or it panicked: the message says which.
@@ -91,7 +91,15 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
             ctx.entry_key.set(Some((place.depth, key)));
         }
         let _current = CurrentGuard::set(&ctx);
-        match panic::catch_unwind(AssertUnwindSafe(|| run_call(&payload, &ctx))) {
+        // The first run of the root, on the node whose program made the
+        // call, takes the call's value itself (see `job/typed_root.rs`).
+        let first_root = place.depth == 0 && !redone && epoch == 0;
+        let run = || {
+            let lent =
+                if first_root { crate::job::typed_root::run_lent(&key, payload.as_ptr(), &abort, &ctx) } else { None };
+            lent.unwrap_or_else(|| run_call(&payload, &ctx).map(satin_proto::Bytes::from))
+        };
+        match panic::catch_unwind(AssertUnwindSafe(run)) {
             Ok(Ok(value)) => EntryOutcome::Value(value),
             Ok(Err(e)) => EntryOutcome::Failed(e.to_string()),
             Err(p) if p.is::<Aborted>() => EntryOutcome::Aborted,

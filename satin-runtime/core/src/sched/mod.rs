@@ -35,7 +35,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::shared::Replicas;
-use registry::{Registry, WorkerThread};
+pub(crate) use registry::Registry;
+use registry::WorkerThread;
 use root::RootJob;
 
 /// Configures a [`Runtime`].

@@ -212,6 +212,11 @@ impl WorkerThread {
         &self.registry
     }
 
+    /// The pool, for whoever must reach it later (see `job/typed_root.rs`).
+    pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     #[inline]
     pub(crate) fn counters(&self) -> &WorkerCounters {
         &self.registry.counters[self.index]

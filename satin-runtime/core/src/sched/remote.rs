@@ -39,7 +39,7 @@ pub(crate) struct RemoteTake {
 /// How a remotely stolen slot ends.
 pub(crate) enum Completion<'a> {
     /// The encoded result.
-    Value(Vec<u8>),
+    Value(satin_proto::Bytes),
     /// Nobody reads the result any more.
     Aborted,
     /// The job failed on the thief's node; the message says how.
@@ -70,7 +70,7 @@ pub enum RemoteEvent {
 #[derive(Default)]
 pub(crate) struct LookupWait {
     done: AtomicBool,
-    value: Mutex<Option<Vec<u8>>>,
+    value: Mutex<Option<satin_proto::Bytes>>,
 }
 
 impl LookupWait {
@@ -79,7 +79,7 @@ impl LookupWait {
     }
 
     /// The answer; every call waiting for the same key gets it.
-    pub(crate) fn value(&self) -> Option<Vec<u8>> {
+    pub(crate) fn value(&self) -> Option<satin_proto::Bytes> {
         self.value.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
@@ -241,7 +241,7 @@ impl Registry {
 
     /// The driver's answer to a [`RemoteEvent::Lookup`]: wakes the calls
     /// waiting for it.
-    pub(crate) fn resolve_lookup(&self, key: &JobKey, value: Option<Vec<u8>>) {
+    pub(crate) fn resolve_lookup(&self, key: &JobKey, value: Option<satin_proto::Bytes>) {
         let Some(remote) = self.remote.get() else { return };
         let Some(w) = remote.lookups().remove(key) else { return };
         *w.value.lock().unwrap_or_else(|e| e.into_inner()) = value;
@@ -285,7 +285,7 @@ impl Registry {
     }
 
     /// The result of steal `stamp` arrived. `false` if nothing waits for it.
-    pub(crate) fn deliver_remote(&self, stamp: u64, value: Vec<u8>) -> bool {
+    pub(crate) fn deliver_remote(&self, stamp: u64, value: satin_proto::Bytes) -> bool {
         let Some(remote) = self.remote.get() else { return false };
         let mut pending = remote.pending();
         let Some(p) = pending.remove(&stamp) else { return false };

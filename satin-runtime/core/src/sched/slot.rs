@@ -41,7 +41,7 @@ enum SlotResult<J: Job> {
     /// (not by the driver's thread, which must stay free for beats): the
     /// job, whose `&mut` parameters get the thief's copy's contents, and
     /// the encoded outcome.
-    Encoded(J, Vec<u8>),
+    Encoded(J, satin_proto::Bytes),
     Panic(Box<dyn Any + Send>),
     Aborted,
 }
@@ -196,7 +196,14 @@ impl<J: Job> Slot<J> {
             RUNNING | DONE => {}
             s => panic!("satin internal error: join of a slot in state {s}"),
         }
-        ctx.worker.wait_until_in(ctx.epoch, || this.state.load(Ordering::Acquire) == DONE);
+        // A call on another machine is not waited for by an aborted frame
+        // (the run ended elsewhere): it unwinds, and the slot's drop
+        // cancels the call.
+        let remote_and_aborted = || this.thief.load(Ordering::Relaxed) == REMOTE && ctx.is_aborted();
+        ctx.worker.wait_until_in(ctx.epoch, || this.state.load(Ordering::Acquire) == DONE || remote_and_aborted());
+        if this.state.load(Ordering::Acquire) != DONE {
+            panic::resume_unwind(Box::new(Aborted));
+        }
         match this.take_outcome().decoded() {
             SlotResult::Value(v) => v,
             SlotResult::Panic(p) => panic::resume_unwind(p),

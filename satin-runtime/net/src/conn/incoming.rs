@@ -4,6 +4,7 @@
 //! stream or as a datagram goes to the driver's urgent input, which it
 //! reads first; the data stream's messages go to its ordinary input.
 
+use bytes::BytesMut;
 use quinn::{Connection, ConnectionError, Incoming, RecvStream, VarInt};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
@@ -100,40 +101,48 @@ impl<I: Send + 'static> Reader<I> {
         I: From<Link<M>>,
     {
         let mut stream = Stream::Unknown;
-        let mut buf: Vec<u8> = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
+        // A whole frame is split off as `Bytes`, and what it carries is
+        // decoded as slices of it (`codec::decode_shared`): a job's
+        // parameters or a result are not copied again.
+        let mut buf = BytesMut::new();
         loop {
-            loop {
-                match codec::decode::<Frame<M>>(&buf, self.a.max_frame) {
-                    Ok(Some((frame, used))) => {
-                        buf.drain(..used);
+            while let Some(whole) = codec::frame_len(&buf, self.a.max_frame).filter(|&w| w <= buf.len()) {
+                let frame = buf.split_to(whole).freeze();
+                match codec::decode_shared::<Frame<M>>(&frame, self.a.max_frame) {
+                    Ok(Some((frame, _))) => {
                         if let Err(why) = self.handle(frame, &mut stream).await {
                             close_bad(&self.conn, &why);
                             return Ok(());
                         }
                     }
-                    Ok(None) => break,
-                    Err(e) => {
-                        warn!("closing the connection from {}: {e}", self.conn.remote_address());
-                        close_bad(&self.conn, &e.to_string());
-                        return Ok(());
-                    }
+                    Ok(None) => return self.bad("a frame shorter than its length"),
+                    Err(e) => return self.bad(&e.to_string()),
                 }
             }
-            match recv.read(&mut chunk).await {
-                Ok(Some(n)) => {
+            if let Err(e) = codec::decode::<Frame<M>>(&buf, self.a.max_frame) {
+                // A length beyond the cap.
+                return self.bad(&e.to_string());
+            }
+            match recv.read_chunk(usize::MAX, true).await {
+                Ok(Some(chunk)) => {
                     // A large frame is read into room of its size, not
                     // into a buffer doubled (and copied) as it grows.
                     if let Some(whole) = codec::frame_len(&buf, self.a.max_frame) {
                         buf.reserve(whole.saturating_sub(buf.len()));
                     }
-                    buf.extend_from_slice(&chunk[..n]);
+                    buf.extend_from_slice(&chunk.bytes);
                 }
                 Ok(None) => return Ok(()),
                 Err(quinn::ReadError::ConnectionLost(e)) => return Err(e),
                 Err(_) => return Ok(()),
             }
         }
+    }
+
+    fn bad(&self, why: &str) -> Result<(), ConnectionError> {
+        warn!("closing the connection from {}: {why}", self.conn.remote_address());
+        close_bad(&self.conn, why);
+        Ok(())
     }
 
     /// One frame of this stream (a packed one is unpacked first).
@@ -144,8 +153,8 @@ impl<I: Send + 'static> Reader<I> {
         let frame = match frame {
             Frame::Packed(packed) => {
                 let dictionary = self.a.dictionary.as_ref().ok_or("a packed frame, but no dictionary here")?;
-                let bytes = dictionary.get().unpack(&packed).map_err(|e| e.to_string())?;
-                match codec::decode::<Frame<M>>(&bytes, self.a.max_frame) {
+                let bytes = bytes::Bytes::from(dictionary.get().unpack(&packed).map_err(|e| e.to_string())?);
+                match codec::decode_shared::<Frame<M>>(&bytes, self.a.max_frame) {
                     Ok(Some((inner @ Frame::Proto(_), used))) if used == bytes.len() => inner,
                     _ => return Err("a packed frame that is not one message".into()),
                 }

@@ -165,7 +165,8 @@ impl Writer {
             let Some(bytes) = self.encode(&frame) else { continue };
             self.sent.count(kind, bytes.len() as u64);
             tracing::trace!(kind, bytes = bytes.len(), "sending");
-            if let Err(e) = stream.write_all(&bytes).await {
+            // Handed to QUIC as it is, not copied into its send buffer.
+            if let Err(e) = stream.write_chunk(bytes.into()).await {
                 return write_failed(e);
             }
         }

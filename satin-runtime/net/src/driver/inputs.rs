@@ -167,7 +167,7 @@ impl Driver {
                 Lookup::Pending => {}
             },
             ExecEvent::Published { key, value, meta, ran } => {
-                self.node.handle_local_job_finished(now, ran.as_nanos() as u64, key, value, meta, &mut self.exec)
+                self.node.handle_local_job_finished(now, ran.as_nanos() as u64, key, value.into(), meta, &mut self.exec)
             }
             ExecEvent::StolenDone { victim, stamp, key, value, ran } => {
                 self.span(&format!("job stolen from {victim}"), ran);

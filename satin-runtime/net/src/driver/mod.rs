@@ -77,7 +77,7 @@ pub(crate) enum RunEnd {
     /// The run is over; the answer, unless this node is not the master and
     /// the answer was too large to be sent around.
     Answer {
-        value: Option<Vec<u8>>,
+        value: Option<satin_proto::Bytes>,
         master: bool,
         /// This node shows the answer (see `proto/node/origin.rs`).
         shows: bool,

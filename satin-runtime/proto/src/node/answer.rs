@@ -40,12 +40,13 @@
 use super::{Action, Node, NodeId, Time};
 use crate::msg::{JobSpec, Msg};
 use crate::Executor;
+use bytes::Bytes;
 
 /// How a run ended, as this node knows it.
 #[derive(Debug, Clone)]
 pub(super) struct Ended {
     /// The answer's value, if this node has it.
-    pub(super) value: Option<Vec<u8>>,
+    pub(super) value: Option<Bytes>,
     /// The node that shows it.
     pub(super) shower: NodeId,
     /// The node that holds its value.
@@ -75,7 +76,7 @@ pub(super) struct Asking {
 impl Node {
     /// The master's root finished with `value`: it goes into the log
     /// (only if small), naming the shower.
-    pub(super) fn propose_answer(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
+    pub(super) fn propose_answer(&mut self, now: Time, value: Bytes, exec: &mut impl Executor) {
         if self.runs.answer_due {
             // The answer was committed already and its value lost with
             // every node that had it: this root ran again to recompute it.
@@ -111,8 +112,8 @@ impl Node {
     }
 
     /// What of an answer may ride in the log and in `Terminate`.
-    fn small_answer(&self, value: &[u8]) -> Option<Vec<u8>> {
-        (value.len() <= self.config.pointer_threshold).then(|| value.to_vec())
+    fn small_answer(&self, value: &[u8]) -> Option<Bytes> {
+        (value.len() <= self.config.pointer_threshold).then(|| Bytes::copy_from_slice(value))
     }
 
     /// The answer of run `run` is committed (from the log, or from the
@@ -121,7 +122,7 @@ impl Node {
         &mut self,
         now: Time,
         run: u32,
-        value: Option<Vec<u8>>,
+        value: Option<Bytes>,
         shower: NodeId,
         holder: NodeId,
         exec: &mut impl Executor,
@@ -205,7 +206,7 @@ impl Node {
     /// Gives the program answer `run`; `shows`: this node shows it;
     /// `decided`: this node decided it as master (else its program goes
     /// through a run that ended elsewhere).
-    fn hand(&mut self, run: u32, value: Option<Vec<u8>>, shows: bool, decided: bool) {
+    fn hand(&mut self, run: u32, value: Option<Bytes>, shows: bool, decided: bool) {
         self.runs.handed = run;
         self.runs.asking = None;
         if shows {
@@ -294,7 +295,7 @@ impl Node {
         now: Time,
         from: NodeId,
         run: u32,
-        value: Option<Vec<u8>>,
+        value: Option<Bytes>,
         exec: &mut impl Executor,
     ) {
         let Some(ended) = self.runs.ended.get_mut(run.wrapping_sub(1) as usize) else {

@@ -203,7 +203,7 @@ impl Node {
             let mut large: Vec<(JobKey, Vec<u8>, ResultMeta)> = Vec::new();
             for (key, value) in abandoned.finished {
                 if value.len() <= threshold {
-                    self.publish(key, value, ResultMeta::UNKNOWN, exec);
+                    self.publish(key, value.into(), ResultMeta::UNKNOWN, exec);
                 } else {
                     large.push((key, value, ResultMeta::UNKNOWN));
                 }

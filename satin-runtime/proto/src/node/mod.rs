@@ -37,6 +37,7 @@ pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use stats::NodeStats;
 
+use bytes::Bytes;
 use std::collections::{BTreeSet, VecDeque};
 
 use super::msg::{ClusterId, JobSpec, Msg, NodeId};
@@ -80,7 +81,7 @@ pub enum Action {
     /// The root job finished here (this node is the master): the answer.
     Done {
         /// The encoded answer.
-        value: Vec<u8>,
+        value: Bytes,
         /// This node shows it (see `origin.rs`): the run's origin is gone
         /// or may not get it.
         shows: bool,
@@ -89,7 +90,7 @@ pub enum Action {
     /// was small enough to travel with the news.
     Finished {
         /// The encoded answer, if it travelled.
-        value: Option<Vec<u8>>,
+        value: Option<Bytes>,
         /// This node shows it: it is the run's origin (see `origin.rs`).
         shows: bool,
     },
@@ -151,7 +152,7 @@ pub enum Action {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lookup {
     /// The value was in the table: the job need not run.
-    Hit(Vec<u8>),
+    Hit(Bytes),
     /// Nothing known: run the job.
     Miss,
     /// Fetching from the holder, or waiting for a running job of an older
@@ -357,7 +358,7 @@ impl Node {
             "master {}, quorum {{{}}}, answer {:?}, stopped {}, stolen {:?}, running_for {:?}, orphans {}, fetching {:?}, asking {:?}, awaiting {}, local {:?}, wide {:?}, alive {:?}",
             self.master,
             self.quorum.summary(),
-            self.runs.proposed.as_ref().map(Vec::len),
+            self.runs.proposed.as_ref().map(Bytes::len),
             self.stopped,
             self.ledger.stolen.iter().map(|(s, e)| (*s, e.thief)).collect::<Vec<_>>(),
             self.ledger.running_for.keys().collect::<Vec<_>>(),
@@ -548,7 +549,7 @@ impl Node {
 
     /// The root job finished here: the master proposes the answer, which
     /// is out once a majority holds it (see `quorum.rs`).
-    pub fn handle_root_finished(&mut self, now: Time, value: Vec<u8>, exec: &mut impl Executor) {
+    pub fn handle_root_finished(&mut self, now: Time, value: Bytes, exec: &mut impl Executor) {
         if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
             self.checkpoint_answer(&value);
             self.propose_answer(now, value, exec);

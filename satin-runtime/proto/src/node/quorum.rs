@@ -206,7 +206,7 @@ impl Node {
 
     pub(super) fn publish_carried(&mut self, exec: &mut impl Executor) {
         for (key, value, meta) in std::mem::take(&mut self.join.carried) {
-            self.publish(key, value, meta, exec);
+            self.publish(key, value.into(), meta, exec);
         }
     }
 }

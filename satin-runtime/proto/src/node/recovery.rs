@@ -85,7 +85,7 @@ impl Node {
             }
             for (k, v) in abandoned.finished {
                 self.stats.orphans_saved += 1;
-                self.publish(k, v, ResultMeta::UNKNOWN, exec);
+                self.publish(k, v.into(), ResultMeta::UNKNOWN, exec);
             }
         }
         // Step 1: re-queue what the dead node stole from us, marked redone.

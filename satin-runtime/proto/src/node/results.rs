@@ -3,6 +3,7 @@
 //! jobs — values, pointers fetched from their holder, and jobs still
 //! running elsewhere, which a newer-epoch lookup waits for (adopts).
 
+use bytes::Bytes;
 use std::collections::BTreeMap;
 
 use super::{Action, Asking, Fetching, Lookup, Node, Running, Time};
@@ -40,7 +41,7 @@ impl Node {
         victim: NodeId,
         stamp: u64,
         key: JobKey,
-        value: Vec<u8>,
+        value: Bytes,
         exec: &mut impl Executor,
     ) {
         if victim == self.id {
@@ -121,7 +122,7 @@ impl Node {
         now: Time,
         ran: Time,
         key: JobKey,
-        value: Vec<u8>,
+        value: Bytes,
         meta: ResultMeta,
         exec: &mut impl Executor,
     ) {
@@ -177,7 +178,7 @@ impl Node {
         let (holder, adopt) = match self.table.get(key) {
             Some(Entry::Value(v)) => {
                 self.stats.table_hits += 1;
-                return Some(Lookup::Hit(v.to_vec()));
+                return Some(Lookup::Hit(v.clone()));
             }
             Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => (*holder, None),
             // Only a job of an older epoch: it never waits for this one,
@@ -208,7 +209,7 @@ impl Node {
     /// here, else with nothing.
     pub(super) fn fetch(&mut self, from: NodeId, key: JobKey, running: Option<u32>) {
         let value = match self.table.get(&key) {
-            Some(Entry::Value(v)) => Some(v.to_vec()),
+            Some(Entry::Value(v)) => Some(v.clone()),
             _ if running.is_some_and(|e| self.runs_before(&key, e + 1)) => {
                 self.lookups.awaiting.entry(key).or_default().push(from);
                 return;
@@ -254,14 +255,14 @@ impl Node {
         if let Entry::Value(v) = entry {
             self.checkpoint_saw(key, &v, meta, from);
             if let Some(f) = self.lookups.fetching.remove(&key) {
-                self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec);
+                self.lookup_answered(key, Some(v), f.adopt.is_some(), exec);
             } else if self.lookups.asking.remove(&key).is_some() {
-                self.lookup_answered(key, Some(v.to_vec()), false, exec);
+                self.lookup_answered(key, Some(v), false, exec);
             }
         }
     }
 
-    pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Vec<u8>>, exec: &mut impl Executor) {
+    pub(super) fn fetch_reply(&mut self, key: JobKey, value: Option<Bytes>, exec: &mut impl Executor) {
         let Some(f) = self.lookups.fetching.remove(&key) else { return };
         match value {
             Some(v) => {
@@ -296,7 +297,7 @@ impl Node {
         }
     }
 
-    fn lookup_answered(&mut self, key: JobKey, value: Option<Vec<u8>>, adopted: bool, exec: &mut impl Executor) {
+    fn lookup_answered(&mut self, key: JobKey, value: Option<Bytes>, adopted: bool, exec: &mut impl Executor) {
         match &value {
             Some(_) => {
                 self.stats.table_hits += 1;
@@ -359,15 +360,15 @@ impl Node {
     }
 
     /// Answers the nodes (this one included) waiting for `key`.
-    fn answer_awaiting(&mut self, key: JobKey, value: Option<&[u8]>, exec: &mut impl Executor) {
+    fn answer_awaiting(&mut self, key: JobKey, value: Option<&Bytes>, exec: &mut impl Executor) {
         for peer in self.lookups.awaiting.remove(&key).unwrap_or_default() {
-            let msg = Msg::FetchReply { key, value: value.map(<[u8]>::to_vec) };
+            let msg = Msg::FetchReply { key, value: value.cloned() };
             self.actions.push_back(Action::Send { to: peer, msg });
         }
         if self.lookups.fetching.get(&key).is_some_and(|f| f.holder == self.id) {
             let f = self.lookups.fetching.remove(&key).expect("checked above");
             match value {
-                Some(v) => self.lookup_answered(key, Some(v.to_vec()), f.adopt.is_some(), exec),
+                Some(v) => self.lookup_answered(key, Some(v.clone()), f.adopt.is_some(), exec),
                 None => self.look_again(key, f, exec),
             }
         }
@@ -376,12 +377,12 @@ impl Node {
     /// Puts a result into the table: locally as a value, and to everyone as
     /// the value (small) or a pointer to this node (large). Lookups that
     /// wait for it, here or elsewhere, are answered.
-    pub(super) fn publish(&mut self, key: JobKey, value: Vec<u8>, meta: ResultMeta, exec: &mut impl Executor) {
+    pub(super) fn publish(&mut self, key: JobKey, value: Bytes, meta: ResultMeta, exec: &mut impl Executor) {
         if self.config.ft != FtMode::Table {
             return;
         }
         let known = matches!(self.table.get(&key), Some(Entry::Value(_)));
-        let shared = crate::Bytes::from(value);
+        let shared = value;
         if !known {
             let entry = if shared.len() <= self.config.pointer_threshold {
                 Entry::Value(shared.clone())
@@ -395,9 +396,9 @@ impl Node {
         }
         self.answer_awaiting(key, Some(&shared), exec);
         if let Some(f) = self.lookups.fetching.remove(&key) {
-            self.lookup_answered(key, Some(shared.to_vec()), f.adopt.is_some(), exec);
+            self.lookup_answered(key, Some(shared), f.adopt.is_some(), exec);
         } else if self.lookups.asking.remove(&key).is_some() {
-            self.lookup_answered(key, Some(shared.to_vec()), false, exec);
+            self.lookup_answered(key, Some(shared), false, exec);
         }
     }
 }

@@ -28,13 +28,14 @@ use super::answer::{Asking, Ended};
 use super::{Node, NodeId, Time};
 use crate::msg::JobSpec;
 use crate::Executor;
+use bytes::Bytes;
 
 /// The runs of the program this node has seen end, and the answer of the
 /// current one on its way to the log (see `answer.rs`).
 #[derive(Debug)]
 pub(super) struct Runs {
     /// The answer this node proposed as master, until it is committed.
-    pub(super) proposed: Option<Vec<u8>>,
+    pub(super) proposed: Option<Bytes>,
     /// The answer's log entry (term, index), once committed.
     pub(super) decision: Option<(u32, u64)>,
     /// The root runs again to recompute a committed answer nobody has
@@ -49,7 +50,7 @@ pub(super) struct Runs {
     /// Runs whose answer was shown before this node knew how they ended.
     pub(super) shown_early: std::collections::BTreeSet<u32>,
     /// Values that came before this node knew how their runs ended.
-    pub(super) values_early: std::collections::BTreeMap<u32, Vec<u8>>,
+    pub(super) values_early: std::collections::BTreeMap<u32, Bytes>,
     /// A question out for an answer's value.
     pub(super) asking: Option<Asking>,
     /// The program ended elsewhere after this many calls.

@@ -31,6 +31,7 @@
 //! Every timeout, loss and failure is a strike against the thief (see
 //! `health.rs`).
 
+use bytes::Bytes;
 use std::collections::BTreeMap;
 
 use super::{Action, Node, Running, Stolen, Time};
@@ -255,7 +256,7 @@ impl Node {
         from: NodeId,
         stamp: u64,
         key: JobKey,
-        value: Vec<u8>,
+        value: Bytes,
         exec: &mut impl Executor,
     ) {
         let Some(won) = self.ledger.stolen.remove(&stamp).filter(|s| s.thief == from) else {
@@ -402,7 +403,7 @@ impl Node {
         // What finished inside is right, and the copy that won may be
         // missing parts of it: keep it.
         for (k, v) in abandoned.finished {
-            self.publish(k, v, ResultMeta::UNKNOWN, exec);
+            self.publish(k, v.into(), ResultMeta::UNKNOWN, exec);
         }
         self.void_running(&r, exec);
         for s in abandoned.stolen_out {

@@ -46,8 +46,8 @@ pub enum Change {
         /// Which run of the program.
         run: u32,
         /// The encoded answer, if it is small enough for the log.
-        #[serde(with = "serde_bytes")]
-        value: Option<Vec<u8>>,
+        #[serde(with = "crate::shared_bytes::option")]
+        value: Option<bytes::Bytes>,
         /// The one node that shows the answer (see `node/answer.rs`).
         shower: NodeId,
         /// The leader that proposed it, which holds its value.

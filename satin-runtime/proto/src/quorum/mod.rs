@@ -62,6 +62,7 @@ mod msg;
 pub use log::{Change, LogEntry, Seat};
 pub use msg::QMsg;
 
+use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
@@ -525,7 +526,7 @@ impl Quorum {
 
     /// The leader decided the answer of run `run`: it goes into the log;
     /// it is out once a majority holds it. False if this node does not lead.
-    pub fn propose_answer(&mut self, now: Time, run: u32, value: Option<Vec<u8>>, shower: NodeId) -> bool {
+    pub fn propose_answer(&mut self, now: Time, run: u32, value: Option<Bytes>, shower: NodeId) -> bool {
         if self.role != Role::Leader {
             return false;
         }

@@ -252,7 +252,7 @@ fn the_answer_commits_with_a_majority_and_never_without() {
     net.run(500 * MS);
     net.cut.insert((0, 1));
     net.cut.insert((0, 2));
-    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![7]), 1));
+    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![7].into()), 1));
     net.drain(0);
     net.run(900 * MS);
     assert_eq!(net.answers(), 0, "an answer without a majority");
@@ -300,7 +300,7 @@ fn an_even_split_goes_on_in_the_half_with_the_leader() {
     assert_eq!(net.leaders(), vec![0]);
     assert_eq!(net.nodes[0].voters(), vec![0, 1], "the other half was removed, one at a time");
     assert_eq!(net.gave_up, BTreeSet::from([2, 3]));
-    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![1]), 1));
+    assert!(net.nodes[0].propose_answer(net.now, 1, Some(vec![1].into()), 1));
     net.drain(0);
     net.run(15_000 * MS);
     assert_eq!(net.answers(), 2, "the answer commits in the half with the leader");

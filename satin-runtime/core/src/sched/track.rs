@@ -75,18 +75,20 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
         (true, false) => (rel < limit, rel + 1 < limit),
     };
     let track = known && remote.tracking() && remote.tracks(depth);
+    // The entry call's key came with it (see `Ctx::entry_key`).
+    let entry_key = ctx.entry_key.take().filter(|&(d, _)| known && d == depth).map(|(_, k)| k);
     if !look_below && !track {
-        let entry_key = ctx.entry_key.take().filter(|&(d, _)| known && d == depth).map(|(_, k)| k);
         let found = if look_here { lookup::<J>(remote, ctx, entry_key.unwrap_or_else(|| key(&job))) } else { None };
         // Below everything the slow path is for: full speed from here on.
         return found.unwrap_or_else(|| run_fast(job, ctx));
     }
     // Keyed for a lookup, or for publishing where that costs little
-    // against the run (`Remote::publishes`).
-    let publishes = track && remote.publishes(depth);
+    // against the run (`Remote::publishes`). An entry call (a stolen job,
+    // the root) is not published here: its outcome goes to the protocol,
+    // which puts a stolen job's result into the table as it returns it —
+    // encoding a result of megabytes twice would double its cost.
+    let publishes = track && entry_key.is_none() && remote.publishes(depth);
     let keying = Instant::now();
-    // The entry call's key came with it (see `Ctx::entry_key`).
-    let entry_key = ctx.entry_key.take().filter(|&(d, _)| known && d == depth).map(|(_, k)| k);
     let key = (look_here || publishes).then(|| entry_key.unwrap_or_else(|| key(&job)));
     let key_ns = keying.elapsed().as_nanos() as u64;
     if let (true, Some(k)) = (look_here, key) {
@@ -120,7 +122,8 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
         remote.record_duration(depth, ran.as_nanos() as u64);
         if let (true, Some(key)) = (publishes && ran.as_nanos() as u64 >= remote.publish_after(), key) {
             let encoding = Instant::now();
-            let value = postcard::to_allocvec(&out).expect("postcard encodes any serde value into a Vec");
+            let value =
+                satin_proto::values::to_vec(&out).expect("postcard's format encodes any serde value into a Vec");
             let cost = key_ns + encoding.elapsed().as_nanos() as u64;
             remote.record_publish_cost(depth, cost, ran.as_nanos() as u64);
             let meta = ResultMeta { depth, id: frame, parent: outer_frame };
@@ -189,7 +192,7 @@ fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Outp
         Some(SharedEntry::Value(_)) => false,
     };
     let bytes = match entry {
-        Some(SharedEntry::Value(v)) => Some(v.to_vec()),
+        Some(SharedEntry::Value(v)) => Some(v.clone()),
         _ if worth_waiting => {
             let wait = remote.ask(key, ctx.epoch);
             ctx.worker.wait_until_in(ctx.epoch, || wait.is_done() || ctx.is_aborted());
@@ -200,7 +203,7 @@ fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Outp
         }
         _ => None,
     }?;
-    let value = postcard::from_bytes::<J::Output>(&bytes).ok()?;
+    let value = satin_proto::values::from_bytes::<J::Output>(&bytes).ok()?;
     registry.table_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Some(value)
 }

@@ -42,6 +42,7 @@ mod rng;
 mod roster;
 pub mod shared_bytes;
 mod table;
+pub mod values;
 
 pub use bytes::Bytes;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};

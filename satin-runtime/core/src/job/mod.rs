@@ -57,7 +57,7 @@ pub trait Job: Serialize + Send + Sized {
     /// the result and writes back what the call changed in its `&mut`
     /// parameters.
     fn accept(self, outcome: &[u8]) -> Result<Self::Output, AcceptError> {
-        postcard::from_bytes(outcome).map_err(AcceptError::Decode)
+        satin_proto::values::from_bytes(outcome).map_err(AcceptError::Decode)
     }
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
@@ -112,11 +112,8 @@ pub fn key_of<P: serde::Serialize + ?Sized>(function_id: &str, params: &P) -> Jo
     let mut hasher = blake3::Hasher::new();
     hasher.update(function_id.as_bytes());
     hasher.update(&[0]);
-    {
-        let mut writer = std::io::BufWriter::with_capacity(64 * 1024, &mut hasher);
-        postcard::to_io(params, &mut writer).expect("postcard encodes any serde value; a hash takes any bytes");
-        std::io::Write::flush(&mut writer).expect("a hash takes any bytes");
-    }
+    satin_proto::values::hash_into(params, &mut hasher)
+        .expect("postcard's format encodes any serde value with a known length");
     JobKey(*hasher.finalize().as_bytes())
 }
 
@@ -165,7 +162,7 @@ fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Ou
             Ok(output)
         }
         typed_root::Returned { job: Some(job), .. } => job.accept(&bytes),
-        _ => postcard::from_bytes(&bytes).map_err(AcceptError::Decode),
+        _ => satin_proto::values::from_bytes(&bytes).map_err(AcceptError::Decode),
     };
     accepted.unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
 }

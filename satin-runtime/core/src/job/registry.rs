@@ -96,17 +96,17 @@ pub fn call_fn_id(payload: &[u8]) -> Option<&'static str> {
 inventory::collect!(JobFn);
 
 fn run_encoded<J: Job + DeserializeOwned>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {
-    let job: J = postcard::from_bytes(params)?;
-    postcard::to_allocvec(&job.run(ctx))
+    let job: J = satin_proto::values::from_bytes(params)?;
+    satin_proto::values::to_vec(&job.run(ctx))
 }
 
 fn run_owned<O: OwnedJob>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {
-    let job: O = postcard::from_bytes(params)?;
+    let job: O = satin_proto::values::from_bytes(params)?;
     Ok(job.run_encoded(ctx))
 }
 
 fn check_encoded<J: DeserializeOwned>(params: &[u8]) -> Result<(), postcard::Error> {
-    postcard::from_bytes::<J>(params).map(drop)
+    satin_proto::values::from_bytes::<J>(params).map(drop)
 }
 
 fn by_id() -> &'static HashMap<&'static str, &'static JobFn> {
@@ -145,7 +145,7 @@ pub fn function_ids() -> Vec<&'static str> {
 
 /// Encodes a call for another node: its function id, then its parameters.
 pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
-    postcard::to_allocvec(&(J::instance_id(), job)).expect("postcard encodes any serde value into a Vec")
+    satin_proto::values::to_vec(&(J::instance_id(), job)).expect("postcard's format encodes any serde value into a Vec")
 }
 
 /// A call encoded as [`encode_call`] does, and its key, hashed from those

@@ -43,7 +43,7 @@ impl<J: Job> LentRoot for Lent<J> {
     fn run_once(&self, ctx: &Ctx<'_>) -> Option<Result<Bytes, CallError>> {
         let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take()?;
         let output = job.run(ctx);
-        let encoded = match postcard::to_allocvec(&output) {
+        let encoded = match satin_proto::values::to_vec(&output) {
             Ok(v) => Bytes::from(v),
             Err(e) => return Some(Err(CallError::Malformed(format!("the result does not encode: {e}")))),
         };

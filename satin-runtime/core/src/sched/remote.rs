@@ -100,6 +100,21 @@ struct DepthStats {
 /// tracked level of a merge sort would encode the whole array once more.
 const MAX_PUBLISH_COST: u64 = 1024 / 32;
 
+/// Leave to publish a call (see [`Remote::publishes`]); a probe's ends
+/// the probe when dropped, whether the call was published or not.
+pub(crate) struct PublishTicket<'a> {
+    remote: &'a Remote,
+    probe: bool,
+}
+
+impl Drop for PublishTicket<'_> {
+    fn drop(&mut self) {
+        if self.probe {
+            self.remote.probing.store(false, Ordering::Release);
+        }
+    }
+}
+
 /// The remote side of a registry: set once a distributed executor attaches.
 pub(crate) struct Remote {
     pending: Mutex<HashMap<u64, Pending>>,
@@ -111,9 +126,32 @@ pub(crate) struct Remote {
     /// Frame ids: a per-process salt in the high bits, a counter below.
     next_frame: AtomicU64,
     depths: DepthStats,
+    /// A call is learning what publishing costs (see [`Remote::publishes`]).
+    probing: AtomicBool,
 }
 
 impl Remote {
+    fn new(
+        table: SharedTable,
+        publish_after: Option<Duration>,
+        events: Box<dyn Fn(RemoteEvent) + Send + Sync>,
+    ) -> Remote {
+        Remote {
+            pending: Mutex::default(),
+            table,
+            events,
+            lookups: Mutex::default(),
+            publish_after: AtomicU64::new(publish_after.map_or(u64::MAX, |d| d.as_nanos() as u64)),
+            next_frame: AtomicU64::new(frame_salt()),
+            depths: DepthStats {
+                sum_ns: std::array::from_fn(|_| AtomicU64::new(0)),
+                count: std::array::from_fn(|_| AtomicU64::new(0)),
+                publish_cost: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
+            },
+            probing: AtomicBool::new(false),
+        }
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -146,14 +184,30 @@ impl Remote {
 
     /// Whether a call at `depth` may be published: what publishing cost
     /// at this depth (or, not known yet, at the nearest depth that knows)
-    /// is small against the calls' runs. The first call to know pays.
-    pub(crate) fn publishes(&self, depth: u32) -> bool {
-        let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) else { return false };
+    /// is small against the calls' runs. While no depth knows, one call at
+    /// a time pays to learn it (a probe, which keeps the ticket): the top
+    /// calls of a tree all start before any ends, and a merge sort's would
+    /// otherwise each key and encode megabytes before the first cost is in.
+    pub(crate) fn publishes(&self, depth: u32) -> Option<PublishTicket<'_>> {
+        let d = usize::try_from(depth).ok().filter(|&d| d < 64)?;
         let known = |i: usize| Some(self.depths.publish_cost[i].load(Ordering::Relaxed)).filter(|&c| c != u64::MAX);
         let cost = (0..64)
             .map(|k| [d.checked_sub(k), d.checked_add(k).filter(|&i| i < 64)])
             .find_map(|pair| pair.into_iter().flatten().find_map(known));
-        cost.is_none_or(|c| c <= MAX_PUBLISH_COST)
+        match cost {
+            Some(c) => (c <= MAX_PUBLISH_COST).then_some(PublishTicket { remote: self, probe: false }),
+            None => self
+                .probing
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+                .then_some(PublishTicket { remote: self, probe: true }),
+        }
+    }
+
+    /// Whether `cost_ns` of publishing is within what a call that ran
+    /// `ran_ns` may spend on it.
+    pub(crate) fn within_publish_cost(&self, cost_ns: u64, ran_ns: u64) -> bool {
+        cost_ns.saturating_mul(1024) / ran_ns.max(1) <= MAX_PUBLISH_COST
     }
 
     /// A call at `depth` that ran `ran_ns` was published at a cost of
@@ -213,19 +267,7 @@ impl Registry {
         publish_after: Option<Duration>,
         events: Box<dyn Fn(RemoteEvent) + Send + Sync>,
     ) -> bool {
-        let remote = Remote {
-            pending: Mutex::default(),
-            table,
-            events,
-            lookups: Mutex::default(),
-            publish_after: AtomicU64::new(publish_after.map_or(u64::MAX, |d| d.as_nanos() as u64)),
-            next_frame: AtomicU64::new(frame_salt()),
-            depths: DepthStats {
-                sum_ns: std::array::from_fn(|_| AtomicU64::new(0)),
-                count: std::array::from_fn(|_| AtomicU64::new(0)),
-                publish_cost: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
-            },
-        };
+        let remote = Remote::new(table, publish_after, events);
         self.remote.set(remote).is_ok()
     }
 
@@ -340,5 +382,42 @@ impl Registry {
         // SAFETY: as in `deliver_remote`.
         unsafe { (p.complete)(data, Completion::Aborted, self) };
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote() -> Remote {
+        Remote::new(SharedTable::default(), Some(Duration::from_millis(1)), Box::new(|_| {}))
+    }
+
+    #[test]
+    fn while_no_cost_is_known_one_call_at_a_time_probes() {
+        let r = remote();
+        let probe = r.publishes(3).expect("the first call probes");
+        assert!(r.publishes(1).is_none(), "a second call published while the first probes");
+        drop(probe);
+        // Ended without learning (say the call was too short to publish):
+        // the next call probes.
+        let probe = r.publishes(1).expect("the next call probes");
+        r.record_publish_cost(1, 1_000, 1_000_000);
+        drop(probe);
+        // Known now, and cheap: every call may publish, none probes.
+        let (a, b) = (r.publishes(1), r.publishes(5));
+        assert!(a.is_some() && b.is_some());
+        assert!(!r.probing.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_known_costly_depth_publishes_nothing_and_keying_alone_can_tell() {
+        let r = remote();
+        // Keying took a tenth of the run: more than publishing may cost.
+        assert!(!r.within_publish_cost(100_000, 1_000_000));
+        assert!(r.within_publish_cost(10_000, 1_000_000));
+        drop(r.publishes(2));
+        r.record_publish_cost(2, 100_000, 1_000_000);
+        assert!(r.publishes(2).is_none() && r.publishes(7).is_none());
     }
 }

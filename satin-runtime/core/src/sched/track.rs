@@ -87,7 +87,8 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     // the root) is not published here: its outcome goes to the protocol,
     // which puts a stolen job's result into the table as it returns it —
     // encoding a result of megabytes twice would double its cost.
-    let publishes = track && entry_key.is_none() && remote.publishes(depth);
+    let ticket = if track && entry_key.is_none() { remote.publishes(depth) } else { None };
+    let publishes = ticket.is_some();
     let keying = Instant::now();
     let key = (look_here || publishes).then(|| entry_key.unwrap_or_else(|| key(&job)));
     let key_ns = keying.elapsed().as_nanos() as u64;
@@ -120,7 +121,12 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     if let Some(start) = start {
         let ran = start.elapsed();
         remote.record_duration(depth, ran.as_nanos() as u64);
-        if let (true, Some(key)) = (publishes && ran.as_nanos() as u64 >= remote.publish_after(), key) {
+        let ran_ns = ran.as_nanos() as u64;
+        if publishes && ran_ns >= remote.publish_after() && !remote.within_publish_cost(key_ns, ran_ns) {
+            // Keying alone cost more than publishing may: the encoding is
+            // spared, and what was paid is enough to know.
+            remote.record_publish_cost(depth, key_ns, ran_ns);
+        } else if let (true, Some(key)) = (publishes && ran_ns >= remote.publish_after(), key) {
             let encoding = Instant::now();
             let value =
                 satin_proto::values::to_vec(&out).expect("postcard's format encodes any serde value into a Vec");
@@ -130,6 +136,8 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
             remote.send(RemoteEvent::Published { key, value, meta, ran });
         }
     }
+    // (A probe's ticket ends the probe here, or on unwinding.)
+    drop(ticket);
     out
 }
 

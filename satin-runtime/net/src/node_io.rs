@@ -48,16 +48,6 @@ pub(crate) struct Identity {
     /// Started by `--local-nodes`: the supervisor writes its orders (death
     /// notices, chaos) to this node's standard input.
     pub(crate) supervised: bool,
-    /// The socket bound before the program's first call (see
-    /// [`Identity::listen_now`]), for [`NodeIo::open`] to take.
-    pub(crate) early: Option<EarlySocket>,
-}
-
-/// A socket bound ahead of the node, and the address peers reach it at.
-#[derive(Clone)]
-pub(crate) struct EarlySocket {
-    socket: Arc<std::sync::Mutex<Option<std::net::UdpSocket>>>,
-    addr: SocketAddr,
 }
 
 impl Identity {
@@ -89,34 +79,6 @@ impl Identity {
             label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_default(),
             trace: args.trace.clone(),
             supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
-            early: None,
-        }
-    }
-
-    /// Binds this node's socket and says where it listens now, before the
-    /// program makes its first call — which may first make and encode
-    /// megabytes of input. A supervisor sends the run's membership once
-    /// every node listens, so no node waits for the slowest one's input:
-    /// the first master starts the root as soon as its own is ready.
-    /// Peers' first packets wait in the socket until the node reads it.
-    pub(crate) fn listen_now(&mut self, announce: bool) -> Result<(), String> {
-        let socket = super::conn::bind(self.listen)?;
-        let addr = super::conn::advertised(socket.local_addr().unwrap_or(self.listen), self.contact);
-        self.announce(addr, announce);
-        self.early = Some(EarlySocket { socket: Arc::new(std::sync::Mutex::new(Some(socket))), addr });
-        Ok(())
-    }
-
-    /// Names a node without a name after `addr`, and says where it
-    /// listens if `announce` (tests and scripts read the line).
-    fn announce(&mut self, addr: SocketAddr, announce: bool) {
-        if self.label.is_empty() {
-            self.label = addr.to_string();
-            if announce {
-                eprintln!("satin: node listening on {addr}");
-            }
-        } else if announce {
-            eprintln!("satin: node {} listening on {addr}", self.label);
         }
     }
 }
@@ -144,18 +106,16 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         inputs: Inputs<I>,
         dictionary: Option<SharedDictionary>,
     ) -> Result<NodeIo<M, I>, String> {
-        let early = me.early.take().and_then(|e| Some((e.socket.lock().ok()?.take()?, e.addr)));
-        let (endpoint, addr) = match early {
-            // Bound and announced already.
-            Some((socket, addr)) => (endpoint(pool, socket, me.idle_timeout, faults)?, addr),
-            None => {
-                let socket = super::conn::bind(me.listen)?;
-                let endpoint = endpoint(pool, socket, me.idle_timeout, faults)?;
-                let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
-                me.announce(addr, announce);
-                (endpoint, addr)
+        let endpoint = endpoint(pool, me.listen, me.idle_timeout, faults)?;
+        let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
+        if me.label.is_empty() {
+            me.label = addr.to_string();
+            if announce {
+                eprintln!("satin: node listening on {addr}");
             }
-        };
+        } else if announce {
+            eprintln!("satin: node {} listening on {addr}", me.label);
+        }
         let label = me.label.clone();
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =

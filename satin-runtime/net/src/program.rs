@@ -111,9 +111,6 @@ pub fn try_run<R: Send>(
         spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         spec.lone = true;
         spec.progress = false;
-    } else {
-        // Listening before the program's first call (`Identity::listen_now`).
-        spec.me.listen_now(true).map_err(RunError::Failed)?;
     }
     let runtime = Arc::new(runtime);
     let app_name = app.to_string();

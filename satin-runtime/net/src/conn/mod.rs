@@ -66,39 +66,33 @@ pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     Arc::new(t)
 }
 
-/// A socket bound to `listen` (a busy address is tried again a few
-/// times: a previous run's may be closing).
-pub(crate) fn bind(listen: SocketAddr) -> Result<UdpSocket, String> {
-    super::retry::retry(
-        super::retry::LOCAL_OPERATIONS,
-        || UdpSocket::bind(listen),
-        |e| super::retry::transient(e.kind()),
-        |e, wait| warn!("cannot listen on {listen} ({e}); trying again in {wait:?}"),
-    )
-    .map_err(|e| format!("cannot listen on {listen}: {e}"))
-}
-
-/// This node's endpoint on `socket`, with the pool's server credential,
-/// connecting with its client credential. With `faults`, the endpoint's
-/// packets go through them (`--chaos` network faults, see `netfault.rs`).
+/// This node's endpoint: listening on `listen` with the pool's server
+/// credential, connecting with its client credential.
+/// With `faults`, the endpoint's packets go through them (`--chaos`
+/// network faults, see `netfault.rs`).
 pub(super) fn endpoint(
     pool: &super::tls::Pool,
-    socket: UdpSocket,
+    listen: SocketAddr,
     idle: Duration,
     faults: Option<Arc<Faults>>,
 ) -> Result<Endpoint, String> {
     let (mut server, mut client) = pool.quic_configs().map_err(|e| format!("pool credential: {e}"))?;
     server.transport_config(transport(idle));
     client.transport_config(transport(idle));
-    let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
-    let opened = runtime.wrap_udp_socket(socket).and_then(|socket| {
-        let socket: Arc<dyn quinn::AsyncUdpSocket> = match faults {
-            Some(faults) => Arc::new(FaultySocket::new(socket, faults)),
-            None => socket,
-        };
-        Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server), socket, runtime)
-    });
-    let mut endpoint = opened.map_err(|e| format!("cannot open the endpoint: {e}"))?;
+    let bind = || -> std::io::Result<Endpoint> {
+        let Some(faults) = &faults else { return Endpoint::server(server.clone(), listen) };
+        let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
+        let socket = runtime.wrap_udp_socket(UdpSocket::bind(listen)?)?;
+        let socket = Arc::new(FaultySocket::new(socket, faults.clone()));
+        Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime)
+    };
+    let mut endpoint = super::retry::retry(
+        super::retry::LOCAL_OPERATIONS,
+        bind,
+        |e| super::retry::transient(e.kind()),
+        |e, wait| warn!("cannot listen on {listen} ({e}); trying again in {wait:?}"),
+    )
+    .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     endpoint.set_default_client_config(client);
     Ok(endpoint)
 }
@@ -107,7 +101,7 @@ pub(super) fn endpoint(
 /// unspecified IP replaced by the one that routes towards `towards` (the
 /// contact), or towards the default route for the first node. Choosing a
 /// route sends nothing: it is a `connect` on an unbound UDP socket.
-pub(crate) fn advertised(bound: SocketAddr, towards: Option<SocketAddr>) -> SocketAddr {
+pub(super) fn advertised(bound: SocketAddr, towards: Option<SocketAddr>) -> SocketAddr {
     if !bound.ip().is_unspecified() {
         return bound;
     }

@@ -18,7 +18,8 @@ pub const PROTOCOL_VERSION: u32 = 5;
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
 
-const LEN_BYTES: usize = 4;
+/// The bytes of a frame's length prefix.
+pub const LEN_BYTES: usize = 4;
 
 /// Why a frame could not be decoded (or encoded).
 #[derive(Debug, Clone, PartialEq, Eq)]

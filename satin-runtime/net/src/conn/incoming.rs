@@ -4,7 +4,7 @@
 //! stream or as a datagram goes to the driver's urgent input, which it
 //! reads first; the data stream's messages go to its ordinary input.
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use quinn::{Connection, ConnectionError, Incoming, RecvStream, VarInt};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
@@ -103,11 +103,25 @@ impl<I: Send + 'static> Reader<I> {
         let mut stream = Stream::Unknown;
         // A whole frame is split off as `Bytes`, and what it carries is
         // decoded as slices of it (`codec::decode_shared`): a job's
-        // parameters or a result are not copied again.
+        // parameters or a result are not copied again. A frame that lies
+        // whole in one chunk of the stream is that chunk's slice; a
+        // longer one is gathered into room of its size, taking from each
+        // chunk only what it lacks (what follows waits in `rest`, so the
+        // room never grows and moves megabytes).
         let mut buf = BytesMut::new();
+        let mut rest = Bytes::new();
         loop {
-            while let Some(whole) = codec::frame_len(&buf, self.a.max_frame).filter(|&w| w <= buf.len()) {
-                let frame = buf.split_to(whole).freeze();
+            let whole = if buf.is_empty() {
+                match codec::frame_len(&rest, self.a.max_frame) {
+                    Some(whole) if whole <= rest.len() => Some(rest.split_to(whole)),
+                    _ => None,
+                }
+            } else {
+                codec::frame_len(&buf, self.a.max_frame)
+                    .filter(|&w| w == buf.len())
+                    .map(|_| std::mem::take(&mut buf).freeze())
+            };
+            if let Some(frame) = whole {
                 match codec::decode_shared::<Frame<M>>(&frame, self.a.max_frame) {
                     Ok(Some((frame, _))) => {
                         if let Err(why) = self.handle(frame, &mut stream).await {
@@ -118,24 +132,33 @@ impl<I: Send + 'static> Reader<I> {
                     Ok(None) => return self.bad("a frame shorter than its length"),
                     Err(e) => return self.bad(&e.to_string()),
                 }
+                continue;
             }
-            if let Err(e) = codec::decode::<Frame<M>>(&buf, self.a.max_frame) {
-                // A length beyond the cap.
-                return self.bad(&e.to_string());
-            }
-            match recv.read_chunk(usize::MAX, true).await {
-                Ok(Some(chunk)) => {
-                    // A large frame is read into room of its size, not
-                    // into a buffer doubled (and copied) as it grows.
-                    if let Some(whole) = codec::frame_len(&buf, self.a.max_frame) {
-                        buf.reserve(whole.saturating_sub(buf.len()));
-                    }
-                    buf.extend_from_slice(&chunk.bytes);
+            if rest.is_empty() {
+                match recv.read_chunk(usize::MAX, true).await {
+                    Ok(Some(chunk)) => rest = chunk.bytes,
+                    Ok(None) => return Ok(()),
+                    Err(quinn::ReadError::ConnectionLost(e)) => return Err(e),
+                    Err(_) => return Ok(()),
                 }
-                Ok(None) => return Ok(()),
-                Err(quinn::ReadError::ConnectionLost(e)) => return Err(e),
-                Err(_) => return Ok(()),
+                continue;
             }
+            // Move into `buf` what the frame begun there lacks: its length
+            // first, then its body, into room of its size.
+            let take = match codec::frame_len(&buf, self.a.max_frame) {
+                Some(whole) => {
+                    buf.reserve(whole - buf.len());
+                    whole - buf.len()
+                }
+                None if buf.len() >= codec::LEN_BYTES => {
+                    // A length beyond the cap.
+                    let e = codec::decode::<Frame<M>>(&buf, self.a.max_frame).err();
+                    return self.bad(&e.map_or_else(|| "a frame beyond the cap".to_string(), |e| e.to_string()));
+                }
+                None => codec::LEN_BYTES - buf.len(),
+            };
+            let take = take.min(rest.len());
+            buf.extend_from_slice(&rest.split_to(take));
         }
     }
 

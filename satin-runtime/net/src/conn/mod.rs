@@ -529,6 +529,63 @@ mod tests {
         assert!(!unanswered);
     }
 
+    /// Frames of every size, back to back on one stream — some whole in
+    /// one chunk, some over hundreds, a chunk holding the end of one and
+    /// the start of the next — arrive whole and in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn frames_of_every_size_arrive_whole_and_in_order() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
+        let pool = Pool::load(&file).expect("the pool loads");
+        let hello = Hello::new("test", &[]);
+        let (a_in, _a_rx) = unbounded_channel::<Link<Msg>>();
+        let (b_in, mut b_rx) = unbounded_channel();
+        let mut a = net(endpoint(&pool), 1, &hello, a_in);
+        a.max_frame = 64 << 20;
+        let b = endpoint(&pool);
+        let accepting = Accepting { max_frame: 64 << 20, ..accepting(&hello, b_in) };
+        tokio::spawn(accept_loop::<Msg, _>(b.clone(), accepting));
+        a.addrs.insert(2, b.local_addr().expect("bound"));
+        let mut rng = 11u64;
+        let sizes = [10usize, 5_000, 3 << 20, 70_000, 1, 600_000, 4_097, 100, 2 << 20, 3];
+        let values: Vec<Vec<u8>> = sizes
+            .iter()
+            .map(|&n| {
+                (0..n)
+                    .map(|_| {
+                        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        (rng >> 33) as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        for (stamp, v) in values.iter().enumerate() {
+            a.send(
+                2,
+                Msg::JobResult { stamp: stamp as u64, key: satin_proto::JobKey([1; 32]), value: v.clone().into() },
+            );
+        }
+        let got = tokio::time::timeout(Duration::from_secs(30), async {
+            let mut got = Vec::new();
+            while got.len() < values.len() {
+                match b_rx.recv().await {
+                    Some(Link::Message { from: 1, msg: Msg::JobResult { stamp, value, .. } }) => {
+                        got.push((stamp, value))
+                    }
+                    Some(_) => {}
+                    None => panic!("the input closed"),
+                }
+            }
+            got
+        })
+        .await
+        .expect("every frame arrives");
+        for (i, (stamp, value)) in got.into_iter().enumerate() {
+            assert_eq!(stamp, i as u64, "out of order");
+            assert!(value == values[i], "frame {i} ({} bytes) arrived changed", values[i].len());
+        }
+    }
+
     /// A job's parameters that are a stretch of the root's travel as names
     /// of chunks both ends hold, and a beat sent after them comes on the
     /// control stream, on the urgent input.

@@ -40,6 +40,11 @@ pub mod __private {
     pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
     pub use core::pin::pin;
     pub use inventory;
-    pub use postcard;
     pub use serde;
+
+    /// What generated code encodes outcomes with (calls that change their
+    /// `&mut` parameters): postcard's format, by `satin_proto::values`.
+    pub mod postcard {
+        pub use satin_proto::values::{from_bytes, to_vec as to_allocvec};
+    }
 }

@@ -120,20 +120,22 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     ctx.lookup_depth.set(rel);
     if let Some(start) = start {
         let ran = start.elapsed();
-        remote.record_duration(depth, ran.as_nanos() as u64);
         let ran_ns = ran.as_nanos() as u64;
-        if publishes && ran_ns >= remote.publish_after() && !remote.within_publish_cost(key_ns, ran_ns) {
-            // Keying alone cost more than publishing may: the encoding is
-            // spared, and what was paid is enough to know.
-            remote.record_publish_cost(depth, key_ns, ran_ns);
-        } else if let (true, Some(key)) = (publishes && ran_ns >= remote.publish_after(), key) {
-            let encoding = Instant::now();
-            let value =
-                satin_proto::values::to_vec(&out).expect("postcard's format encodes any serde value into a Vec");
-            let cost = key_ns + encoding.elapsed().as_nanos() as u64;
-            remote.record_publish_cost(depth, cost, ran.as_nanos() as u64);
-            let meta = ResultMeta { depth, id: frame, parent: outer_frame };
-            remote.send(RemoteEvent::Published { key, value, meta, ran });
+        remote.record_duration(depth, ran_ns);
+        if let (true, Some(key)) = (publishes && ran_ns >= remote.publish_after(), key) {
+            if remote.within_publish_cost(key_ns, ran_ns) {
+                let encoding = Instant::now();
+                let value =
+                    satin_proto::values::to_vec(&out).expect("postcard's format encodes any serde value into a Vec");
+                let cost = key_ns + encoding.elapsed().as_nanos() as u64;
+                remote.record_publish_cost(depth, cost, ran_ns);
+                let meta = ResultMeta { depth, id: frame, parent: outer_frame };
+                remote.send(RemoteEvent::Published { key, value, meta, ran });
+            } else {
+                // Keying alone cost more than publishing may: the encoding
+                // is spared, and what was paid is enough to know.
+                remote.record_publish_cost(depth, key_ns, ran_ns);
+            }
         }
     }
     // (A probe's ticket ends the probe here, or on unwinding.)

@@ -112,8 +112,8 @@ impl Node {
     }
 
     /// What of an answer may ride in the log and in `Terminate`.
-    fn small_answer(&self, value: &[u8]) -> Option<Bytes> {
-        (value.len() <= self.config.pointer_threshold).then(|| Bytes::copy_from_slice(value))
+    fn small_answer(&self, value: &Bytes) -> Option<Bytes> {
+        (value.len() <= self.config.pointer_threshold).then(|| value.clone())
     }
 
     /// The answer of run `run` is committed (from the log, or from the
@@ -135,7 +135,7 @@ impl Node {
         let mine = holder == self.id;
         let value = if mine { self.runs.proposed.take().or(value) } else { value };
         if mine {
-            let small = value.as_deref().and_then(|v| self.small_answer(v));
+            let small = value.as_ref().and_then(|v| self.small_answer(v));
             self.actions
                 .push_back(Action::Broadcast { msg: Msg::Terminate { run, value: small.clone(), shower, holder } });
             if let (false, None, Some(v)) = (shower == self.id, &small, &value) {

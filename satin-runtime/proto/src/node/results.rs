@@ -382,23 +382,22 @@ impl Node {
             return;
         }
         let known = matches!(self.table.get(&key), Some(Entry::Value(_)));
-        let shared = value;
         if !known {
-            let entry = if shared.len() <= self.config.pointer_threshold {
-                Entry::Value(shared.clone())
+            let entry = if value.len() <= self.config.pointer_threshold {
+                Entry::Value(value.clone())
             } else {
                 Entry::Pointer(self.id)
             };
-            self.table.put(key, Entry::Value(shared.clone()), meta);
-            self.checkpoint_saw(key, &shared, meta, self.id);
+            self.table.put(key, Entry::Value(value.clone()), meta);
+            self.checkpoint_saw(key, &value, meta, self.id);
             self.stats.published += 1;
             self.spread(&key, Msg::TablePut { key, entry, meta });
         }
-        self.answer_awaiting(key, Some(&shared), exec);
+        self.answer_awaiting(key, Some(&value), exec);
         if let Some(f) = self.lookups.fetching.remove(&key) {
-            self.lookup_answered(key, Some(shared), f.adopt.is_some(), exec);
+            self.lookup_answered(key, Some(value), f.adopt.is_some(), exec);
         } else if self.lookups.asking.remove(&key).is_some() {
-            self.lookup_answered(key, Some(shared), false, exec);
+            self.lookup_answered(key, Some(value), false, exec);
         }
     }
 }

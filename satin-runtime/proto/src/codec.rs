@@ -11,9 +11,9 @@ use std::fmt;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-/// Version of the messages in [`crate::Msg`] and of this framing (5:
-/// answers out of the log, named showers, values fetched where needed).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// Version of the messages in [`crate::Msg`] and of this framing (6:
+/// packed frames name stretches of the root by place).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
@@ -64,6 +64,26 @@ pub fn encode<T: Serialize>(msg: &T, max: usize) -> Result<Vec<u8>, FrameError> 
     let mut frame = frame;
     frame[..LEN_BYTES].copy_from_slice(&(len as u32).to_le_bytes());
     Ok(frame)
+}
+
+/// [`encode`] as segments whose bytes, in order, are the frame's: a large
+/// byte string of the message (a field read and written with
+/// [`crate::shared_bytes`]) is its own segment, the very `Bytes` the
+/// message holds, not a copy. For a writer that can send several
+/// buffers in turn (QUIC streams take `Bytes` chunks).
+pub fn encode_segments<T: Serialize>(msg: &T, max: usize) -> Result<Vec<bytes::Bytes>, FrameError> {
+    let segments =
+        crate::values::to_segments(msg, vec![0; LEN_BYTES]).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let len = segments.len() - LEN_BYTES;
+    if len > max || len > u32::MAX as usize {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    let mut head = segments.head;
+    head[..LEN_BYTES].copy_from_slice(&(len as u32).to_le_bytes());
+    let mut out = Vec::with_capacity(1 + segments.rest.len());
+    out.push(bytes::Bytes::from(head));
+    out.extend(segments.rest);
+    Ok(out)
 }
 
 /// The whole length (prefix included) of the frame `buf` begins with,

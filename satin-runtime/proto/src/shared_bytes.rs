@@ -8,6 +8,11 @@
 //! megabytes goes from the network's buffer to the worker that reads it
 //! with no copy. A small string is copied (a slice would keep its whole
 //! frame alive), and so is one decoded from anything else.
+//!
+//! Encoding goes the other way ([`offer_while`]): while a frame is
+//! encoded as segments (`values::to_segments`), each large field offers
+//! its `Bytes`, and the encoder makes it a segment of its own instead of
+//! copying it into the frame.
 
 use std::cell::RefCell;
 
@@ -20,6 +25,44 @@ const SLICE_FROM: usize = 4096;
 
 thread_local! {
     static SOURCE: RefCell<Option<Bytes>> = const { RefCell::new(None) };
+    /// While a frame is encoded as segments: the large fields offered
+    /// so far (the last one is the one being written).
+    static OFFERED: RefCell<Option<Vec<Bytes>>> = const { RefCell::new(None) };
+}
+
+/// Runs `encode` with large `Bytes` fields offered to it: see
+/// [`offered`].
+pub(crate) fn offer_while<R>(encode: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Vec<Bytes>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            OFFERED.with(|o| *o.borrow_mut() = outer);
+        }
+    }
+    let _restore = Restore(OFFERED.with(|o| o.borrow_mut().replace(Vec::new())));
+    encode()
+}
+
+/// The offered `Bytes` that `v` is (same address and length), if the
+/// field being written offered one.
+pub(crate) fn offered(v: &[u8]) -> Option<Bytes> {
+    OFFERED.with(|o| {
+        let o = o.borrow();
+        let last = o.as_ref()?.last()?;
+        (last.as_ptr() == v.as_ptr() && last.len() == v.len()).then(|| last.clone())
+    })
+}
+
+fn offer(v: &Bytes) {
+    if v.len() >= SLICE_FROM {
+        OFFERED.with(|o| {
+            if let Some(o) = o.borrow_mut().as_mut() {
+                o.clear();
+                o.push(v.clone());
+            }
+        });
+    }
 }
 
 /// Runs `decode` (which reads `source`) with `source` named as the
@@ -85,6 +128,7 @@ impl<'de> Visitor<'de> for SharedVisitor {
 
 /// `#[serde(with = "crate::shared_bytes")]` for a `Bytes` field.
 pub fn serialize<S: Serializer>(v: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+    offer(v);
     s.serialize_bytes(v)
 }
 
@@ -102,7 +146,10 @@ pub mod option {
     /// `#[serde(with = "crate::shared_bytes::option")]`.
     pub fn serialize<S: Serializer>(v: &Option<Bytes>, s: S) -> Result<S::Ok, S::Error> {
         match v {
-            Some(b) => s.serialize_some(&serde_bytes::Bytes::new(b)),
+            Some(b) => {
+                super::offer(b);
+                s.serialize_some(&serde_bytes::Bytes::new(b))
+            }
             None => s.serialize_none(),
         }
     }

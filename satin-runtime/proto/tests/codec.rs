@@ -2,13 +2,17 @@
 
 use proptest::prelude::*;
 use satin_proto::checkpoint::ResultMeta;
-use satin_proto::codec::{decode, encode, FrameError, HandshakeError, Hello, PROTOCOL_VERSION};
+use satin_proto::codec::{decode, encode, encode_segments, FrameError, HandshakeError, Hello, PROTOCOL_VERSION};
 use satin_proto::JobKey;
 use satin_proto::{Entry, JobSpec, Msg};
 
 fn arb_msg() -> impl Strategy<Value = Msg> {
     let key = any::<[u8; 32]>().prop_map(JobKey);
-    let bytes = proptest::collection::vec(any::<u8>(), 0..300);
+    // Mostly small, sometimes large enough to travel as a segment of its own.
+    let bytes = prop_oneof![
+        4 => proptest::collection::vec(any::<u8>(), 0..300),
+        1 => proptest::collection::vec(any::<u8>(), 4096..9000),
+    ];
     prop_oneof![
         any::<u64>().prop_map(|id| Msg::StealRequest { id }),
         (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<bool>(), any::<(u32, u32, u64)>()).prop_map(
@@ -61,6 +65,25 @@ proptest! {
         for cut in 0..frame.len() {
             prop_assert_eq!(decode::<Msg>(&frame[..cut], 1 << 20).unwrap(), None);
         }
+    }
+
+    /// A frame in segments is the same bytes, and its large strings are
+    /// the message's own (not copies).
+    #[test]
+    fn segments_are_the_frame_and_large_strings_are_not_copied(msg in arb_msg()) {
+        let whole = encode(&msg, 1 << 20).unwrap();
+        let segments = encode_segments(&msg, 1 << 20).unwrap();
+        let joined: Vec<u8> = segments.iter().flat_map(|s| s.iter().copied()).collect();
+        prop_assert_eq!(&joined, &whole);
+        let big = match &msg {
+            Msg::StealReply { job: Some(job), .. } => Some(&job.payload),
+            Msg::JobResult { value, .. } => Some(value),
+            _ => None,
+        };
+        if let Some(big) = big.filter(|b| b.len() >= 4096) {
+            prop_assert!(segments.iter().any(|s| s.as_ptr() == big.as_ptr() && s.len() == big.len()));
+        }
+        prop_assert_eq!(encode_segments(&msg, whole.len() - 5).err(), Some(FrameError::TooLarge { len: whole.len() - 4, max: whole.len() - 5 }));
     }
 
     #[test]

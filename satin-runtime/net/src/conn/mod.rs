@@ -13,7 +13,7 @@ pub(crate) use incoming::{accept_loop, Accepting};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use quinn::{Connection, ConnectionError, Endpoint, TransportConfig, VarInt};
@@ -159,29 +159,18 @@ impl Sent {
 }
 
 /// The bytes both ends of every connection hold (the root call's
-/// encoding), indexed the first time a large frame needs them.
+/// encoding); the sender's index of them is made the first time a large
+/// frame needs it.
 #[derive(Clone)]
-pub(crate) struct SharedDictionary(Arc<(satin_proto::Bytes, OnceLock<Dictionary>)>);
+pub(crate) struct SharedDictionary(Arc<Dictionary>);
 
 impl SharedDictionary {
     pub(crate) fn new(bytes: impl Into<satin_proto::Bytes>) -> SharedDictionary {
-        SharedDictionary(Arc::new((bytes.into(), OnceLock::new())))
-    }
-
-    /// Indexes the bytes now, on a thread of its own, if they are large
-    /// enough to matter: the first large frame, on either end, then finds
-    /// the index ready instead of making it.
-    pub(crate) fn prepare(&self) {
-        if self.0 .0.len() >= satin_proto::dedup::PACK_FROM {
-            let me = self.clone();
-            let _ = std::thread::Builder::new().name("satin-dedup".into()).spawn(move || {
-                me.get();
-            });
-        }
+        SharedDictionary(Arc::new(Dictionary::new(bytes)))
     }
 
     fn get(&self) -> &Dictionary {
-        self.0 .1.get_or_init(|| Dictionary::new(self.0 .0.clone()))
+        &self.0
     }
 }
 

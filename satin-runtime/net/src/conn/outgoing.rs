@@ -7,13 +7,16 @@
 //! own flow control.
 //!
 //! Frames are encoded here, on the network's threads, not by the driver:
-//! a large message costs the event loop nothing. A large frame is packed
-//! against the dictionary both ends hold (`satin_proto::dedup`).
+//! a large message costs the event loop nothing. A frame goes to QUIC in
+//! segments (`codec::encode_segments`): a job's parameters or a result
+//! is handed over as the very buffer the message holds. A large frame is
+//! packed against the root both ends hold (`satin_proto::dedup`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use quinn::{Connection, ConnectionError, Endpoint, SendStream};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
@@ -162,12 +165,15 @@ struct Writer {
 impl Writer {
     async fn write_all<M: Message>(&self, mut stream: SendStream, mut frames: Queue<M>) -> Result<(), Lost> {
         while let Some((frame, kind)) = frames.recv().await {
-            let Some(bytes) = self.encode(&frame) else { continue };
-            self.sent.count(kind, bytes.len() as u64);
-            tracing::trace!(kind, bytes = bytes.len(), "sending");
-            // Handed to QUIC as it is, not copied into its send buffer.
-            if let Err(e) = stream.write_chunk(bytes.into()).await {
-                return write_failed(e);
+            let Some(segments) = self.encode(&frame) else { continue };
+            let len: usize = segments.iter().map(Bytes::len).sum();
+            self.sent.count(kind, len as u64);
+            tracing::trace!(kind, bytes = len, "sending");
+            // Handed to QUIC as they are, not copied into its send buffer.
+            for segment in segments {
+                if let Err(e) = stream.write_chunk(segment).await {
+                    return write_failed(e);
+                }
             }
         }
         let _ = stream.finish();
@@ -177,23 +183,22 @@ impl Writer {
         Ok(())
     }
 
-    /// The frame's bytes on the wire: packed against the dictionary when
-    /// that saves bytes.
-    fn encode<M: Message>(&self, frame: &Frame<M>) -> Option<Vec<u8>> {
-        let bytes = match codec::encode(frame, self.max_frame) {
-            Ok(b) => b,
+    /// The frame's bytes on the wire, in segments (a large field is its
+    /// own, not a copy): packed against the dictionary when that saves
+    /// bytes.
+    fn encode<M: Message>(&self, frame: &Frame<M>) -> Option<Vec<Bytes>> {
+        let segments = match codec::encode_segments(frame, self.max_frame) {
+            Ok(s) => s,
             Err(e) => {
                 tracing::warn!("dropping an outgoing message: {e}");
                 return None;
             }
         };
-        if bytes.len() < satin_proto::dedup::PACK_FROM {
-            return Some(bytes);
-        }
-        let Some(dictionary) = self.dictionary.as_ref().map(|d| d.get()) else { return Some(bytes) };
-        match dictionary.pack(&bytes).map(|p| codec::encode(&Frame::<M>::Packed(p), usize::MAX)) {
-            Some(Ok(packed)) if packed.len() < bytes.len() => Some(packed),
-            _ => Some(bytes),
+        let Some(dictionary) = self.dictionary.as_ref().map(|d| d.get()) else { return Some(segments) };
+        let len: usize = segments.iter().map(Bytes::len).sum();
+        match dictionary.pack(&segments).map(|p| codec::encode_segments(&Frame::<M>::Packed(p), usize::MAX)) {
+            Some(Ok(packed)) if packed.iter().map(Bytes::len).sum::<usize>() < len => Some(packed),
+            _ => Some(segments),
         }
     }
 }

@@ -300,7 +300,6 @@ pub(super) async fn drive(
     // Every node holds the first call's parameters: large frames are
     // packed against them (`satin_proto::dedup`).
     let dictionary = crate::conn::SharedDictionary::new(root.1.clone());
-    dictionary.prepare();
     // Peers check each other's root call too: another problem is refused.
     spec.me.hello = spec.me.hello.clone().with_root(root.0 .0);
     // Beats, votes and handshakes come on their own input, read first.

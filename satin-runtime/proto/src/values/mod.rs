@@ -30,6 +30,46 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
     Ok(out.0)
 }
 
+/// `value` in postcard's format, after `first`, as segments: large byte
+/// strings that offered themselves (fields read and written with
+/// `shared_bytes`) are not copied but are segments of their own.
+pub fn to_segments<T: Serialize + ?Sized>(value: &T, first: Vec<u8>) -> Result<Segments, Error> {
+    let mut out = ser::SegmentOut { head: None, open: first, cut: Vec::new() };
+    crate::shared_bytes::offer_while(|| value.serialize(&mut ser::Serializer { out: &mut out }))?;
+    let ser::SegmentOut { head, open, mut cut } = out;
+    Ok(match head {
+        None => Segments { head: open, rest: cut },
+        Some(head) => {
+            if !open.is_empty() {
+                cut.push(open.into());
+            }
+            Segments { head, rest: cut }
+        }
+    })
+}
+
+/// An encoding in pieces ([`to_segments`]): its bytes are `head`, then
+/// each of `rest` in order.
+#[derive(Debug)]
+pub struct Segments {
+    /// The bytes before the first large byte string (all of them if none).
+    pub head: Vec<u8>,
+    /// The rest, in order.
+    pub rest: Vec<bytes::Bytes>,
+}
+
+impl Segments {
+    /// How many bytes in all.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.rest.iter().map(bytes::Bytes::len).sum::<usize>()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// `value` in postcard's format, fed to `hasher` in pieces (a value of
 /// megabytes is hashed without a copy of its encoding).
 pub fn hash_into<T: Serialize + ?Sized>(value: &T, hasher: &mut blake3::Hasher) -> Result<(), Error> {

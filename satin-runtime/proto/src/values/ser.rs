@@ -40,6 +40,49 @@ impl Out for VecOut {
     }
 }
 
+/// Into segments: bytes written go into the open one, but a large field
+/// that offered its `Bytes` (`shared_bytes`) becomes a segment of its
+/// own, not a copy.
+pub(super) struct SegmentOut {
+    pub(super) head: Option<Vec<u8>>,
+    pub(super) open: Vec<u8>,
+    pub(super) cut: Vec<bytes::Bytes>,
+}
+
+impl SegmentOut {
+    fn close_open(&mut self) {
+        let open = std::mem::take(&mut self.open);
+        match &self.head {
+            None => self.head = Some(open),
+            Some(_) if !open.is_empty() => self.cut.push(open.into()),
+            Some(_) => {}
+        }
+    }
+}
+
+impl Out for SegmentOut {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.open.push(b);
+    }
+
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        match crate::shared_bytes::offered(b) {
+            Some(shared) => {
+                self.close_open();
+                self.cut.push(shared);
+            }
+            None => self.open.extend_from_slice(b),
+        }
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        push_varint(&mut self.open, v);
+    }
+}
+
 /// Appends `v` as a varint (see `varint.rs`): its 16-byte form is
 /// stored whole into reserved room, and the length covers its bytes.
 #[inline(always)]

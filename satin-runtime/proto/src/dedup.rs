@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 pub const PACK_FROM: usize = 64 * 1024;
 
 /// The root is indexed at every offset that is a multiple of this.
-const ANCHOR_EVERY: usize = 1024;
+const ANCHOR_EVERY: usize = 4096;
 
 /// The bytes hashed at an anchor (and at each offset the sender tries).
 const WINDOW: usize = 32;

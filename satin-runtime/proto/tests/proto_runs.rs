@@ -72,6 +72,8 @@ struct Cluster {
     largest_message: usize,
     /// Timers set and not yet due: (when, node).
     timers: Vec<(u64, usize)>,
+    /// Messages of these kinds to these nodes are lost: (node, kind).
+    withheld: Vec<(usize, &'static str)>,
 }
 
 impl Cluster {
@@ -90,6 +92,7 @@ impl Cluster {
             dead: Default::default(),
             largest_message: 0,
             timers: Vec::new(),
+            withheld: Vec::new(),
         };
         c.ends = (0..n).map(|_| Vec::new()).collect();
         for i in 0..n as usize {
@@ -145,7 +148,7 @@ impl Cluster {
     }
 
     fn deliver(&mut self, from: usize, to: usize, msg: Msg) {
-        if self.dead.contains(&from) || self.dead.contains(&to) {
+        if self.dead.contains(&from) || self.dead.contains(&to) || self.withheld.contains(&(to, msg.kind())) {
             return;
         }
         let size = satin_proto::codec::encode(&msg, usize::MAX).expect("encodes").len();
@@ -292,6 +295,48 @@ fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_th
     assert!(c.shown(master), "the answer is shown again");
     let other = 3 - master;
     assert!(!c.shown(other) && !c.stopped(other), "the other waits for the supervisor");
+}
+
+#[test]
+fn under_a_supervisor_a_master_told_the_output_is_out_before_the_shower_said_so_ends_with_the_answer() {
+    // Node 0, the origin, is lost; its process joins again as node 3 and
+    // claims the origin back, so the new master names it to show the
+    // answer. The supervisor's word that the output is out reaches the
+    // master before node 3's `Shown` does: the master's program ends with
+    // the answer all the same (it decided it), and nobody else shows it.
+    let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
+    let master = c.lose_node_zero();
+    let config = Config { sequence: true, supervised_output: true, ..Config::default() };
+    let mut rejoined = Node::joining(3, 0, master as NodeId, config, 3).with_program_root(root(1));
+    rejoined.claim_origin(0);
+    c.nodes.push(rejoined);
+    c.execs.push(Recorder::default());
+    c.ends.push(Vec::new());
+    c.nodes[3].start(c.now, &mut c.execs[3]);
+    for _ in 0..10 {
+        c.settle();
+    }
+    assert!(c.nodes[3].is_origin(), "node 3 claimed the origin back");
+    c.withheld.push((master, "Shown"));
+    let answer = satin_proto::Bytes::from(vec![9u8; 5_000]);
+    let again = c.execs[master].roots.last().cloned().expect("the root again");
+    c.nodes[master].handle_root_finished(c.now, answer.clone(), &mut c.execs[master]);
+    c.settle();
+    assert!(c.shown(3), "the origin shows the answer");
+    assert!(c.answers(master).is_empty(), "the master waits for the shower's word");
+    c.nodes[master].output_out(c.now);
+    c.settle();
+    assert_eq!(c.answers(master), vec![answer], "the master's program ends without its answer");
+    assert!(
+        c.ends[master].iter().any(|a| matches!(a, Action::Done { shows: false, .. })),
+        "handed as the master's own answer, not shown again"
+    );
+    assert!(!c.shown(master));
+    assert!(
+        !c.ends[master].iter().any(|a| matches!(a, Action::Finished { .. })),
+        "its program was also told to end without the answer"
+    );
+    assert_eq!(again.key, JobKey([1; 32]));
 }
 
 #[test]

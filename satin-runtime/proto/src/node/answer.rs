@@ -341,10 +341,28 @@ impl Node {
 
     /// The supervisor holds the answer's output (`Config::supervised_output`):
     /// the program is over everywhere, and this node's ends where it
-    /// waits, without an answer.
+    /// waits, without an answer — but for the master that decided the
+    /// last run and holds its value: it may hear this before the shower's
+    /// `Shown` (the two come by different ways), and its program ends
+    /// with the answer, as with `Shown`, not shown again.
     pub fn output_out(&mut self, _now: Time) {
         if self.stopped {
             return;
+        }
+        let run = self.runs.handed + 1;
+        let leader = self.quorum.is_leader() && self.is_master();
+        if run == self.runs.done && leader {
+            let me = self.id;
+            let held = self.runs.ended.get_mut(run as usize - 1).and_then(|ended| {
+                ended.shown = true;
+                ended.value.clone().filter(|_| ended.holder == me)
+            });
+            if let Some(value) = held {
+                // From here as after `Shown`: the program ends, or goes
+                // on to a call the others make too.
+                self.hand(run, Some(value), false, true);
+                return;
+            }
         }
         self.runs.handed = self.runs.done;
         self.runs.asking = None;

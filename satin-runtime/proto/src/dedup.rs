@@ -12,9 +12,8 @@
 //! hold the same root.
 //!
 //! Finding a stretch is cheap because the root is indexed sparsely: a
-//! hash of the [`WINDOW`] bytes at every [`ANCHOR_EVERY`]-th offset. Any
-//! stretch of the root at least that long contains one such anchor within
-//! its first [`ANCHOR_EVERY`] bytes, so the sender hashes the windows of
+//! hash of the 32 bytes at every 4 KiB. Any stretch of the root at least
+//! that long contains one such anchor within its first 4 KiB, so the sender hashes the windows of
 //! the frame's first bytes until one names an anchor, checks it byte for
 //! byte and extends the match both ways by comparing memory (no hashing
 //! of the stretch itself). The receiver needs no index at all: it copies
@@ -106,8 +105,7 @@ impl Dictionary {
 
     /// The frame whose bytes are `segments` in order, as pieces, if at
     /// least one stretch of the root lies in it (else it is better sent
-    /// as it is). Segments shorter than [`MIN_MATCH`] are taken as they
-    /// are: they are a frame's headers, and the stretches are in the long
+    /// as it is). Segments shorter than 4 KiB are taken as they are: they are a frame's headers, and the stretches are in the long
     /// ones (a job's parameters).
     pub fn pack(&self, segments: &[Bytes]) -> Option<Packed> {
         let len: usize = segments.iter().map(Bytes::len).sum();

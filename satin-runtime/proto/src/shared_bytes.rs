@@ -9,10 +9,10 @@
 //! with no copy. A small string is copied (a slice would keep its whole
 //! frame alive), and so is one decoded from anything else.
 //!
-//! Encoding goes the other way ([`offer_while`]): while a frame is
-//! encoded as segments (`values::to_segments`), each large field offers
-//! its `Bytes`, and the encoder makes it a segment of its own instead of
-//! copying it into the frame.
+//! Encoding goes the other way: while a frame is encoded as segments
+//! (`values::to_segments`), each large field offers its `Bytes`, and the
+//! encoder makes it a segment of its own instead of copying it into the
+//! frame.
 
 use std::cell::RefCell;
 
@@ -25,31 +25,34 @@ const SLICE_FROM: usize = 4096;
 
 thread_local! {
     static SOURCE: RefCell<Option<Bytes>> = const { RefCell::new(None) };
-    /// While a frame is encoded as segments: the large fields offered
-    /// so far (the last one is the one being written).
-    static OFFERED: RefCell<Option<Vec<Bytes>>> = const { RefCell::new(None) };
+    /// While a frame is encoded as segments (`Some`): the large field
+    /// offered last, which the encoder is about to write.
+    static OFFERED: RefCell<Option<Option<Bytes>>> = const { RefCell::new(None) };
 }
 
 /// Runs `encode` with large `Bytes` fields offered to it: see
 /// [`offered`].
 pub(crate) fn offer_while<R>(encode: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Vec<Bytes>>);
+    struct Restore(Option<Option<Bytes>>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let outer = self.0.take();
             OFFERED.with(|o| *o.borrow_mut() = outer);
         }
     }
-    let _restore = Restore(OFFERED.with(|o| o.borrow_mut().replace(Vec::new())));
+    let _restore = Restore(OFFERED.with(|o| o.borrow_mut().replace(None)));
     encode()
 }
 
 /// The offered `Bytes` that `v` is (same address and length), if the
 /// field being written offered one.
 pub(crate) fn offered(v: &[u8]) -> Option<Bytes> {
+    if v.len() < SLICE_FROM {
+        return None;
+    }
     OFFERED.with(|o| {
         let o = o.borrow();
-        let last = o.as_ref()?.last()?;
+        let last = o.as_ref()?.as_ref()?;
         (last.as_ptr() == v.as_ptr() && last.len() == v.len()).then(|| last.clone())
     })
 }
@@ -57,9 +60,8 @@ pub(crate) fn offered(v: &[u8]) -> Option<Bytes> {
 fn offer(v: &Bytes) {
     if v.len() >= SLICE_FROM {
         OFFERED.with(|o| {
-            if let Some(o) = o.borrow_mut().as_mut() {
-                o.clear();
-                o.push(v.clone());
+            if let Some(last) = o.borrow_mut().as_mut() {
+                *last = Some(v.clone());
             }
         });
     }

@@ -8,6 +8,7 @@
 
 mod incoming;
 mod outgoing;
+mod socket;
 
 pub(crate) use incoming::{accept_loop, Accepting};
 
@@ -80,9 +81,12 @@ pub(super) fn endpoint(
     server.transport_config(transport(idle));
     client.transport_config(transport(idle));
     let bind = || -> std::io::Result<Endpoint> {
-        let Some(faults) = &faults else { return Endpoint::server(server.clone(), listen) };
+        let socket = socket::bind(listen)?;
         let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
-        let socket = runtime.wrap_udp_socket(UdpSocket::bind(listen)?)?;
+        let Some(faults) = &faults else {
+            return Endpoint::new(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime);
+        };
+        let socket = runtime.wrap_udp_socket(socket)?;
         let socket = Arc::new(FaultySocket::new(socket, faults.clone()));
         Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime)
     };

@@ -109,3 +109,76 @@ fn a_run_that_ends_elsewhere_while_the_lent_root_runs_stops_it_before_the_call_r
     let answer = with_root_runner(runner, || slow_sum(0, u64::MAX / 4));
     assert_eq!(answer, 7);
 }
+
+/// How often a `Doubled` was decoded.
+static RESULTS_DECODED: AtomicUsize = AtomicUsize::new(0);
+
+/// Numbers that count their decodings, as a result.
+#[derive(Serialize, Debug, PartialEq)]
+struct Doubled(Vec<u64>);
+
+impl<'de> Deserialize<'de> for Doubled {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RESULTS_DECODED.fetch_add(1, Ordering::SeqCst);
+        Vec::<u64>::deserialize(d).map(Doubled)
+    }
+}
+
+#[divide_and_conquer]
+fn doubled(numbers: Vec<u64>) -> Doubled {
+    Doubled(numbers.iter().map(|x| x * 2).collect())
+}
+
+/// Each root's end as a `holding_runner` saw it: whether the answer was
+/// held, what `encode_held` made of it while the program waited, and the
+/// bytes the run got.
+type Seen = Arc<Mutex<Vec<(bool, Option<Vec<u8>>, satin::proto::Bytes)>>>;
+
+/// A root runner that reports how each root ended (see [`Seen`]).
+fn holding_runner(seen: Seen) -> RootRunner {
+    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
+    let (tx, events) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut exec = LocalExecutor::new(runtime, SharedTable::default(), None, move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    Box::new(move |key, payload| {
+        exec.run_root(JobSpec::root(key, payload));
+        loop {
+            match events.recv().expect("the root ends") {
+                ExecEvent::RootDone { value, held, .. } => {
+                    let encoded = satin::dist::encode_held(&value).map(|b| b.to_vec());
+                    seen.lock().expect("seen").push((held, encoded, value.clone()));
+                    return value;
+                }
+                ExecEvent::RootFailed { reason, .. } => panic!("the root failed: {reason}"),
+                _ => {}
+            }
+        }
+    })
+}
+
+#[test]
+fn a_large_answer_the_program_holds_is_encoded_only_on_demand_and_only_while_it_waits() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    // 20 000 numbers of 2 to 8 bytes each: far above the 64 KiB held.
+    let numbers: Vec<u64> = (0..20_000u64).map(|i| i << 40).collect();
+    let expected = Doubled(numbers.iter().map(|x| x * 2).collect());
+    let answer = with_root_runner(holding_runner(seen.clone()), || doubled(numbers));
+    assert_eq!(answer, expected);
+    assert_eq!(RESULTS_DECODED.load(Ordering::SeqCst), 0, "the program decoded its own answer");
+    let (held, encoded, stand_in) = seen.lock().expect("seen").pop().expect("the root ended");
+    assert!(held, "a large answer was encoded for the run");
+    assert_eq!(encoded, Some(postcard::to_allocvec(&expected).expect("encodes")), "encoded on demand");
+    assert_ne!(stand_in.to_vec(), postcard::to_allocvec(&expected).expect("encodes"));
+    assert_eq!(satin::dist::encode_held(&stand_in), None, "encoded after the program took its value");
+
+    // A small answer is encoded at once: it may ride in the log.
+    let small = with_root_runner(holding_runner(seen.clone()), || doubled(vec![1, 2, 3]));
+    assert_eq!(small, Doubled(vec![2, 4, 6]));
+    let (held, encoded, value) = seen.lock().expect("seen").pop().expect("the root ended");
+    assert!(!held);
+    assert_eq!(encoded, None, "nothing is held");
+    assert_eq!(value.to_vec(), postcard::to_allocvec(&Doubled(vec![2, 4, 6])).expect("encodes"));
+}

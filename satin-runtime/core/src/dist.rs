@@ -25,6 +25,8 @@ thread_local! {
     static ROOT_RUNNER: RefCell<Option<RootRunner>> = const { RefCell::new(None) };
 }
 
+pub use crate::job::typed_root::encode_held;
+
 /// Runs `f` on this thread with `runner` in place: every annotated call
 /// `f` makes outside a runtime becomes the root job of a distributed run,
 /// handed to `runner` (every node of the run calls the same `f`, so the
@@ -91,8 +93,13 @@ pub enum ExecEvent {
     },
     /// The root job finished here.
     RootDone {
-        /// The encoded answer.
+        /// The encoded answer, or (`held`) a stand-in for it.
         value: satin_proto::Bytes,
+        /// The answer is large and this process's program holds it
+        /// unencoded: `value` only stands for it, and must never leave
+        /// the process; [`encode_held`] encodes it while the program
+        /// waits (`satin_proto::Node::handle_root_held`).
+        held: bool,
         /// Where and when it ran (for traces).
         ran: Ran,
     },
@@ -331,7 +338,14 @@ impl LocalExecutor {
                 (EntryOutcome::Value(value), Origin::Stolen { victim, stamp, key }) => {
                     ExecEvent::StolenDone { victim, stamp, key, value, ran }
                 }
-                (EntryOutcome::Value(value), Origin::Root) => ExecEvent::RootDone { value, ran },
+                (EntryOutcome::Value(value), Origin::Root) => ExecEvent::RootDone { value, held: false, ran },
+                (EntryOutcome::Held(value), Origin::Root) => ExecEvent::RootDone { value, held: true, ran },
+                (EntryOutcome::Held(_), Origin::Stolen { victim, stamp, .. }) => ExecEvent::StolenFailed {
+                    victim,
+                    stamp,
+                    reason: "a stolen job's result was held as a root's (a bug)".into(),
+                    ran,
+                },
                 (EntryOutcome::Aborted, Origin::Stolen { victim, stamp, .. }) => {
                     ExecEvent::Aborted { stolen: Some((victim, stamp)), ran }
                 }

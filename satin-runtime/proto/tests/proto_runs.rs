@@ -390,3 +390,32 @@ fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     assert!(c.stopped(3));
     assert_eq!(c.answers(0), vec![vec![1], vec![2]]);
 }
+
+#[test]
+fn a_held_answer_is_handed_to_its_program_and_never_travels_as_a_small_one() {
+    // One call, nothing after it: the followers end once the answer is
+    // shown, with its value if it was small enough to ride in the log.
+    let small = satin_proto::Bytes::from(vec![5u8; 40]);
+    let mut c = Cluster::new(3, false);
+    c.nodes[0].handle_root_finished(c.now, small.clone(), &mut c.execs[0]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![small.clone()]);
+    for i in 1..3 {
+        assert_eq!(c.answers(i), vec![small.clone()], "node {i} had the small answer from the log");
+    }
+    // The same bytes as a stand-in for an answer the master's program
+    // holds: its program gets the stand-in back (and takes its own value
+    // for it); no other node ever receives it.
+    let stand_in = satin_proto::Bytes::from(vec![5u8; 40]);
+    let mut c = Cluster::new(3, false);
+    c.nodes[0].handle_root_held(c.now, stand_in.clone(), &mut c.execs[0]);
+    c.settle();
+    let handed = c.answers(0);
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].as_ptr(), stand_in.as_ptr(), "the master's program gets the stand-in itself");
+    assert!(c.shown(0));
+    for i in 1..3 {
+        assert!(c.answers(i).is_empty(), "node {i} received the stand-in");
+        assert!(c.stopped(i), "node {i} ends once the answer is shown");
+    }
+}

@@ -145,23 +145,20 @@ fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Ou
     // The call's value itself is lent to this process's workers for the
     // run (see `typed_root.rs`); a call that writes back through `&mut`
     // takes its effects from the bytes, as on any node.
-    let (bytes, returned) = if J::MUTATES {
+    let (bytes, mut returned) = if J::MUTATES {
         (runner(key, payload), typed_root::Returned { job: Some(job), output: None })
     } else {
         let at = payload.as_ptr();
         typed_root::lend(key, at, job, || runner(key, payload))
     };
     crate::dist::put_back_root_runner(runner);
-    let accepted = match returned {
-        // The run ended with the very bytes its run from the value made
-        // (held until here, so no other buffer can be at their address):
-        // the value itself is the answer, not decoded again.
-        typed_root::Returned { output: Some((output, ours)), .. }
-            if ours.as_ptr() == bytes.as_ptr() && ours.len() == bytes.len() =>
-        {
-            Ok(output)
-        }
-        typed_root::Returned { job: Some(job), .. } => job.accept(&bytes),
+    // The run ended with the very bytes its run from the value made (its
+    // encoding or the stand-in for it, held until here, so no other
+    // buffer can be at their address): the value itself is the answer,
+    // not decoded again.
+    let accepted = match (returned.own_output(&bytes), returned) {
+        (Some(output), _) => Ok(output),
+        (None, typed_root::Returned { job: Some(job), .. }) => job.accept(&bytes),
         _ => satin_proto::values::from_bytes(&bytes).map_err(AcceptError::Decode),
     };
     accepted.unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))

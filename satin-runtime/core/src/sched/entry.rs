@@ -19,6 +19,9 @@ use crate::job::registry::run_call;
 pub enum EntryOutcome {
     /// The encoded result.
     Value(satin_proto::Bytes),
+    /// The root's large result, held unencoded by the program that made
+    /// the call: a stand-in (see `job/typed_root.rs`).
+    Held(satin_proto::Bytes),
     /// Its abort flag was set.
     Aborted,
     /// It could not run (bad bytes) or it panicked: the message says which.
@@ -95,12 +98,13 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
         // call, takes the call's value itself (see `job/typed_root.rs`).
         let first_root = place.depth == 0 && !redone && epoch == 0;
         let run = || {
-            let lent =
-                if first_root { crate::job::typed_root::run_lent(&key, payload.as_ptr(), &abort, &ctx) } else { None };
-            lent.unwrap_or_else(|| run_call(&payload, &ctx).map(satin_proto::Bytes::from))
+            use crate::job::typed_root::{run_lent, LentOutcome};
+            let lent = if first_root { run_lent(&key, payload.as_ptr(), &abort, &ctx) } else { None };
+            lent.unwrap_or_else(|| run_call(&payload, &ctx).map(|v| LentOutcome::Encoded(v.into())))
         };
         match panic::catch_unwind(AssertUnwindSafe(run)) {
-            Ok(Ok(value)) => EntryOutcome::Value(value),
+            Ok(Ok(crate::job::typed_root::LentOutcome::Encoded(value))) => EntryOutcome::Value(value),
+            Ok(Ok(crate::job::typed_root::LentOutcome::Held(stand_in))) => EntryOutcome::Held(stand_in),
             Ok(Err(e)) => EntryOutcome::Failed(e.to_string()),
             Err(p) if p.is::<Aborted>() => EntryOutcome::Aborted,
             Err(p) => EntryOutcome::Failed(panic_message(&*p)),

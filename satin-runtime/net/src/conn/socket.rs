@@ -60,7 +60,13 @@ fn get(socket: &UdpSocket, option: libc::c_int) -> std::io::Result<libc::c_int> 
     // SAFETY: the descriptor is the live socket's; `value` and `len` are
     // valid for writes of a `c_int` and its length.
     let rc = unsafe {
-        libc::getsockopt(socket.as_raw_fd(), libc::SOL_SOCKET, option, (&mut value as *mut libc::c_int).cast(), &mut len)
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
     };
     if rc == 0 {
         Ok(value)
@@ -81,6 +87,7 @@ mod tests {
         // Linux allows at least 208 KiB without privileges; `.ci/run`
         // runs as root, where the forcing option gets the full size.
         assert!(ours >= default, "receive buffer {ours} < default {default}");
+        // SAFETY: `geteuid` reads the process's user id; it cannot fail.
         if unsafe { libc::geteuid() } == 0 {
             assert!(ours >= BUFFER, "as root the buffer is forced to {BUFFER}, got {ours}");
         }

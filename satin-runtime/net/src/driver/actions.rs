@@ -15,6 +15,7 @@ impl Driver {
                     if to == CONTACT && matches!(msg, Msg::Join { .. }) {
                         self.join_request = Some(msg.clone());
                     }
+                    let msg = self.encode_held_answer(msg);
                     self.io.net.send(to, msg)
                 }
                 Action::Broadcast { msg } => self.send_to_members(msg),
@@ -71,6 +72,21 @@ impl Driver {
         self.update_board();
         self.report_status();
         self.log_leadership();
+    }
+
+    /// `msg`, with the stand-in for an answer this node's program holds
+    /// (`ExecEvent::RootDone { held }`) replaced by the answer's encoding
+    /// — or by none once the program has taken the value: the asker then
+    /// looks elsewhere, as for a node that lost it.
+    fn encode_held_answer(&self, msg: Msg) -> Msg {
+        match (msg, &self.held) {
+            (Msg::AnswerValue { run, value: Some(v) }, Some(held))
+                if v.as_ptr() == held.as_ptr() && v.len() == held.len() =>
+            {
+                Msg::AnswerValue { run, value: satin_core::dist::encode_held(&v) }
+            }
+            (msg, _) => msg,
+        }
     }
 
     /// Says when the leader changes or this node loses (or regains) the

@@ -174,9 +174,24 @@ impl Driver {
                 self.exec.stolen_done(victim, stamp);
                 self.node.handle_job_finished(now, victim, stamp, key, value, &mut self.exec);
             }
-            ExecEvent::RootDone { value, ran } => {
+            ExecEvent::RootDone { value, held: false, ran } => {
                 self.span("root job", ran);
                 self.node.handle_root_finished(now, value, &mut self.exec)
+            }
+            ExecEvent::RootDone { value: stand_in, held: true, ran } => {
+                self.span("root job", ran);
+                // A checkpoint keeps the answer's bytes: encoded now, while
+                // the program waits. Otherwise only a message that carries
+                // the answer encodes it (`Driver::carry_out_actions`).
+                let encoded =
+                    self.spec.config.checkpoint_interval.and_then(|_| satin_core::dist::encode_held(&stand_in));
+                match encoded {
+                    Some(value) => self.node.handle_root_finished(now, value, &mut self.exec),
+                    None => {
+                        self.held = Some(stand_in.clone());
+                        self.node.handle_root_held(now, stand_in, &mut self.exec)
+                    }
+                }
             }
             ExecEvent::Aborted { stolen, ran } => {
                 self.span("aborted job", ran);

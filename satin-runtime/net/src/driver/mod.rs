@@ -270,6 +270,9 @@ struct Driver {
     checkpoint_written: (u64, u64),
     /// Whether this node was the master of the last run that ended.
     answered_as_master: Option<bool>,
+    /// The stand-in for a large answer this node's program holds
+    /// unencoded (see `encode_held_answer`).
+    held: Option<satin_proto::Bytes>,
     /// The program is over (`Input::Close`).
     closing: bool,
     /// Where the end of each run goes (the program's thread waits).
@@ -379,6 +382,7 @@ pub(super) async fn drive(
         checkpointer: None,
         checkpoint_written: (0, 0),
         answered_as_master: None,
+        held: None,
         closing: false,
         ends,
         first_root,

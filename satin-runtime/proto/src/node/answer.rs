@@ -36,6 +36,14 @@
 //! shower dead for certain before that (its process ended) has the master
 //! show the answer again — fetched, or recomputed from the table. The
 //! supervisor prints one output; a fault-free run sends no extra byte.
+//!
+//! A large answer whose value the master's own program holds (the call it
+//! made ran from its value there) need not be encoded at all when that
+//! program shows it: the driver gives the core a stand-in
+//! ([`Node::handle_root_held`]), which the core passes around as the value
+//! — but never as a small one — and the driver encodes the real value
+//! only for a message that carries it (`Msg::AnswerValue`, to a shower
+//! elsewhere or to a node that asks), while the program still holds it.
 
 use super::{Action, Node, NodeId, Time};
 use crate::msg::{JobSpec, Msg};
@@ -113,7 +121,8 @@ impl Node {
 
     /// What of an answer may ride in the log and in `Terminate`.
     fn small_answer(&self, value: &Bytes) -> Option<Bytes> {
-        (value.len() <= self.config.pointer_threshold).then(|| value.clone())
+        let stand_in = self.runs.held.as_ref().is_some_and(|h| h.as_ptr() == value.as_ptr() && h.len() == value.len());
+        (value.len() <= self.config.pointer_threshold && !stand_in).then(|| value.clone())
     }
 
     /// The answer of run `run` is committed (from the log, or from the

@@ -556,6 +556,19 @@ impl Node {
         }
     }
 
+    /// The root job finished here with a large answer that this node's
+    /// program holds unencoded: `stand_in` takes the value's place in the
+    /// protocol. It is never small (it rides in no log entry and no
+    /// `Terminate`) and goes into no checkpoint; the driver replaces it
+    /// with the encoded value in any message that carries it, while the
+    /// program still holds the value (see `answer.rs`).
+    pub fn handle_root_held(&mut self, now: Time, stand_in: Bytes, exec: &mut impl Executor) {
+        if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
+            self.runs.held = Some(stand_in.clone());
+            self.propose_answer(now, stand_in, exec);
+        }
+    }
+
     // ---- internals ----------------------------------------------------
 
     fn stop(&mut self) {

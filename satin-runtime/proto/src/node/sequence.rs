@@ -36,6 +36,9 @@ use bytes::Bytes;
 pub(super) struct Runs {
     /// The answer this node proposed as master, until it is committed.
     pub(super) proposed: Option<Bytes>,
+    /// The stand-in for an answer this node's program holds unencoded
+    /// ([`Node::handle_root_held`]): never small, never checkpointed.
+    pub(super) held: Option<Bytes>,
     /// The answer's log entry (term, index), once committed.
     pub(super) decision: Option<(u32, u64)>,
     /// The root runs again to recompute a committed answer nobody has
@@ -83,6 +86,7 @@ impl Default for Runs {
     fn default() -> Runs {
         Runs {
             proposed: None,
+            held: None,
             decision: None,
             answer_due: false,
             done: 0,

@@ -79,6 +79,14 @@ pub fn hash_into<T: Serialize + ?Sized>(value: &T, hasher: &mut blake3::Hasher) 
     Ok(())
 }
 
+/// How many bytes `value` takes in postcard's format, without writing
+/// them (a pass over the value, no memory).
+pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> Result<usize, Error> {
+    let mut out = ser::CountOut(0);
+    value.serialize(&mut ser::Serializer { out: &mut out })?;
+    Ok(out.0)
+}
+
 /// The value `bytes` begin with, as postcard's `from_bytes` reads it
 /// (bytes after it are ignored).
 pub fn from_bytes<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {

@@ -149,6 +149,26 @@ impl Out for HashOut<'_> {
     }
 }
 
+/// Nowhere: only the number of bytes is kept.
+pub(super) struct CountOut(pub(super) usize);
+
+impl Out for CountOut {
+    #[inline]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        self.0 += super::varint::len(v);
+    }
+}
+
 fn zig_zag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{from_bytes, hash_into, take_from_bytes, to_vec};
+use super::{encoded_len, from_bytes, hash_into, take_from_bytes, to_vec};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 enum Shape {
@@ -89,6 +89,7 @@ proptest! {
         let ours = to_vec(&v).unwrap();
         let theirs = postcard::to_allocvec(&v).unwrap();
         prop_assert_eq!(&ours, &theirs);
+        prop_assert_eq!(encoded_len(&v).unwrap(), theirs.len());
         prop_assert_eq!(hash_of(&v), *blake3::hash(&theirs).as_bytes());
         let back: Everything = from_bytes(&theirs).unwrap();
         prop_assert!(same(&back, &v));

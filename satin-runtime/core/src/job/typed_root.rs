@@ -235,8 +235,9 @@ pub(crate) fn run_lent(
     unsafe { &*root }.run_once(ctx)
 }
 
-/// The encoding of the held result that `stand_in` stands for
-/// ([`LentOutcome::Held`]), while its program still waits in the run;
+/// The encoding of the held result that `stand_in` stands for (the
+/// bytes of an `ExecEvent::RootDone { held: true }`), while its program
+/// still waits in the run;
 /// `None` once the loan is withdrawn, or for bytes no loan gave out.
 /// Holds the loans' lock while it encodes: a loan is not withdrawn under
 /// it.

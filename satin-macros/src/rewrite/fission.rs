@@ -28,7 +28,7 @@ use syn::visit::Visit;
 use syn::{parse_quote, Block, Expr, ExprForLoop, Ident, Local, LocalInit, Pat, Stmt};
 
 use super::analysis::variables;
-use super::{ctx_ident, Args, Parallel};
+use super::{ctx_ident, Args, Parallel, Wrapping};
 use crate::mentions::mentions;
 
 /// Methods that only read their receiver: calling them does not make it
@@ -63,13 +63,14 @@ const READS_ONLY: &[&str] = &[
 ];
 
 /// The call a loop body's statement spawns: `let x = f(..);` or
-/// `let x = f(..)?;` with a plain identifier.
+/// `let x = -f(..)?;` (see `wrapping.rs`) with a plain identifier.
 struct Split {
     /// Index of the call's statement in the body.
     at: usize,
     pat: Pat,
     args: Args,
-    fallible: bool,
+    /// What the statement does to the result (`let x = -f(..)?;`).
+    wrap: Wrapping,
 }
 
 impl Parallel<'_> {
@@ -113,12 +114,8 @@ impl Parallel<'_> {
             let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = s else {
                 return None;
             };
-            let (call, fallible) = match &**expr {
-                Expr::Try(t) => (&*t.expr, true),
-                e => (e, false),
-            };
-            let args = self.names.recursive_call(call)?;
-            matches!(pat, Pat::Ident(_) | Pat::Type(_)).then(|| Split { at, pat: pat.clone(), args, fallible })
+            let (args, wrap) = Wrapping::peel(self.names, expr)?;
+            matches!(pat, Pat::Ident(_) | Pat::Type(_)).then(|| Split { at, pat: pat.clone(), args, wrap })
         })
     }
 
@@ -133,7 +130,7 @@ impl Parallel<'_> {
         let bindings: Vec<TokenStream> =
             kept.iter().map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) }).collect();
         let result = Ident::new("__satin_result", Span::call_site());
-        let question = split.fallible.then(|| quote!(?));
+        let value = split.wrap.apply(parse_quote!(#result));
         let call_pat = &split.pat;
         parse_quote!({
             let mut #list = #krate::__private::SpawnList::new();
@@ -144,7 +141,7 @@ impl Parallel<'_> {
                 #seen.push((#(#names,)*));
             }
             #label for ((#(#bindings,)*), #result) in #seen.into_iter().zip(#list.join_all(#ctx)) {
-                let #call_pat = #result #question;
+                let #call_pat = #value;
                 #(#rest)*
             }
         })

@@ -5,15 +5,16 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{parse_quote, Block, Expr, Ident, Local, LocalInit, Pat, Stmt, Type};
 
-use super::{bound, ctx_ident, mentions_any, Args, Parallel};
+use super::{bound, ctx_ident, mentions_any, Args, Parallel, Wrapping};
 
 /// A `let x = f(..);` whose result is not read yet.
 pub(super) struct PendingLet {
     pub(super) pat: Pat,
     pub(super) ty: Option<Type>,
     pub(super) slot: Ident,
-    /// `let x = f(..)?;`: the sync applies the `?`.
-    pub(super) fallible: bool,
+    /// What the statement does to the result (`let x = -f(..)?;`): the
+    /// sync applies it.
+    pub(super) wrap: Wrapping,
     /// Which function it calls (see `Names::callees`).
     pub(super) callee: usize,
 }
@@ -33,8 +34,15 @@ pub(super) struct LetSpawn {
     /// The variables the pattern binds (at least one).
     idents: Vec<Ident>,
     init: LetInit,
-    /// `let x = f(..)?;`
-    fallible: bool,
+    /// What it does to the call's result (`let x = -f(..)?;`).
+    wrap: Wrapping,
+}
+
+impl LetSpawn {
+    /// `let x = f(..)?;` and the like: read where it stands.
+    fn fallible(&self) -> bool {
+        self.wrap.fallible()
+    }
 }
 
 pub(super) enum LetInit {
@@ -59,17 +67,14 @@ impl Parallel<'_> {
         let Stmt::Local(Local { pat, init: Some(LocalInit { expr, diverge: None, .. }), .. }) = stmt else {
             return None;
         };
-        // `let x = f(..)?;` spawns too: its `?` is applied at the sync.
-        let (expr, fallible) = match &**expr {
-            Expr::Try(t) if self.names.recursive_call(&t.expr).is_some() => (&t.expr, true),
-            _ => (expr, false),
-        };
-        let init = match self.names.recursive_call(expr) {
-            Some(args) => LetInit::Call(args.clone()),
+        // `let x = -f(..)?;` spawns too: what it does to the result is
+        // applied at the sync (`wrapping.rs`).
+        let (init, wrap) = match Wrapping::peel(self.names, expr) {
+            Some((args, wrap)) => (LetInit::Call(args), wrap),
             // A lazy version runs conditional calls where they stand; so
             // does a function whose calls may hold a `&mut` borrow.
             None if self.lazy.is_none() && !self.names.own().exclusive.contains(&true) && self.branches_call(expr) => {
-                LetInit::Cond((**expr).clone())
+                (LetInit::Cond((**expr).clone()), Wrapping::default())
             }
             None => return None,
         };
@@ -83,7 +88,7 @@ impl Parallel<'_> {
         if idents.is_empty() {
             return None;
         }
-        Some(LetSpawn { pat: inner.clone(), ty, idents, init, fallible })
+        Some(LetSpawn { pat: inner.clone(), ty, idents, init, wrap })
     }
 
     /// Whether `e` is an `if` with an `else`, or a `match`, some branch of
@@ -206,7 +211,7 @@ impl Parallel<'_> {
         // run's first one runs inline, and the others are joined at once,
         // in order, so the error returned is the one the sequential
         // function would return (and an early one aborts the calls after).
-        if let Some(k) = run.iter().position(|l| l.fallible && matches!(l.init, LetInit::Call(_))) {
+        if let Some(k) = run.iter().position(|l| l.fallible() && matches!(l.init, LetInit::Call(_))) {
             inline = Some((0, k));
         }
         // A lone conditional call read at once stays as written.
@@ -238,7 +243,7 @@ impl Parallel<'_> {
                         pat: l.pat.clone(),
                         ty: l.ty.clone(),
                         slot,
-                        fallible: l.fallible,
+                        wrap: l.wrap.clone(),
                         callee: args.callee,
                     });
                 }
@@ -254,7 +259,7 @@ impl Parallel<'_> {
                         pat: l.pat.clone(),
                         ty: l.ty.clone(),
                         slot,
-                        fallible: l.fallible,
+                        wrap: l.wrap.clone(),
                         callee: 0,
                     });
                 }
@@ -265,17 +270,14 @@ impl Parallel<'_> {
                 LetInit::Call(args) => args.callee,
                 LetInit::Cond(_) => unreachable!("a conditional call is not run inline"),
             };
-            let (pat, mut value) = (&run[k].pat, self.run_inline(callee, &parse_quote!(#var)));
-            if run[k].fallible {
-                value = parse_quote!(#value?);
-            }
+            let (pat, value) = (&run[k].pat, run[k].wrap.apply(self.run_inline(callee, &parse_quote!(#var))));
             out.push(match &run[k].ty {
                 Some(ty) => parse_quote!(let #pat: #ty = #value;),
                 None => parse_quote!(let #pat = #value;),
             });
         }
         // The run's other `?`s, in order (all its results if `eager`).
-        for l in run.iter().filter(|l| l.fallible || eager) {
+        for l in run.iter().filter(|l| l.fallible() || eager) {
             if let Some(at) = pending.iter().rposition(|p| p.pat == l.pat) {
                 let p = pending.remove(at);
                 out.push(self.sync_stmt(&p));

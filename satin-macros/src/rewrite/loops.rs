@@ -6,7 +6,7 @@ use quote::quote;
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, BinOp, Block, Expr, Ident, Stmt};
 
-use super::{ctx_ident, Args, Names, Parallel};
+use super::{ctx_ident, Args, Names, Parallel, Wrapping};
 use crate::mentions::mentions;
 
 impl Parallel<'_> {
@@ -204,21 +204,27 @@ const READS_EVERY_ELEMENT: &[&str] = &[
     "unzip",
 ];
 
-/// How a loop collects results into its target; `true`: through a `?`.
+/// How a loop collects results into its target, and what it does to each
+/// first (`v.push(f(..)?)`, `acc += -f(..)`: see `wrapping.rs`).
 #[derive(Clone, PartialEq)]
 enum CollectorKind {
-    Push(bool),
-    Op(BinOp, bool),
+    Push(Wrapping),
+    Op(BinOp, Wrapping),
 }
 
 impl CollectorKind {
     /// Adds one result to `target`.
     fn apply(&self, target: &Ident) -> TokenStream {
+        let result: Expr = parse_quote!(__satin_r);
         match self {
-            CollectorKind::Push(false) => quote!(#target.push(__satin_r);),
-            CollectorKind::Push(true) => quote!(#target.push(__satin_r?);),
-            CollectorKind::Op(op, false) => quote!(#target #op __satin_r;),
-            CollectorKind::Op(op, true) => quote!(#target #op __satin_r?;),
+            CollectorKind::Push(wrap) => {
+                let value = wrap.apply(result);
+                quote!(#target.push(#value);)
+            }
+            CollectorKind::Op(op, wrap) => {
+                let value = wrap.apply(result);
+                quote!(#target #op #value;)
+            }
         }
     }
 }
@@ -229,27 +235,18 @@ struct Collector {
     args: Args,
 }
 
-/// `f(..)` or `f(..)?`: the call's arguments, and whether its value is
-/// `?`-ed (applied, with its `?`, in iteration order).
-fn call_or_try(names: &Names, e: &Expr) -> Option<(Args, bool)> {
-    match e {
-        Expr::Try(t) => names.recursive_call(&t.expr).map(|a| (a, true)),
-        e => names.recursive_call(e).map(|a| (a, false)),
-    }
-}
-
 fn collector_of(names: &Names, stmt: &Stmt) -> Option<Collector> {
     let Stmt::Expr(e, Some(_)) = stmt else { return None };
     match e {
         Expr::MethodCall(m) if m.method == "push" && m.args.len() == 1 => {
             let target = plain_ident(&m.receiver)?;
-            let (args, fallible) = call_or_try(names, &m.args[0])?;
-            Some(Collector { target, kind: CollectorKind::Push(fallible), args })
+            let (args, wrap) = Wrapping::peel(names, &m.args[0])?;
+            Some(Collector { target, kind: CollectorKind::Push(wrap), args })
         }
         Expr::Binary(b) if is_compound_assign(&b.op) => {
             let target = plain_ident(&b.left)?;
-            let (args, fallible) = call_or_try(names, &b.right)?;
-            Some(Collector { target, kind: CollectorKind::Op(b.op, fallible), args })
+            let (args, wrap) = Wrapping::peel(names, &b.right)?;
+            Some(Collector { target, kind: CollectorKind::Op(b.op, wrap), args })
         }
         _ => None,
     }

@@ -34,10 +34,12 @@ mod expressions;
 mod fission;
 mod lets;
 mod loops;
+mod wrapping;
 
 use analysis::variables;
 pub(crate) use analysis::{call_sites, calls_left_in_adapters, calls_on_a_path};
 use lets::PendingLet;
+use wrapping::Wrapping;
 
 /// A call's arguments, and which of the [`Names::callees`] it calls.
 #[derive(Clone)]
@@ -222,21 +224,15 @@ impl Parallel<'_> {
 
     fn sync_stmt(&self, p: &PendingLet) -> Stmt {
         let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
-        if self.lazy.is_some() {
+        let value = match self.lazy.is_some() {
             // The deferred call is its job value: run it here.
-            let mut value = self.run_deferred(p.callee, &parse_quote!(#slot));
-            if p.fallible {
-                value = parse_quote!(#value?);
-            }
-            return match &p.ty {
-                Some(ty) => parse_quote!(let #pat: #ty = #value;),
-                None => parse_quote!(let #pat = #value;),
-            };
-        }
-        let question = p.fallible.then(|| quote!(?));
+            true => self.run_deferred(p.callee, &parse_quote!(#slot)),
+            false => parse_quote!(#slot.as_ref().join(#ctx)),
+        };
+        let value = p.wrap.apply(value);
         match &p.ty {
-            Some(ty) => parse_quote!(let #pat: #ty = #slot.as_ref().join(#ctx) #question;),
-            None => parse_quote!(let #pat = #slot.as_ref().join(#ctx) #question;),
+            Some(ty) => parse_quote!(let #pat: #ty = #value;),
+            None => parse_quote!(let #pat = #value;),
         }
     }
 

@@ -58,7 +58,7 @@ fn negamax_plain(pos: Pos, depth: u32) -> i64 {
 #[divide_and_conquer]
 fn shapes(n: u64) -> (u64, bool) {
     if n < 2 {
-        return (n, n % 2 == 0);
+        return (n, n.is_multiple_of(2));
     }
     let a = shapes(n - 1).0 as i64;
     let b = (shapes(n - 2).0.wrapping_mul(3)) as i64;
@@ -69,7 +69,7 @@ fn shapes(n: u64) -> (u64, bool) {
 
 fn shapes_plain(n: u64) -> (u64, bool) {
     if n < 2 {
-        return (n, n % 2 == 0);
+        return (n, n.is_multiple_of(2));
     }
     let a = shapes_plain(n - 1).0 as i64;
     let b = (shapes_plain(n - 2).0.wrapping_mul(3)) as i64;

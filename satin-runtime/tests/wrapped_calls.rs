@@ -93,9 +93,9 @@ fn signed_total(n: u32, bad: u32) -> Result<i64, String> {
     }
     let mut parts = Vec::new();
     for k in 1..=2 {
-        parts.push(signed_total(n.saturating_sub(k), bad)?.abs() as u64);
+        parts.push(signed_total(n.saturating_sub(k), bad)?.unsigned_abs().count_ones());
     }
-    Ok(total + parts.iter().sum::<u64>() as i64 % 7)
+    Ok(total + i64::from(parts.iter().sum::<u32>()) % 7)
 }
 
 fn signed_total_plain(n: u32, bad: u32) -> Result<i64, String> {
@@ -111,9 +111,9 @@ fn signed_total_plain(n: u32, bad: u32) -> Result<i64, String> {
     }
     let mut parts = Vec::new();
     for k in 1..=2 {
-        parts.push(signed_total_plain(n.saturating_sub(k), bad)?.abs() as u64);
+        parts.push(signed_total_plain(n.saturating_sub(k), bad)?.unsigned_abs().count_ones());
     }
-    Ok(total + parts.iter().sum::<u64>() as i64 % 7)
+    Ok(total + i64::from(parts.iter().sum::<u32>()) % 7)
 }
 
 fn runtime() -> Runtime {

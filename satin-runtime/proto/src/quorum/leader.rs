@@ -204,14 +204,28 @@ impl Quorum {
             .map(|id| Change::Remove { id })
             .or_else(|| self.cut_link_removal(now))
             .or_else(|| {
-                members
+                let ready: Vec<NodeId> = members
                     .iter()
-                    .find(|&&m| {
+                    .copied()
+                    .filter(|&m| {
                         !self.log.is_voter(m)
                             && self.followers.matched.get(&m).is_some_and(|&x| x >= self.log.len())
                             && self.heard.get(&m).is_some_and(|&t| t + self.cfg.suspect_after > now)
                     })
-                    .map(|&id| Change::Promote { id })
+                    .collect();
+                // An even number of voters survives no more deaths than
+                // one fewer, and two voters survive none: learners are
+                // promoted to an odd count only. A leader alone promotes two
+                // at once (see below); otherwise one goes now, to an odd
+                // count, or with a second one ready to follow it. (A first
+                // joiner killed before the second one caught up left the
+                // other two waiting forever on a majority of two.)
+                let voters = self.log.voters().count();
+                if voters == 1 && ready.len() >= 2 {
+                    self.pair_promotion = Some(ready[1]);
+                }
+                let odd_after = voters % 2 == 0;
+                ready.first().filter(|_| odd_after || ready.len() >= 2).map(|&id| Change::Promote { id })
             })
             .or_else(|| self.next_join());
         if let Some(change) = change {
@@ -222,6 +236,19 @@ impl Quorum {
                 }
             }
             self.append(now, change);
+        }
+        // A leader that was the only voter promotes a second learner right
+        // behind the first, before either commits: from one voter to three
+        // in one step, so that no configuration of two voters is ever
+        // committed. Raft changes one voter at a time so that every old
+        // majority meets every new one; here the only old majority is this
+        // leader, which counts with the new configuration from the moment
+        // it appends it, and a learner votes only once it holds the entry
+        // that made it a voter.
+        if let Some(second) = self.pair_promotion.take() {
+            if self.log.voters().count() == 2 && !self.log.is_voter(second) {
+                self.append(now, Change::Promote { id: second });
+            }
         }
     }
 

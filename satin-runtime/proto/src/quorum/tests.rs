@@ -324,20 +324,60 @@ fn an_even_split_while_no_one_leads_leaves_both_halves_without_a_leader() {
     assert_eq!(net.gave_up, BTreeSet::from([1, 2, 3]));
 }
 
-#[test]
-fn a_joiner_is_added_as_a_learner_and_promoted() {
-    let mut net = Net::new(1, 8);
-    net.nodes.push(Quorum::joining(1, cfg(), 8));
-    net.nodes[0].join(0, 1, 0);
+/// Node `id` joins through node 0 and is welcomed.
+fn join_through_zero(net: &mut Net, id: NodeId) {
+    net.nodes.push(Quorum::joining(id, cfg(), 8));
+    net.nodes[0].join(net.now, id, 0);
     net.drain(0);
-    net.run(50 * MS);
-    assert_eq!(net.admitted, vec![1]);
+    net.run(net.now + 50 * MS);
+    assert!(net.admitted.contains(&id));
     let s = net.nodes[0].snapshot();
-    net.nodes[1].welcomed(net.now, s);
+    net.nodes[id as usize].welcomed(net.now, s);
+}
+
+#[test]
+fn a_joiner_is_added_as_a_learner_and_promoted_with_a_second_one() {
+    let mut net = Net::new(1, 8);
+    join_through_zero(&mut net, 1);
     net.run(2_000 * MS);
-    assert_eq!(net.nodes[0].voters(), vec![0, 1]);
-    assert_eq!(net.nodes[1].voters(), vec![0, 1]);
+    // Two voters would survive no death at all: the first joiner waits
+    // as a learner (if it dies, the leader goes on alone).
+    assert_eq!(net.nodes[0].voters(), vec![0]);
+    join_through_zero(&mut net, 2);
+    net.run(4_000 * MS);
+    for i in 0..3 {
+        assert_eq!(net.nodes[i].voters(), vec![0, 1, 2], "node {i}");
+    }
     assert!(net.leaders() == vec![0]);
+}
+
+#[test]
+fn the_first_joiner_dying_as_the_second_joins_leaves_the_leader_deciding() {
+    // Node 1 joins and catches up; node 2 asks to join, and node 1 dies
+    // at that moment. Had node 1 been made a voter alone, admitting node
+    // 2 would need node 1's word, and so would removing it: nothing could
+    // be decided again. A learner's death holds up nothing.
+    let mut net = Net::new(1, 8);
+    join_through_zero(&mut net, 1);
+    net.run(net.now + 2_000 * MS);
+    net.nodes.push(Quorum::joining(2, cfg(), 8));
+    net.nodes[0].join(net.now, 2, 0);
+    net.drain(0);
+    // (What it sent and has not arrived is lost with it.)
+    net.dead.insert(1);
+    net.cut.extend([(1, 0), (1, 2)]);
+    net.run(net.now + 50 * MS);
+    assert!(net.admitted.contains(&2), "node 2 was not admitted");
+    let s = net.nodes[0].snapshot();
+    net.nodes[2].welcomed(net.now, s);
+    net.run(net.now + 10_000 * MS);
+    let applied = net.applied.get(&0).cloned().unwrap_or_default();
+    assert!(applied.contains(&Change::Remove { id: 1 }), "node 1 was never removed: {applied:?}");
+    assert!(net.leaders() == vec![0]);
+    // A third process would make three voters of them.
+    join_through_zero(&mut net, 3);
+    net.run(net.now + 4_000 * MS);
+    assert_eq!(net.nodes[0].voters(), vec![0, 2, 3]);
 }
 
 #[test]

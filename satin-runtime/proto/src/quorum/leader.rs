@@ -224,7 +224,7 @@ impl Quorum {
                 if voters == 1 && ready.len() >= 2 {
                     self.pair_promotion = Some(ready[1]);
                 }
-                let odd_after = voters % 2 == 0;
+                let odd_after = voters.is_multiple_of(2);
                 ready.first().filter(|_| odd_after || ready.len() >= 2).map(|&id| Change::Promote { id })
             })
             .or_else(|| self.next_join());

@@ -11,7 +11,8 @@
 //! every run). Later executions (a restart, a recomputation) decode the
 //! bytes as any node does.
 //!
-//! A large result (over [`HOLD_ABOVE`] bytes encoded) is not encoded at
+//! A large result (over [`HOLD_ABOVE`] bytes encoded, found without
+//! encoding it: `values::exceeds`) is not encoded at
 //! all: the run gets a stand-in ([`LentOutcome::Held`]), which the
 //! protocol core passes around as the answer without ever sending it, and
 //! [`encode_held`] encodes the value for a message that must carry it,
@@ -63,7 +64,7 @@ struct Lent<J: Job> {
     /// encoding made of it later (the program takes the value for any).
     output: Mutex<Option<(J::Output, Vec<Bytes>)>>,
     /// The first of those bytes is a stand-in (the result was held).
-    held: Mutex<bool>,
+    held: AtomicBool,
 }
 
 fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
@@ -76,9 +77,9 @@ impl<J: Job> LentRoot for Lent<J> {
         let output = job.run(ctx);
         let malformed =
             |e: satin_proto::values::Error| CallError::Malformed(format!("the result does not encode: {e}"));
-        let outcome = match satin_proto::values::encoded_len(&output) {
-            Ok(len) if len > HOLD_ABOVE => LentOutcome::Held(Bytes::from(b"satin: an answer held unencoded".to_vec())),
-            Ok(_) => match satin_proto::values::to_vec(&output) {
+        let outcome = match satin_proto::values::exceeds(&output, HOLD_ABOVE) {
+            Ok(true) => LentOutcome::Held(Bytes::from(b"satin: an answer held unencoded".to_vec())),
+            Ok(false) => match satin_proto::values::to_vec(&output) {
                 Ok(v) => LentOutcome::Encoded(Bytes::from(v)),
                 Err(e) => return Some(Err(malformed(e))),
             },
@@ -88,7 +89,7 @@ impl<J: Job> LentRoot for Lent<J> {
             LentOutcome::Encoded(b) => (b.clone(), false),
             LentOutcome::Held(b) => (b.clone(), true),
         };
-        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = held;
+        self.held.store(held, Ordering::Release);
         *self.output.lock().unwrap_or_else(|p| p.into_inner()) = Some((output, vec![ours]));
         Some(Ok(outcome))
     }
@@ -96,7 +97,7 @@ impl<J: Job> LentRoot for Lent<J> {
     fn encode_held(&self, stand_in: &Bytes) -> Option<Bytes> {
         let mut output = self.output.lock().unwrap_or_else(|p| p.into_inner());
         let (value, ours) = output.as_mut()?;
-        if !*self.held.lock().unwrap_or_else(|p| p.into_inner()) || !same_bytes(&ours[0], stand_in) {
+        if !self.held.load(Ordering::Acquire) || !same_bytes(&ours[0], stand_in) {
             return None;
         }
         if let Some(encoded) = ours.get(1) {
@@ -168,7 +169,7 @@ impl<J: Job> Returned<J> {
 /// Lends `job` (the root call keyed `key`, encoded at `payload`) to the
 /// workers of this process while `wait` runs.
 pub(crate) fn lend<J: Job, R>(key: JobKey, payload: *const u8, job: J, wait: impl FnOnce() -> R) -> (R, Returned<J>) {
-    let lent = Lent { job: Mutex::new(Some(job)), output: Mutex::new(None), held: Mutex::new(false) };
+    let lent = Lent { job: Mutex::new(Some(job)), output: Mutex::new(None), held: AtomicBool::new(false) };
     let root: &dyn LentRoot = &lent;
     // SAFETY: only the lifetime is erased. The loan is withdrawn below,
     // before `lent` goes out of scope, and the withdrawal waits until every

@@ -82,9 +82,22 @@ pub fn hash_into<T: Serialize + ?Sized>(value: &T, hasher: &mut blake3::Hasher) 
 /// How many bytes `value` takes in postcard's format, without writing
 /// them (a pass over the value, no memory).
 pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> Result<usize, Error> {
-    let mut out = ser::CountOut(0);
+    let mut out = ser::CountOut { n: 0, limit: usize::MAX };
     value.serialize(&mut ser::Serializer { out: &mut out })?;
-    Ok(out.0)
+    Ok(out.n)
+}
+
+/// Whether `value` takes more than `limit` bytes in postcard's format.
+/// Without writing them, and without looking further than needed: a
+/// sequence of more elements than bytes are left answers at once (so a
+/// sequence of zero-sized elements may be called larger than it is).
+pub fn exceeds<T: Serialize + ?Sized>(value: &T, limit: usize) -> Result<bool, Error> {
+    let mut out = ser::CountOut { n: 0, limit };
+    match value.serialize(&mut ser::Serializer { out: &mut out }) {
+        Ok(()) => Ok(out.n > limit),
+        Err(Error::SerializeBufferFull) => Ok(true),
+        Err(e) => Err(e),
+    }
 }
 
 /// The value `bytes` begin with, as postcard's `from_bytes` reads it

@@ -11,6 +11,14 @@ pub(super) trait Out {
     /// `v` as a LEB128 varint (postcard's integers and lengths).
     fn varint(&mut self, v: u64);
 
+    /// Whether `at_least` more bytes may follow: a sequence of `n`
+    /// elements takes at least `n` (unless its elements take none), so a
+    /// writer with a limit can stop at its length.
+    #[inline]
+    fn fits(&mut self, _at_least: usize) -> bool {
+        true
+    }
+
     fn varint128(&mut self, mut v: u128) {
         while v >= 0x80 {
             self.byte(v as u8 | 0x80);
@@ -149,23 +157,33 @@ impl Out for HashOut<'_> {
     }
 }
 
-/// Nowhere: only the number of bytes is kept.
-pub(super) struct CountOut(pub(super) usize);
+/// Nowhere: only the number of bytes is kept. With a limit, a sequence
+/// longer than what is left stops the encoding at its length
+/// ([`Out::fits`]): a call on 5 M numbers is found large at once.
+pub(super) struct CountOut {
+    pub(super) n: usize,
+    pub(super) limit: usize,
+}
 
 impl Out for CountOut {
     #[inline]
     fn byte(&mut self, _: u8) {
-        self.0 += 1;
+        self.n += 1;
     }
 
     #[inline]
     fn bytes(&mut self, b: &[u8]) {
-        self.0 += b.len();
+        self.n += b.len();
     }
 
     #[inline(always)]
     fn varint(&mut self, v: u64) {
-        self.0 += super::varint::len(v);
+        self.n += super::varint::len(v);
+    }
+
+    #[inline]
+    fn fits(&mut self, at_least: usize) -> bool {
+        self.n.saturating_add(at_least) <= self.limit
     }
 }
 
@@ -180,8 +198,12 @@ pub(super) struct Serializer<'o, O: Out> {
 impl<O: Out> Serializer<'_, O> {
     #[inline]
     fn len(&mut self, len: Option<usize>) -> Result<(), Error> {
-        self.out.varint(len.ok_or(Error::SerializeSeqLengthUnknown)? as u64);
-        Ok(())
+        let len = len.ok_or(Error::SerializeSeqLengthUnknown)?;
+        self.out.varint(len as u64);
+        match self.out.fits(len) {
+            true => Ok(()),
+            false => Err(Error::SerializeBufferFull),
+        }
     }
 }
 

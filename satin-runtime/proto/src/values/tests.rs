@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{encoded_len, from_bytes, hash_into, take_from_bytes, to_vec};
+use super::{encoded_len, exceeds, from_bytes, hash_into, take_from_bytes, to_vec};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 enum Shape {
@@ -90,6 +90,10 @@ proptest! {
         let theirs = postcard::to_allocvec(&v).unwrap();
         prop_assert_eq!(&ours, &theirs);
         prop_assert_eq!(encoded_len(&v).unwrap(), theirs.len());
+        for limit in [0, theirs.len() / 2, theirs.len().saturating_sub(1), theirs.len(), theirs.len() + 1] {
+            // (No zero-sized elements here: the answer is exact.)
+            prop_assert_eq!(exceeds(&v, limit).unwrap(), theirs.len() > limit, "limit {}", limit);
+        }
         prop_assert_eq!(hash_of(&v), *blake3::hash(&theirs).as_bytes());
         let back: Everything = from_bytes(&theirs).unwrap();
         prop_assert!(same(&back, &v));

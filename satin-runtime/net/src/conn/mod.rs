@@ -52,7 +52,7 @@ pub(super) enum Link<M> {
 /// known to be cut off are not waited for at all, see
 /// [`Net::stop_sending_except`]).
 const FLUSH: Duration = Duration::from_millis(500);
-const CLOSE_GRACE: Duration = Duration::from_millis(10);
+const CLOSE_GRACE: Duration = Duration::from_millis(2);
 
 pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
@@ -61,6 +61,13 @@ pub(super) fn transport(idle: Duration) -> Arc<TransportConfig> {
     // Nodes mostly share a LAN: a first guess of 333 ms (QUIC's) makes a
     // handshake whose first packets are lost wait a second per try.
     t.initial_rtt(Duration::from_millis(50));
+    // A frame's last packet would wait for the peer's delayed ACK (25 ms
+    // by default), and the end of a run waits for its frames to be read:
+    // peers are asked to acknowledge within 2 ms (QUIC's ACK frequency
+    // extension; every other packet is still acknowledged at once).
+    let mut ack = quinn::AckFrequencyConfig::default();
+    ack.max_ack_delay(Some(Duration::from_millis(2)));
+    t.ack_frequency_config(Some(ack));
     let mut mtu = quinn::MtuDiscoveryConfig::default();
     mtu.upper_bound(u16::MAX);
     t.mtu_discovery_config(Some(mtu));

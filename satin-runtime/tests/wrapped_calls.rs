@@ -144,3 +144,53 @@ fn collected_results_are_negated_and_question_marked_in_order() {
     assert_eq!(rt.run(|| signed_total(10, 4)), signed_total_plain(10, 4));
     assert_eq!(signed_total_plain(10, 4), Err("at 4".to_string()));
 }
+
+/// Paths through a grid with walls, counted with a `?` on the calls in
+/// the branches of conditional `let`s; a path longer than `limit` steps
+/// is an error.
+#[divide_and_conquer]
+fn paths(walls: &[u32], r: u32, c: u32, limit: u32) -> Result<u64, String> {
+    if r + c > limit {
+        return Err(format!("longer than {limit} at ({r}, {c})"));
+    }
+    if r == 7 && c == 7 {
+        return Ok(1);
+    }
+    let open = |r: u32, c: u32| r <= 7 && c <= 7 && walls[(r * 8 + c) as usize] == 0;
+    let down = if open(r + 1, c) { paths(walls, r + 1, c, limit)? } else { 0 };
+    let right = match open(r, c + 1) {
+        true => paths(walls, r, c + 1, limit)?,
+        false => 0,
+    };
+    Ok(down + right)
+}
+
+fn paths_plain(walls: &[u32], r: u32, c: u32, limit: u32) -> Result<u64, String> {
+    if r + c > limit {
+        return Err(format!("longer than {limit} at ({r}, {c})"));
+    }
+    if r == 7 && c == 7 {
+        return Ok(1);
+    }
+    let open = |r: u32, c: u32| r <= 7 && c <= 7 && walls[(r * 8 + c) as usize] == 0;
+    let down = if open(r + 1, c) { paths_plain(walls, r + 1, c, limit)? } else { 0 };
+    let right = match open(r, c + 1) {
+        true => paths_plain(walls, r, c + 1, limit)?,
+        false => 0,
+    };
+    Ok(down + right)
+}
+
+#[test]
+fn a_question_mark_in_the_branches_of_a_conditional_let_spawns_the_call() {
+    let walls: Vec<u32> = (0..64u32).map(|i| u32::from(i % 11 == 5)).collect();
+    let rt = runtime();
+    let all = rt.run(|| paths(&walls, 0, 0, 14));
+    assert_eq!(all, paths_plain(&walls, 0, 0, 14));
+    assert!(all.as_ref().is_ok_and(|&n| n > 100), "{all:?}");
+    assert!(rt.stats().spawns > 0, "the conditional calls ran one after another: {:?}", rt.stats());
+    // Too short a limit: the error the plain function returns, the first
+    // in order.
+    assert_eq!(rt.run(|| paths(&walls, 0, 0, 9)), paths_plain(&walls, 0, 0, 9));
+    assert!(paths_plain(&walls, 0, 0, 9).is_err());
+}

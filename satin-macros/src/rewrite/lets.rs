@@ -73,8 +73,8 @@ impl Parallel<'_> {
             Some((args, wrap)) => (LetInit::Call(args), wrap),
             // A lazy version runs conditional calls where they stand; so
             // does a function whose calls may hold a `&mut` borrow.
-            None if self.lazy.is_none() && !self.names.own().exclusive.contains(&true) && self.branches_call(expr) => {
-                (LetInit::Cond((**expr).clone()), Wrapping::default())
+            None if self.lazy.is_none() && !self.names.own().exclusive.contains(&true) => {
+                (LetInit::Cond((**expr).clone()), self.branches_call(expr)?)
             }
             None => return None,
         };
@@ -91,72 +91,91 @@ impl Parallel<'_> {
         Some(LetSpawn { pat: inner.clone(), ty, idents, init, wrap })
     }
 
-    /// Whether `e` is an `if` with an `else`, or a `match`, some branch of
-    /// which ends in a recursive call.
-    fn branches_call(&self, e: &Expr) -> bool {
+    /// If `e` is an `if` with an `else`, or a `match`, some branch of which
+    /// ends in a recursive call — bare, or with a `?` (`paths(..)?`), the
+    /// same in every such branch — what the branches do to the call's
+    /// result.
+    fn branches_call(&self, e: &Expr) -> Option<Wrapping> {
+        let mut wraps = Vec::new();
+        self.branch_wraps(e, &mut wraps);
+        let first = wraps.first()?.clone();
+        (wraps.iter().all(|w| *w == first) && (first.is_bare() || first.is_try())).then_some(first)
+    }
+
+    /// What each branch of `e` that ends in a call does to its result.
+    fn branch_wraps(&self, e: &Expr, out: &mut Vec<Wrapping>) {
         match e {
             Expr::If(i) => {
-                let Some((_, other)) = &i.else_branch else { return false };
-                self.block_calls(&i.then_branch) || self.branch_calls(other)
+                let Some((_, other)) = &i.else_branch else { return };
+                self.block_wraps(&i.then_branch, out);
+                self.tail_wraps(other, out);
             }
-            Expr::Match(m) => m.arms.iter().any(|a| self.branch_calls(&a.body)),
-            Expr::Paren(p) => self.branches_call(&p.expr),
-            _ => false,
+            Expr::Match(m) => m.arms.iter().for_each(|a| self.tail_wraps(&a.body, out)),
+            Expr::Paren(p) => self.branch_wraps(&p.expr, out),
+            _ => {}
         }
     }
 
-    fn branch_calls(&self, e: &Expr) -> bool {
+    fn tail_wraps(&self, e: &Expr, out: &mut Vec<Wrapping>) {
         match e {
-            Expr::Block(b) if b.label.is_none() => self.block_calls(&b.block),
-            e => self.names.recursive_call(e).is_some() || self.branches_call(e),
+            Expr::Block(b) if b.label.is_none() => self.block_wraps(&b.block, out),
+            e => match Wrapping::peel(self.names, e) {
+                Some((_, wrap)) => out.push(wrap),
+                None => self.branch_wraps(e, out),
+            },
         }
     }
 
-    fn block_calls(&self, b: &Block) -> bool {
-        matches!(b.stmts.last(), Some(Stmt::Expr(tail, None)) if self.branch_calls(tail))
+    fn block_wraps(&self, b: &Block, out: &mut Vec<Wrapping>) {
+        if let Some(Stmt::Expr(tail, None)) = b.stmts.last() {
+            self.tail_wraps(tail, out);
+        }
     }
 
-    /// The branches of a conditional let, each made a slot: a call spawns,
-    /// any other value is ready.
-    fn slot_branches(&self, e: &mut Expr) {
-        let krate = &self.names.krate;
+    /// The branches of a conditional let, each made a slot: a call spawns
+    /// (its `?`, if any, applied at the sync), any other value is ready —
+    /// as `Ok(v)` or `Some(v)` (`lift`) beside calls with a `?`.
+    fn slot_branches(&self, e: &mut Expr, lift: bool) {
         match e {
             Expr::If(i) => {
-                self.slot_block(&mut i.then_branch);
+                self.slot_block(&mut i.then_branch, lift);
                 let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
-                self.slot_branch(other);
+                self.slot_branch(other, lift);
             }
-            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.slot_branch(&mut a.body)),
-            Expr::Paren(p) => self.slot_branches(&mut p.expr),
-            other => {
-                let value = other.clone();
-                *other = parse_quote!(#krate::__private::Slot::ready(#value));
-            }
+            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.slot_branch(&mut a.body, lift)),
+            Expr::Paren(p) => self.slot_branches(&mut p.expr, lift),
+            other => *other = self.ready(other.clone(), lift),
         }
     }
 
-    fn slot_branch(&self, e: &mut Expr) {
+    /// A slot that holds `value`.
+    fn ready(&self, value: Expr, lift: bool) -> Expr {
         let krate = &self.names.krate;
-        if let Some(args) = self.names.recursive_call(e) {
-            let job = self.names.job_value(&args.clone());
+        match lift {
+            true => parse_quote!(#krate::__private::Slot::ready(#krate::__private::TryLift::lift(#value))),
+            false => parse_quote!(#krate::__private::Slot::ready(#value)),
+        }
+    }
+
+    fn slot_branch(&self, e: &mut Expr, lift: bool) {
+        let krate = &self.names.krate;
+        if let Some((args, _)) = Wrapping::peel(self.names, e) {
+            let job = self.names.job_value(&args);
             *e = parse_quote!(#krate::__private::Slot::new(#job));
             return;
         }
         match e {
-            Expr::Block(b) if b.label.is_none() => self.slot_block(&mut b.block),
-            Expr::If(i) if i.else_branch.is_some() => self.slot_branches(e),
-            Expr::Match(_) | Expr::Paren(_) => self.slot_branches(e),
-            other => {
-                let value = other.clone();
-                *other = parse_quote!(#krate::__private::Slot::ready(#value));
-            }
+            Expr::Block(b) if b.label.is_none() => self.slot_block(&mut b.block, lift),
+            Expr::If(i) if i.else_branch.is_some() => self.slot_branches(e, lift),
+            Expr::Match(_) | Expr::Paren(_) => self.slot_branches(e, lift),
+            other => *other = self.ready(other.clone(), lift),
         }
     }
 
-    fn slot_block(&self, b: &mut Block) {
+    fn slot_block(&self, b: &mut Block, lift: bool) {
         let krate = &self.names.krate;
         match b.stmts.last_mut() {
-            Some(Stmt::Expr(tail, None)) => self.slot_branch(tail),
+            Some(Stmt::Expr(tail, None)) => self.slot_branch(tail, lift),
             // No value (it diverges, or is `()`): the block is the value.
             _ => {
                 let block = b.clone();
@@ -250,7 +269,7 @@ impl Parallel<'_> {
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
                     let mut e = e.clone();
-                    self.slot_branches(&mut e);
+                    self.slot_branches(&mut e, l.fallible());
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
                     out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
                     out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));

@@ -65,6 +65,16 @@ impl Wrapping {
         }
     }
 
+    /// No step: the bare call.
+    pub(super) fn is_bare(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A `?` and nothing else.
+    pub(super) fn is_try(&self) -> bool {
+        matches!(self.0.as_slice(), [Layer::Try])
+    }
+
     /// Whether a `?` is among the steps: the result is read where the
     /// statement stands (an error returns from there).
     pub(super) fn fallible(&self) -> bool {

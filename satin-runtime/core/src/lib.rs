@@ -40,6 +40,26 @@ pub mod __private {
     pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
     pub use core::pin::pin;
     pub use inventory;
+
+    /// A plain value where a call's `Result` or `Option` stands: the
+    /// other branches of a conditional `let` beside one ending in
+    /// `f(..)?`, whose `?` is applied where the result is read.
+    pub trait TryLift<T> {
+        /// `Ok(value)` or `Some(value)`.
+        fn lift(value: T) -> Self;
+    }
+
+    impl<T, E> TryLift<T> for Result<T, E> {
+        fn lift(value: T) -> Self {
+            Ok(value)
+        }
+    }
+
+    impl<T> TryLift<T> for Option<T> {
+        fn lift(value: T) -> Self {
+            Some(value)
+        }
+    }
     pub use serde;
 
     /// What generated code encodes outcomes with (calls that change their

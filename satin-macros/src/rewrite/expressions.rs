@@ -2,6 +2,7 @@
 //! expression (`f(a) + f(b)`, `f(a) || f(b)`), and calls as statements in a
 //! row (`f(left); f(right);`).
 
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{parse_quote, BinOp, Expr, Ident, Local, LocalInit, Stmt};
 
@@ -167,9 +168,19 @@ impl Parallel<'_> {
         self.speculative.clear();
         let mut calls: Vec<(Ident, Args)> = Vec::new();
         self.collect_unconditional(expr, &mut calls);
-        let conflict =
-            calls.iter().enumerate().any(|(k, (_, a))| calls[k + 1..].iter().any(|(_, b)| self.names.conflict(a, b)));
-        if calls.len() < 2 || conflict {
+        let shared = calls.iter().enumerate().find_map(|(k, (_, a))| {
+            calls[k + 1..].iter().find_map(|(_, b)| self.names.conflict(a, b).then(|| self.names.shared(a, b)))
+        });
+        if let (true, Some(var)) = (calls.len() >= 2, &shared) {
+            let name = &self.names.own().func;
+            self.notes.push((
+                original.span(),
+                format!(
+                    "these calls of `{name}` run one after another: each may change `{var}` through a `&mut` parameter, which the other uses; give each call its own (a clone, or a disjoint part: `split_at_mut`), or pass it as `&` if the calls only read it"
+                ),
+            ));
+        }
+        if calls.len() < 2 || shared.is_some() {
             *expr = original;
             return;
         }

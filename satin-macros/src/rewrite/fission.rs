@@ -85,12 +85,20 @@ impl Parallel<'_> {
         let reads: Vec<String> = prefix.iter().flat_map(variables).chain(variables(&split.args)).collect();
         if let Some(var) = reads.iter().find(|v| changed.contains(v)) {
             let name = &self.names.own().func;
-            self.notes.push((
-                l.body.stmts[split.at].span(),
-                format!(
+            let methods = methods_changing(&l.body, var);
+            let message = match methods.as_slice() {
+                // A move played and undone around the call (`board.play(mv);
+                // .. board.undo(mv);`): the calls share one board.
+                [_, ..] => format!(
+                    "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes around them ({}); calls that share one value changed before and undone after each can only take turns — give each call its own copy instead (copy-make: `let mut next = {var}.clone(); next.{}(..); {name}(&mut next, ..)`)",
+                    methods.iter().map(|m| format!("`{var}.{m}(..)`")).collect::<Vec<_>>().join(", "),
+                    methods[0],
+                ),
+                [] => format!(
                     "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes; compute the arguments from what the loop does not change, or collect them first (`let args: Vec<_> = ..; for a in args {{ .. {name}(a) .. }}`)"
                 ),
-            ));
+            };
+            self.notes.push((l.body.stmts[split.at].span(), message));
             return false;
         }
         if let Some(s) = prefix.iter().find(|s| !matches!(s, Stmt::Local(_)) || leaves_early(s)) {
@@ -188,6 +196,28 @@ fn changed_in(body: &Block) -> Vec<String> {
     let mut v = Changed(Vec::new());
     v.visit_block(body);
     v.0
+}
+
+/// The methods the loop's body calls on `var` that may change it (in
+/// order, each once).
+fn methods_changing(body: &Block, var: &str) -> Vec<String> {
+    struct Methods<'v>(&'v str, Vec<String>);
+    impl Visit<'_> for Methods<'_> {
+        fn visit_expr_method_call(&mut self, m: &syn::ExprMethodCall) {
+            let method = m.method.to_string();
+            if !READS_ONLY.contains(&method.as_str())
+                && base(&m.receiver).is_some_and(|b| b == self.0)
+                && !self.1.contains(&method)
+            {
+                self.1.push(method);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut v = Methods(var, Vec::new());
+    v.visit_block(body);
+    v.1
 }
 
 fn is_assign_op(op: &syn::BinOp) -> bool {

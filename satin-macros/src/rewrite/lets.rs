@@ -243,9 +243,10 @@ impl Parallel<'_> {
         // Calls that hold a `&mut` borrow are read right after the run, in
         // a block of their own: the slots end there, and with them the
         // borrows, so the body may use the whole again (a merge after
-        // calls on the two halves).
-        let eager = self.lazy.is_none()
-            && run.iter().any(|l| matches!(&l.init, LetInit::Call(a) if !self.names.held(a).is_empty()));
+        // calls on the two halves, a move undone after the call on the
+        // board it changed). So are a lazy version's deferred calls: a
+        // job value holds the borrow as a slot does.
+        let eager = run.iter().any(|l| matches!(&l.init, LetInit::Call(a) if !self.names.held(a).is_empty()));
         let mark = out.len();
         let mut inline_job = None;
         for (k, l) in run.iter().enumerate() {

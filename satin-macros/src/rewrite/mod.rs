@@ -139,6 +139,18 @@ impl Names {
         held_a.iter().any(|v| uses_b.contains(v)) || held_b.iter().any(|v| uses_a.contains(v))
     }
 
+    /// A variable one call holds through a `&mut` parameter and the
+    /// other uses (see [`Names::conflict`]).
+    fn shared(&self, a: &Args, b: &Args) -> String {
+        let (held_a, held_b) = (self.held(a), self.held(b));
+        let (uses_a, uses_b) = (variables(a), variables(b));
+        held_a
+            .into_iter()
+            .find(|v| uses_b.contains(v))
+            .or_else(|| held_b.into_iter().find(|v| uses_a.contains(v)))
+            .unwrap_or_default()
+    }
+
     /// Variables in the arguments passed to `&mut` parameters.
     fn held(&self, args: &Args) -> Vec<String> {
         let exclusive = &self.callees[args.callee].exclusive;

@@ -22,6 +22,12 @@ impl Board {
     fn undo(&mut self, m: usize) {
         self.cells[m] = 0;
     }
+    /// The board after `m` (copy-make).
+    fn with(&self, m: usize, side: i8) -> Board {
+        let mut next = self.clone();
+        next.play(m, side);
+        next
+    }
     fn score(&self) -> i64 {
         self.cells.iter().enumerate().map(|(i, &c)| i64::from(c) * (i as i64 % 5 - 2)).sum()
     }
@@ -56,6 +62,21 @@ fn search_plain(board: &mut Board, depth: u32, side: i8) -> i64 {
     best
 }
 
+/// The same search by copy-make: each call gets its own board.
+#[divide_and_conquer]
+fn search_copies(board: &Board, depth: u32, side: i8) -> i64 {
+    if depth == 0 {
+        return i64::from(side) * board.score();
+    }
+    let mut best = i64::MIN + 1;
+    for mv in board.moves() {
+        let next = board.with(mv, side);
+        let s = -search_copies(&next, depth - 1, -side);
+        best = best.max(s);
+    }
+    best
+}
+
 #[divide_and_conquer]
 fn memo(n: u64, seen: &mut HashMap<u64, u64>) -> u64 {
     if n < 2 {
@@ -76,6 +97,10 @@ fn play_and_undo_on_one_board_and_a_shared_memo_give_the_plain_answers() {
     let expected = search_plain(&mut board.clone(), 5, 1);
     assert_eq!(rt.run(|| search(&mut board, 5, 1)), expected);
     assert!(board.cells.iter().all(|&c| c == 0), "every move was undone");
+    // By copy-make, every move's call spawns.
+    let fresh = Board { cells: vec![0; 7] };
+    assert_eq!(rt.run(|| search_copies(&fresh, 5, 1)), expected);
+    assert!(rt.stats().spawns > 0, "copy-make ran one call after another: {:?}", rt.stats());
     let mut seen = HashMap::new();
     assert_eq!(rt.run(|| memo(90, &mut seen)), 2_880_067_194_370_816_120);
     assert_eq!(seen.len(), 89);

@@ -90,7 +90,7 @@ impl Parallel<'_> {
                 // A move played and undone around the call (`board.play(mv);
                 // .. board.undo(mv);`): the calls share one board.
                 [_, ..] => format!(
-                    "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes around them ({}); calls that share one value changed before and undone after each can only take turns — give each call its own copy instead (copy-make: `let mut next = {var}.clone(); next.{}(..); {name}(&mut next, ..)`)",
+                    "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes around them ({}); calls that share one value changed before and undone after each can only take turns — give each call its own copy instead (copy-make: `let next = ..; {name}(&next, ..)` with `next` a clone of `{var}` after `{}`)",
                     methods.iter().map(|m| format!("`{var}.{m}(..)`")).collect::<Vec<_>>().join(", "),
                     methods[0],
                 ),

@@ -17,6 +17,20 @@ fn count_inversions(v: &mut [i64]) -> u64 {
     a + b + merge(v, mid)
 }
 
+/// The same with the merge in a `let` of its own, before the sum.
+#[divide_and_conquer]
+fn count_inversions_merge_let(v: &mut [i64]) -> u64 {
+    if v.len() <= 1 {
+        return 0;
+    }
+    let mid = v.len() / 2;
+    let (left, right) = v.split_at_mut(mid);
+    let a = count_inversions_merge_let(left);
+    let b = count_inversions_merge_let(right);
+    let c = merge(v, mid);
+    a + b + c
+}
+
 /// Sorts `v`: calls as statements, then a merge.
 #[divide_and_conquer]
 fn merge_sort(v: &mut Vec<i64>) {
@@ -83,6 +97,9 @@ fn calls_on_two_parts_then_a_merge_of_the_whole() {
         let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).build().unwrap();
         let mut v = data.clone();
         assert_eq!(rt.run(|| count_inversions(&mut v)), expected, "{workers} workers");
+        assert_eq!(v, sorted);
+        let mut v = data.clone();
+        assert_eq!(rt.run(|| count_inversions_merge_let(&mut v)), expected, "{workers} workers");
         assert_eq!(v, sorted);
         let mut w = data.clone();
         rt.run(|| merge_sort(&mut w));

@@ -199,6 +199,8 @@ impl Quorum {
         if let Some(id) = dead_or_deposed.or(silent) {
             self.removed.insert(id, why(id));
         }
+        // A second learner to promote right behind the first (see below).
+        let mut pair = None;
         let change = dead_or_deposed
             .or(silent)
             .map(|id| Change::Remove { id })
@@ -222,7 +224,7 @@ impl Quorum {
                 // other two waiting forever on a majority of two.)
                 let voters = self.log.voters().count();
                 if voters == 1 && ready.len() >= 2 {
-                    self.pair_promotion = Some(ready[1]);
+                    pair = Some(ready[1]);
                 }
                 let odd_after = voters.is_multiple_of(2);
                 ready.first().filter(|_| odd_after || ready.len() >= 2).map(|&id| Change::Promote { id })
@@ -245,7 +247,7 @@ impl Quorum {
         // leader, which counts with the new configuration from the moment
         // it appends it, and a learner votes only once it holds the entry
         // that made it a voter.
-        if let Some(second) = self.pair_promotion.take() {
+        if let Some(second) = pair {
             if self.log.voters().count() == 2 && !self.log.is_voter(second) {
                 self.append(now, Change::Promote { id: second });
             }

@@ -246,9 +246,6 @@ pub struct Quorum {
     probing: BTreeMap<NodeId, NodeId>,
     /// Why this node, as leader, removed each member it removed.
     removed: BTreeMap<NodeId, Removal>,
-    /// A learner to promote right behind the one being promoted (a leader
-    /// alone goes to three voters in one step; see `leader.rs`).
-    pair_promotion: Option<NodeId>,
     out: VecDeque<Output>,
     rng: SplitMix64,
     /// Elections this node started and removals it decided (statistics).
@@ -310,7 +307,6 @@ impl Quorum {
             rng: SplitMix64::new(seed ^ me.rotate_left(17) ^ 0x517c_c1b7_2722_0a95),
             elections: 0,
             removals: 0,
-            pair_promotion: None,
             stalls: 0,
             rescues: 0,
         }

@@ -53,6 +53,12 @@ fn the_shared_incumbent_expands_about_the_sequential_nodes_and_a_per_branch_one_
         (best, expanded::total() - before)
     };
     let slack = expanded::slack(2);
+    // A thief explores its branch with the incumbent of the moment: on a
+    // loaded machine, where the other worker is descheduled, a small tree
+    // can expand up to about twice the sequential nodes (seen: 1.9 × on
+    // knapPI_16_100_1000_70). Each instance is held to 2 ×, the five
+    // together — dominated by the large trees — to 1.2 ×.
+    let (mut all_shared, mut all_plain) = (0, 0);
     for spec in GENERATED {
         let inst = pisinger_file(&name(spec));
         let optimum = knapsack::dp_optimum(&inst).unwrap();
@@ -60,11 +66,17 @@ fn the_shared_incumbent_expands_about_the_sequential_nodes_and_a_per_branch_one_
         let (shared, shared_nodes) = counted(&|| rt.run(|| knapsack::solve_with(&inst, Bound::Shared)));
         assert_eq!((plain, shared), (optimum, optimum), "{}", name(spec));
         assert!(
-            shared_nodes <= plain_nodes * 12 / 10 + slack,
+            shared_nodes <= plain_nodes * 2 + slack,
             "{}: shared {shared_nodes} against sequential {plain_nodes}",
             name(spec)
         );
+        all_shared += shared_nodes;
+        all_plain += plain_nodes;
     }
+    assert!(
+        all_shared <= all_plain * 12 / 10 + 5 * slack,
+        "all five: shared {all_shared} against sequential {all_plain}"
+    );
     let inst = pisinger_file("knapPI_16_100_1000_70");
     let (_, plain_nodes) = counted(&|| knapsack::shared::solve_plain(&inst));
     let (per_branch, local_nodes) = counted(&|| rt.run(|| knapsack::solve_with(&inst, Bound::PerBranch)));

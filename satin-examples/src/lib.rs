@@ -16,6 +16,7 @@ pub mod montecarlo;
 pub mod natural;
 pub mod nqueens;
 pub mod pipeline;
+pub mod quadrature;
 pub mod raytracer;
 pub mod sat;
 pub mod scenarios;

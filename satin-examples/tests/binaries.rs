@@ -273,3 +273,22 @@ fn the_answer_goes_to_the_answer_file() {
     assert!(err.contains("cannot write the answer to /nonexistent-dir/answer.txt"), "{err}");
     assert_eq!(first_line(&out), "14200", "the answer was lost with its file");
 }
+
+/// A function that takes a closure runs on every core of the process
+/// that calls it, in one process and under `--local-nodes` alike (each
+/// node says once why its calls stay there), with the plain answer.
+#[test]
+fn a_closure_integrand_runs_on_every_core_of_its_node() {
+    let bin = env!("CARGO_BIN_EXE_quadrature");
+    let plain = first_line(&run(bin, &["3", "--sequential"]));
+    assert!(plain.starts_with("0.5454"), "{plain}");
+    assert_eq!(first_line(&run(bin, &["3"])), plain);
+    assert_eq!(first_line(&run(bin, &["3", "--workers", "1"])), plain);
+    let nodes = run(bin, &["3", "--local-nodes", "2", "--no-progress"]);
+    assert_eq!(first_line(&nodes), plain);
+    let stderr = String::from_utf8_lossy(&nodes.stderr);
+    assert_eq!(stderr.matches("`integrate` takes a closure (`F`): its calls stay on this node").count(), 2, "{stderr}");
+    let bad = run(bin, &["3", "--eps", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--eps a positive"));
+}

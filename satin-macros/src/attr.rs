@@ -17,6 +17,9 @@ pub(crate) struct Args {
     /// `strict`: a function none of whose calls can run in parallel is an
     /// error instead of a warning.
     pub(crate) strict: bool,
+    /// `local`: the function's calls never leave their process, whatever
+    /// its parameters (`Job::LOCAL`).
+    pub(crate) local: bool,
     /// How messages name the function, if not by its own name (set by the
     /// expansion of methods, not an argument).
     pub(crate) shown: Option<String>,
@@ -56,9 +59,13 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
     let mut expect = Once::new("expect");
     let mut retries = Once::new("retries");
     let mut strict = Once::new("strict");
+    let mut local = Once::new("local");
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("strict") {
             return strict.set(true, meta.path.span());
+        }
+        if meta.path.is_ident("local") {
+            return local.set(true, meta.path.span());
         }
         if meta.path.is_ident("crate") {
             let lit: LitStr = meta.value()?.parse()?;
@@ -79,7 +86,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         } else {
             Err(meta.error(
                 "unknown argument to #[divide_and_conquer]; the arguments are `crate = \"path::to::satin\"`, \
-                 `expect = \"2s\"`, `retries = 3` and `strict`",
+                 `expect = \"2s\"`, `retries = 3`, `strict` and `local`",
             ))
         }
     });
@@ -89,6 +96,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         expect_ns: expect.get(),
         retries: retries.get(),
         strict: strict.get().unwrap_or(false),
+        local: local.get().unwrap_or(false),
         shown: None,
         peers: Vec::new(),
     })

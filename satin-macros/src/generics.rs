@@ -22,7 +22,10 @@ pub(crate) struct TypeParams {
 }
 
 impl TypeParams {
-    pub(crate) fn of(sig: &Signature, krate: &syn::Path) -> TypeParams {
+    /// `local`: the function's calls never leave their process (see
+    /// `expand::local`), so its type arguments need only be `Send + Sync`
+    /// (its jobs hold them and run on other threads), not serde.
+    pub(crate) fn of(sig: &Signature, krate: &syn::Path, local: bool) -> TypeParams {
         let mut names = Vec::new();
         let mut predicates: Vec<WherePredicate> = Vec::new();
         for p in &sig.generics.params {
@@ -39,8 +42,13 @@ impl TypeParams {
             predicates.extend(w.predicates.iter().cloned());
         }
         for name in &names {
-            predicates.push(syn::parse_quote!(#name: #krate::TypeParam));
+            predicates.push(if local {
+                syn::parse_quote!(#name: ::core::marker::Send + ::core::marker::Sync)
+            } else {
+                syn::parse_quote!(#name: #krate::TypeParam)
+            });
         }
+        predicates.extend(associated_bounds(sig, &names, krate));
         let params = sig.generics.params.iter().map(|p| match p {
             GenericParam::Type(t) => t.ident.to_token_stream(),
             other => other.to_token_stream(),
@@ -128,6 +136,33 @@ impl TypeParams {
         }
         Ok(())
     }
+}
+
+/// What the body needs of associated types of the type parameters that
+/// the signature names (`P::Out`, `<P as Problem>::Out`): a result of one
+/// is `ResultValue`, an owned parameter `Param` — bounds the user would
+/// otherwise have to find and write (`where P::Out: Serialize + ..`).
+fn associated_bounds(sig: &Signature, names: &[Ident], krate: &syn::Path) -> Vec<WherePredicate> {
+    let associated = |ty: &Type| match ty {
+        Type::Path(p) if p.qself.is_some() => true,
+        Type::Path(p) => p.path.segments.len() >= 2 && names.iter().any(|n| p.path.segments[0].ident == *n),
+        _ => false,
+    };
+    let mut out: Vec<WherePredicate> = Vec::new();
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        if associated(ty) {
+            out.push(syn::parse_quote!(#ty: #krate::__private::ResultValue));
+        }
+    }
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            let ty = &*pt.ty;
+            if associated(ty) {
+                out.push(syn::parse_quote!(#ty: #krate::__private::Param));
+            }
+        }
+    }
+    out
 }
 
 /// Replaces every lifetime, named or elided in a reference, with one.

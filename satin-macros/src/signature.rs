@@ -3,8 +3,10 @@
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, ReturnType, Type};
 
-/// Everything wrong with the signature, combined into one error.
-pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
+/// Everything wrong with the signature, combined into one error. A local
+/// function's parameters (see `expand::local`) need not travel: only
+/// `impl Trait` among them is refused (the job type must name it).
+pub(crate) fn check(f: &ItemFn, local: bool) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let sig = &f.sig;
     let err = |span: proc_macro2::Span, msg: &str| syn::Error::new(span, msg);
@@ -41,7 +43,8 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
                     Type::Reference(r) => &*r.elem,
                     ty => ty,
                 };
-                if let Some(e) = check_owned(ty, "parameter") {
+                let found = if local { impl_trait(ty) } else { check_owned(ty, "parameter") };
+                if let Some(e) = found {
                     errors.push(e);
                 }
             }
@@ -58,6 +61,20 @@ pub(crate) fn check(f: &ItemFn) -> syn::Result<()> {
     }) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// `impl Trait` in a local function's parameter: named as a type
+/// parameter, it can be a field of the job.
+fn impl_trait(ty: &Type) -> Option<syn::Error> {
+    match ty {
+        Type::ImplTrait(t) => Some(syn::Error::new(
+            t.span(),
+            "a #[divide_and_conquer] parameter cannot be `impl Trait`: the job holding it must name its type; write a type parameter instead (`fn f<F: Fn(f64) -> f64 + Sync>(f: &F, ..)`)",
+        )),
+        Type::Paren(p) => impl_trait(&p.elem),
+        Type::Group(g) => impl_trait(&g.elem),
+        _ => None,
     }
 }
 

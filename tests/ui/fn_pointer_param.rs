@@ -1,3 +1,5 @@
+#![deny(deprecated)]
+
 use satin::divide_and_conquer;
 
 #[divide_and_conquer]

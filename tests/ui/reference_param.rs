@@ -1,3 +1,5 @@
+#![deny(deprecated)]
+
 use satin::divide_and_conquer;
 
 // The slice may be borrowed; what it holds travels by value.

@@ -58,6 +58,12 @@ fn stays_sequential(marker: &str, msg: &str, span: Span, strict: bool) -> TokenS
     if strict {
         return quote_spanned!(span=> compile_error!(#msg););
     }
+    warning(marker, msg, span)
+}
+
+/// A compile-time warning at `span`: the use of a deprecated struct
+/// `marker` whose note is `msg`.
+pub(super) fn warning(marker: &str, msg: &str, span: Span) -> TokenStream {
     let marker = Ident::new(marker, span);
     let use_it = quote_spanned!(span=> let _ = #marker;);
     quote! {

@@ -9,6 +9,7 @@ mod borrowed;
 mod copies;
 mod diagnostics;
 mod job_type;
+pub(crate) mod local;
 mod names;
 mod params;
 
@@ -65,10 +66,11 @@ pub(crate) fn divide_and_conquer_named(
     }
     args.shown = shown;
     args.peers = peers;
-    if let Err(e) = signature::check(&func) {
+    let local = local::of(&func.sig, &args).is_some();
+    if let Err(e) = signature::check(&func, local) {
         return with_error(item, e);
     }
-    if let Err(e) = TypeParams::of(&func.sig, &args.krate).check(&func.sig) {
+    if let Err(e) = TypeParams::of(&func.sig, &args.krate, local).check(&func.sig) {
         return with_error(item, e);
     }
     expand(&args, func)
@@ -114,9 +116,14 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     let sequential_warning =
         diagnostics::warnings(args, name, &names, &block, &bodies.par, bodies.spawn_sites, &bodies.notes);
 
-    let type_params = TypeParams::of(&sig, krate);
-    let (const_assertions, body_assertions) = assertions(krate, &sig, &params, &type_params);
-    let generic_entry = if type_params.is_generic() {
+    let local = local::of(&sig, args);
+    let type_params = TypeParams::of(&sig, krate, local.is_some());
+    let (const_assertions, body_assertions) = assertions(krate, &sig, &params, &type_params, local.is_some());
+    let local_note = local
+        .as_ref()
+        .and_then(|l| l.note.as_ref())
+        .map(|(span, msg)| diagnostics::warning(&format!("__satin_local_{name}"), msg, *span));
+    let generic_entry = if type_params.is_generic() && local.is_none() {
         quote! {
             #krate::__private::inventory::submit! {
                 #krate::__private::GenericFn::new(concat!(module_path!(), #fn_id), #code)
@@ -126,7 +133,21 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
         TokenStream::new()
     };
     let run_fns = run_fns(krate, &ids, fields, output);
-    let job_type = if kinds.iter().any(|k| !matches!(k, ParamKind::Owned)) {
+    let shown = args.shown.clone().unwrap_or_else(|| name.to_string());
+    let job_type = if let Some(local) = &local {
+        let job = local::LocalJob {
+            krate,
+            vis: &vis,
+            job: &ids.job,
+            sig: &sig,
+            types,
+            output,
+            where_clause: type_params.where_clause(),
+            why: &local.why,
+            shown: &shown,
+        };
+        job.emit(&fn_id, &run_fns)
+    } else if kinds.iter().any(|k| !matches!(k, ParamKind::Owned)) {
         let serde_crate = format!("{}::__private::serde", krate.to_token_stream()).replace(' ', "");
         let borrowed = Borrowed {
             job: &ids.job,
@@ -159,6 +180,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
     quote! {
         #const_assertions
         #sequential_warning
+        #local_note
 
         #(#docs)*
         #(#others)*
@@ -244,8 +266,11 @@ fn assertions(
     sig: &syn::Signature,
     params: &Params<'_>,
     type_params: &TypeParams,
+    local: bool,
 ) -> (TokenStream, TokenStream) {
-    let assertions = params.types.iter().zip(&params.kinds).map(|(ty, kind)| match kind {
+    // A local function's parameters need not travel (`local.rs`).
+    let kinds = if local { &[][..] } else { &params.kinds[..] };
+    let assertions = params.types.iter().zip(kinds).map(|(ty, kind)| match kind {
         ParamKind::Owned => quote_spanned!(ty.span()=> #krate::__private::assert_param::<#ty>();),
         ParamKind::Shared(elem) => quote_spanned!(ty.span()=> #krate::__private::assert_borrowed_param::<#elem>();),
         ParamKind::Mut(elem) => quote_spanned!(ty.span()=> #krate::__private::assert_mut_param::<#elem>();),

@@ -43,6 +43,22 @@ pub fn with_root_runner<R>(runner: RootRunner, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` on this thread with `pool` as the pool that local calls
+/// (`Job::LOCAL`: calls that cannot be encoded) made outside a run use:
+/// in a distributed program they run on the node's own cores, not as runs
+/// of the cluster.
+pub fn with_local_pool<R>(pool: Arc<Runtime>, f: impl FnOnce() -> R) -> R {
+    let outer = crate::job::local::set_pool(Some(pool));
+    struct Reset(Option<Option<Arc<Runtime>>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            crate::job::local::set_pool(self.0.take().flatten());
+        }
+    }
+    let _reset = Reset(Some(outer));
+    f()
+}
+
 pub(crate) fn take_root_runner() -> Option<RootRunner> {
     ROOT_RUNNER.with(|r| r.borrow_mut().take())
 }

@@ -36,7 +36,7 @@ pub mod __private {
     pub use crate::job::fields::{de_field, ser_field, ser_lent};
     pub use crate::job::generic::{instance, GenericFn};
     pub use crate::job::receiver::ReceiverMut;
-    pub use crate::job::{assert_param, assert_result, enter, JobFn};
+    pub use crate::job::{assert_param, assert_result, enter, JobFn, Param, ResultValue};
     pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
     pub use core::pin::pin;
     pub use inventory;

@@ -113,6 +113,7 @@ pub fn try_run<R: Send>(
         spec.progress = false;
     }
     let runtime = Arc::new(runtime);
+    let local_pool = Arc::clone(&runtime);
     let app_name = app.to_string();
     let stats_json = args.stats_json.clone();
     let supervised = spec.me.supervised;
@@ -185,7 +186,9 @@ pub fn try_run<R: Send>(
             }
         }
     });
-    let returned = panic::catch_unwind(AssertUnwindSafe(|| satin_core::dist::with_root_runner(runner, f)));
+    let returned = panic::catch_unwind(AssertUnwindSafe(|| {
+        satin_core::dist::with_local_pool(local_pool, || satin_core::dist::with_root_runner(runner, f))
+    }));
     // The node's last frames go out before the process ends.
     let last = session.borrow_mut().take().and_then(|s| s.close(returned.is_ok()));
     let value = match returned {

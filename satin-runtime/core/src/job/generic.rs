@@ -28,7 +28,7 @@ use super::registry::JobFn;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a type argument of a #[divide_and_conquer] function",
     label = "type arguments must be `Serialize + DeserializeOwned + Send + Sync + 'static`",
-    note = "a generic function's calls travel to other threads and machines with their parameters: use an owned type that derives serde's `Serialize` and `Deserialize` and is `Send + Sync`"
+    note = "a generic function's calls travel to other threads and machines with their parameters: use an owned type that derives serde's `Serialize` and `Deserialize` and is `Send + Sync`, or write #[divide_and_conquer(local)] to keep the function's calls on the cores of the process that makes them (then any `Send + Sync` type will do)"
 )]
 pub trait TypeParam: Serialize + DeserializeOwned + Send + Sync + 'static {}
 impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> TypeParam for T {}

@@ -4,6 +4,7 @@
 pub(crate) mod borrow;
 pub(crate) mod fields;
 pub(crate) mod generic;
+pub(crate) mod local;
 pub(crate) mod receiver;
 pub(crate) mod registry;
 pub(crate) mod typed_root;
@@ -46,6 +47,15 @@ pub trait Job: Serialize + Send + Sized {
     /// call's outcome is its result and that data; it is neither published
     /// to nor looked up in the result table, only run (again).
     const MUTATES: bool = false;
+
+    /// Why the function's calls never leave this process (a parameter
+    /// that cannot travel: a closure, a borrow with a lifetime, a
+    /// function pointer, or `#[divide_and_conquer(local)]`), or `None`
+    /// if they travel. A local call is stolen by this process's workers
+    /// only: remote thieves pass it by, it is neither keyed, published
+    /// nor looked up, and as a distributed program's root it runs on the
+    /// cores of the node that makes it (`satin::job::local`).
+    const LOCAL: Option<&'static str> = None;
 
     /// Whether an outcome from another node is taken ([`Job::accept`]) as
     /// soon as it arrives, on the driver's thread: a call whose result
@@ -127,6 +137,10 @@ pub fn enter<J: Job>(job: J) -> J::Output {
         // installed for the job it is executing right now; it outlives this call.
         Some(ctx) => job.run(unsafe { &*ctx }),
         None => match crate::dist::take_root_runner() {
+            Some(runner) if J::LOCAL.is_some() => {
+                crate::dist::put_back_root_runner(runner);
+                local::run_here(job)
+            }
             Some(runner) => run_distributed(job, runner),
             None => {
                 // A generic function's instantiation used here, outside a
@@ -200,7 +214,7 @@ impl From<WriteBackError> for AcceptError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a #[divide_and_conquer] function",
     label = "parameters must be `Serialize + DeserializeOwned + Send + 'static`",
-    note = "parameters travel to other threads and machines: use an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`"
+    note = "parameters travel to other threads and machines: use an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`, or write #[divide_and_conquer(local)] to keep the function's calls on the cores of the process that makes them"
 )]
 pub trait Param: Serialize + DeserializeOwned + Send + 'static {}
 impl<T: Serialize + DeserializeOwned + Send + 'static> Param for T {}

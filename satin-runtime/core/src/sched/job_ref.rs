@@ -62,7 +62,9 @@ impl JobRef {
         unsafe { (self.execute_fn)(self.data, Exec::Run(worker, taken)) }
     }
 
-    /// Hands the job to a remote thief instead of running it.
+    /// Hands the job to a remote thief instead of running it; a local
+    /// call (`Job::LOCAL`) leaves `out` empty and stays unexecuted, for
+    /// the caller to queue again.
     ///
     /// # Safety
     /// As for [`execute`](Self::execute); the job must be a spawned slot.

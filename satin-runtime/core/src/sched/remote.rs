@@ -312,7 +312,17 @@ impl Registry {
                         // SAFETY: just stolen out of a deque: this is its one
                         // execution; worker deques hold only spawned slots.
                         unsafe { job.take_remote(&mut out) };
-                        let take = out.expect("a slot fills in its remote take");
+                        let Some(take) = out else {
+                            // A local call (`Job::LOCAL`): still unexecuted,
+                            // it goes where this process's workers take it,
+                            // as a local thief would have. One per request:
+                            // the rest is likely local too, and a storm of
+                            // requests must not empty every deque into
+                            // the injector.
+                            self.injector.push(job);
+                            self.sleep.wake_all();
+                            return None;
+                        };
                         remote.pending().insert(stamp, Pending { complete: take.complete, job: take.job });
                         return Some(take);
                     }

@@ -307,6 +307,9 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
     let slot = unsafe { &*(data as *const Slot<J>) };
     let (worker, taken) = match exec {
         Exec::Run(worker, taken) => (worker, taken),
+        // A local call stays: `out` is left empty and the taker puts
+        // the job back where this process's workers find it.
+        Exec::Remote(_) if J::LOCAL.is_some() => return false,
         Exec::Remote(out) => {
             *out = Some(slot.take_remote(data));
             return true;

@@ -56,9 +56,10 @@ fn key<J: Job>(job: &J) -> JobKey {
 pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
     let registry = ctx.worker.registry();
     let Some(remote) = registry.remote.get() else { return run_for_progress(job, ctx) };
-    if J::MUTATES {
+    if J::MUTATES || J::LOCAL.is_some() {
         // Its outcome includes the data it changes in place, which the
-        // table does not hold: it only runs (again), untracked.
+        // table does not hold (or its parameters cannot be keyed): it
+        // only runs (again), untracked.
         return run_fast(job, ctx);
     }
     let depth = ctx.depth.get();

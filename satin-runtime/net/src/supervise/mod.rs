@@ -365,6 +365,7 @@ fn run_cluster(
         cluster.network(kind);
     }
     let start = Instant::now();
+    let mut deferred = std::collections::VecDeque::new();
     match kind {
         // Every node starts at once and hears the whole membership: from
         // its first instant the run has n voters, and any one of them —
@@ -377,19 +378,26 @@ fn run_cluster(
             for node in 0..n as usize {
                 // (Waiting for one node notes where the others listen.)
                 let addr = match cluster.addrs[node] {
-                    Some(addr) => addr,
-                    None => wait_listening(&rx, &mut cluster, node)?,
+                    Some(addr) => Some(addr),
+                    None => wait_listening(&rx, &mut cluster, node, &mut deferred)?,
                 };
-                roster.push(format!("{node}@{addr}"));
+                // (A node that ended without a distributed run is not
+                // in it; it printed its own answer.)
+                if let Some(addr) = addr {
+                    roster.push(format!("{node}@{addr}"));
+                }
             }
             let order = format!("{ROSTER_ORDER}{}", roster.join(" "));
             for node in 0..n as usize {
-                cluster.tell(node, &order);
+                if cluster.addrs[node].is_some() {
+                    cluster.tell(node, &order);
+                }
             }
         }
         Kind::Graph => {
             cluster.spawn(Start::Listen)?;
-            let master_addr = wait_listening(&rx, &mut cluster, 0)?;
+            let master_addr = wait_listening(&rx, &mut cluster, 0, &mut deferred)?
+                .ok_or_else(|| RunError::Failed("node 0 ended before it listened".into()))?;
             for _ in 1..n {
                 cluster.spawn(Start::Join(master_addr))?;
             }
@@ -413,7 +421,11 @@ fn run_cluster(
             (Some(at), None) => at.saturating_sub(start.elapsed()),
             (None, None) => Duration::from_secs(3600),
         };
-        match rx.recv_timeout(wait) {
+        let next = match deferred.pop_front() {
+            Some(event) => Ok(event),
+            None => rx.recv_timeout(wait),
+        };
+        match next {
             Ok(Event::Listening { node, addr }) => {
                 let moved = cluster.addrs[node].is_some_and(|old| old != addr);
                 cluster.addrs[node] = Some(addr);

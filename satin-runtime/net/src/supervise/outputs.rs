@@ -118,20 +118,34 @@ pub(super) fn put<T>(v: &mut Vec<Option<T>>, i: usize, x: T) {
     v[i] = Some(x);
 }
 
-pub(super) fn wait_listening(rx: &Receiver<Event>, cluster: &mut Cluster, node: usize) -> Result<SocketAddr, RunError> {
+/// Waits until `node` listens and returns where; `None` if it ended with
+/// success first — a program whose annotated calls all stayed on their
+/// node (`Job::LOCAL`) never starts a distributed run. Every other event
+/// that arrives meanwhile is kept in `deferred`, in order, for the run's
+/// loop (what a node printed must not be lost).
+pub(super) fn wait_listening(
+    rx: &Receiver<Event>,
+    cluster: &mut Cluster,
+    node: usize,
+    deferred: &mut std::collections::VecDeque<Event>,
+) -> Result<Option<SocketAddr>, RunError> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Event::Listening { node: n, addr }) => {
                 cluster.addrs[n] = Some(addr);
                 if n == node {
-                    return Ok(addr);
+                    return Ok(Some(addr));
                 }
             }
-            Ok(Event::Exited { node: n, status, .. }) if n == node => {
-                return Err(RunError::Failed(format!("node {node} exited before it listened ({status})")))
+            Ok(Event::Exited { node: n, status, cpu }) if n == node => {
+                if !status.success() {
+                    return Err(RunError::Failed(format!("node {node} exited before it listened ({status})")));
+                }
+                deferred.push_back(Event::Exited { node: n, status, cpu });
+                return Ok(None);
             }
-            Ok(_) => {}
+            Ok(other) => deferred.push_back(other),
             Err(_) => {
                 return Err(RunError::Failed(format!("node {node} did not start listening within {START_TIMEOUT:?}")))
             }

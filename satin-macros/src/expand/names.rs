@@ -41,11 +41,27 @@ pub(super) fn callee(sig: &syn::Signature) -> rewrite::Callee {
         .iter()
         .map(|a| matches!(a, FnArg::Typed(pt) if matches!(ParamKind::of(&pt.ty), ParamKind::Mut(_))))
         .collect();
+    // A parameter bound without `mut` and not `&mut`: no statement of the
+    // body can change it (a method taking `&mut self` would not compile).
+    let frozen = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => match (&*pt.pat, ParamKind::of(&pt.ty)) {
+                (syn::Pat::Ident(pi), ParamKind::Owned | ParamKind::Shared(_)) if pi.mutability.is_none() => {
+                    Some(pi.ident.to_string())
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
     rewrite::Callee {
         func: name.clone(),
         arity: sig.inputs.len(),
         job: format_ident!("__SatinJob_{}", name),
         seq: format_ident!("__satin_seq_{}", name),
         exclusive,
+        frozen,
     }
 }

@@ -81,7 +81,11 @@ impl Parallel<'_> {
         let Expr::ForLoop(l) = &*expr else { return false };
         let Some(split) = self.find_split(&l.body) else { return false };
         let prefix = &l.body.stmts[..split.at];
-        let changed = changed_in(&l.body);
+        // (A parameter nothing can change is never among them, unless
+        // the body binds its name anew.)
+        let frozen = &self.names.own().frozen;
+        let mut changed = changed_in(&l.body);
+        changed.retain(|v| !frozen.contains(v) || binds(&l.body, v));
         let reads: Vec<String> = prefix.iter().flat_map(variables).chain(variables(&split.args)).collect();
         if let Some(var) = reads.iter().find(|v| changed.contains(v)) {
             let name = &self.names.own().func;
@@ -140,11 +144,19 @@ impl Parallel<'_> {
         let result = Ident::new("__satin_result", Span::call_site());
         let value = split.wrap.apply(parse_quote!(#result));
         let call_pat = &split.pat;
+        // A value of the iteration that the call borrows (`let child = ..;
+        // f(&child)`) must outlive it: it moves into a store that lives
+        // until the calls are joined (declared before the list, so dropped
+        // after it), and the call borrows it there.
+        let lent = lent_by_call(prefix, &split.args);
+        let stores: Vec<Ident> = lent.iter().map(|v| self.fresh(&format!("keep_{v}"))).collect();
         parse_quote!({
+            #(let #stores = #krate::__private::Keep::new();)*
             let mut #list = #krate::__private::SpawnList::new();
             let mut #seen = ::std::vec::Vec::new();
             for #pat in #iter {
                 #(#prefix)*
+                #(let #lent = #stores.keep(#lent);)*
                 #list.spawn_kept(#ctx, #job);
                 #seen.push((#(#names,)*));
             }
@@ -154,6 +166,35 @@ impl Parallel<'_> {
             }
         })
     }
+}
+
+/// Variables the `let`s before the call declare that the call's
+/// arguments borrow (`&child`).
+fn lent_by_call(prefix: &[Stmt], args: &Args) -> Vec<Ident> {
+    let declared: Vec<Ident> = prefix
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Local(Local { pat: Pat::Ident(p), .. }) => Some(p.ident.clone()),
+            Stmt::Local(Local { pat: Pat::Type(t), .. }) => match &*t.pat {
+                Pat::Ident(p) => Some(p.ident.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut lent: Vec<Ident> = Vec::new();
+    for a in args.iter() {
+        if let Expr::Reference(r) = a {
+            if let (None, Some(v)) = (r.mutability, base(&r.expr)) {
+                if let Some(d) = declared.iter().rev().find(|d| **d == v) {
+                    if !lent.contains(d) {
+                        lent.push(d.clone());
+                    }
+                }
+            }
+        }
+    }
+    lent
 }
 
 /// Whether a statement can leave the iteration or the function.
@@ -196,6 +237,21 @@ fn changed_in(body: &Block) -> Vec<String> {
     let mut v = Changed(Vec::new());
     v.visit_block(body);
     v.0
+}
+
+/// Whether the body declares a variable named `var` (a `let` or a
+/// closure's parameter: a `for` pattern of a loop inside counts too).
+fn binds(body: &Block, var: &str) -> bool {
+    struct Binds<'v>(&'v str, bool);
+    impl Visit<'_> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &syn::PatIdent) {
+            self.1 |= p.ident == self.0;
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut v = Binds(var, false);
+    v.visit_block(body);
+    v.1
 }
 
 /// The methods the loop's body calls on `var` that may change it (in

@@ -92,6 +92,9 @@ pub(crate) struct Callee {
     /// Per parameter: a `&mut` one, whose argument the call holds
     /// exclusively while it runs.
     pub(crate) exclusive: Vec<bool>,
+    /// Parameters nothing in the body can change (bound without `mut`,
+    /// not `&mut`): a method called on one only reads it.
+    pub(crate) frozen: Vec<String>,
 }
 
 /// Names the rewriter needs from the expansion.

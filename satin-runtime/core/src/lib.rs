@@ -37,7 +37,9 @@ pub mod __private {
     pub use crate::job::generic::{instance, GenericFn};
     pub use crate::job::receiver::ReceiverMut;
     pub use crate::job::{assert_param, assert_result, enter, JobFn, Param, ResultValue};
-    pub use crate::sched::{decides_false, decides_some, decides_true, Ctx, Entrant, LazyIter, Race, Slot, SpawnList};
+    pub use crate::sched::{
+        decides_false, decides_some, decides_true, Ctx, Entrant, Keep, LazyIter, Race, Slot, SpawnList,
+    };
     pub use core::pin::pin;
     pub use inventory;
 

@@ -4,6 +4,7 @@
 //! Every module holds the annotated function and, where the benchmarks need
 //! one, a plain sequential version of the same algorithm.
 
+pub mod as_written;
 pub mod barnes_hut;
 pub mod cli;
 pub mod dag;

@@ -197,6 +197,30 @@ pub fn search_plain(params: &Params, node: Node) -> Counts {
     (0..n).map(|i| search_plain(params, node.child(i))).fold(here, Counts::merge)
 }
 
+/// [`search`] with the children in a plain `for` loop, as the
+/// benchmark's C code walks them.
+#[divide_and_conquer]
+pub fn search_loop(params: &Params, node: Node) -> Counts {
+    let n = node.children(params);
+    let mut counts = Counts { nodes: 1, leaves: u64::from(n == 0), depth: node.height };
+    for i in 0..n {
+        let sub = search_loop(params, node.child(i));
+        counts = counts.merge(sub);
+    }
+    counts
+}
+
+/// [`search_loop`] without the annotation.
+pub fn search_loop_plain(params: &Params, node: Node) -> Counts {
+    let n = node.children(params);
+    let mut counts = Counts { nodes: 1, leaves: u64::from(n == 0), depth: node.height };
+    for i in 0..n {
+        let sub = search_loop_plain(params, node.child(i));
+        counts = counts.merge(sub);
+    }
+    counts
+}
+
 /// [`search`] with `rayon`: each node's children as a parallel iterator.
 pub fn search_rayon(params: &Params, node: Node) -> Counts {
     use rayon::prelude::*;

@@ -327,3 +327,18 @@ snapshot!(
         (lo1.min(lo2), hi1.max(hi2))
     }
 );
+
+snapshot!(
+    match_lets_spawn_the_first_and_run_the_last_inline,
+    fn sum(n: &Node) -> u64 {
+        let l = match &n.left {
+            Some(l) => sum(l),
+            None => 0,
+        };
+        let r = match &n.right {
+            Some(r) => sum(r),
+            None => 0,
+        };
+        n.value + l + r
+    }
+);

@@ -10,7 +10,7 @@
 //! read:
 //!
 //! ```text
-//! for c in children { list.spawn_kept(ctx, Job(c.arg())); seen.push(c); }
+//! list.spawn_each(ctx, children.into_iter().map(|c| { seen.push(c); Job(c.arg()) }));
 //! for (c, v) in seen.into_iter().zip(list.join_all(ctx)) { best = keep(best, v); }
 //! ```
 //!
@@ -79,6 +79,9 @@ impl Parallel<'_> {
     /// read what the loop changes.
     pub(super) fn rewrite_fission(&mut self, expr: &mut Expr) -> bool {
         let Expr::ForLoop(l) = &*expr else { return false };
+        // (A lazy version splits the same loops, silently: the parallel
+        // version has said why it does not split the others.)
+        let lazy = self.lazy.is_some();
         let Some(split) = self.find_split(&l.body) else { return false };
         let prefix = &l.body.stmts[..split.at];
         // (A parameter nothing can change is never among them, unless
@@ -102,10 +105,15 @@ impl Parallel<'_> {
                     "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes; compute the arguments from what the loop does not change, or collect them first (`let args: Vec<_> = ..; for a in args {{ .. {name}(a) .. }}`)"
                 ),
             };
-            self.notes.push((l.body.stmts[split.at].span(), message));
+            if !lazy {
+                self.notes.push((l.body.stmts[split.at].span(), message));
+            }
             return false;
         }
         if let Some(s) = prefix.iter().find(|s| !matches!(s, Stmt::Local(_)) || leaves_early(s)) {
+            if lazy {
+                return false;
+            }
             self.notes.push((
                 s.span(),
                 "the calls of this loop run one after another: only `let`s that cannot leave the iteration may come before the call in the loop's body (this statement keeps the calls in order); move it after the call".to_string(),
@@ -115,9 +123,60 @@ impl Parallel<'_> {
         let rest = &l.body.stmts[split.at + 1..];
         let kept: Vec<(Ident, bool)> =
             carried(l, prefix).into_iter().filter(|(i, _)| rest.iter().any(|s| mentions(s, i))).collect();
+        if lazy {
+            *expr = self.lazy_fission(l, &split, &kept);
+            return true;
+        }
         self.spawn_sites += 1;
         *expr = self.fission(l, &split, &kept);
         true
+    }
+
+    /// The lazy version of a split loop: each iteration's call runs
+    /// lazily inline, in order, through `LazyIter`, whose iterations not
+    /// started yet are a latent loop a request for work can take (as the
+    /// lazy version of `iter.map(|p| f(..)).fold(..)` does); what the rest
+    /// of the body reads of the iteration waits in a queue beside it.
+    fn lazy_fission(&mut self, l: &ExprForLoop, split: &Split, kept: &[(Ident, bool)]) -> Expr {
+        let (krate, ctx) = (&self.names.krate, ctx_ident());
+        let (label, pat, iter) = (&l.label, &l.pat, &l.expr);
+        let prefix = &l.body.stmts[..split.at];
+        let rest = &l.body.stmts[split.at + 1..];
+        let job = self.names.job_value(&split.args);
+        let run = self.run_deferred(split.args.callee, &parse_quote!(__satin_job));
+        let result = Ident::new("__satin_result", Span::call_site());
+        let value = split.wrap.apply(parse_quote!(#result));
+        let call_pat = &split.pat;
+        let lent = lent_by_call(prefix, &split.args);
+        let stores: Vec<Ident> = lent.iter().map(|v| self.fresh(&format!("keep_{v}"))).collect();
+        let (seen, jobs) = (self.fresh("seen"), self.fresh("jobs"));
+        let names: Vec<&Ident> = kept.iter().map(|(i, _)| i).collect();
+        let bindings: Vec<TokenStream> =
+            kept.iter().map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) }).collect();
+        let (declare_seen, push_seen, pop_seen) = if kept.is_empty() {
+            (quote!(), quote!(), quote!())
+        } else {
+            (
+                quote!(let #seen = ::core::cell::RefCell::new(::std::collections::VecDeque::new());),
+                quote!(#seen.borrow_mut().push_back((#(#names,)*));),
+                quote!(let (#(#bindings,)*) = #seen.borrow_mut().pop_front().expect("kept when its call was made");),
+            )
+        };
+        parse_quote!({
+            #(let #stores = #krate::__private::Keep::new();)*
+            #declare_seen
+            let #jobs = ::core::iter::Iterator::map(::core::iter::IntoIterator::into_iter(#iter), |#pat| {
+                #(#prefix)*
+                #(let #lent = #stores.keep(#lent);)*
+                #push_seen
+                #job
+            });
+            #label for #result in #krate::__private::LazyIter::new(#ctx, #jobs, |__satin_job| #run) {
+                #pop_seen
+                let #call_pat = #value;
+                #(#rest)*
+            }
+        })
     }
 
     /// The first `let x = f(..)[?];` among the body's statements.
@@ -150,16 +209,20 @@ impl Parallel<'_> {
         // after it), and the call borrows it there.
         let lent = lent_by_call(prefix, &split.args);
         let stores: Vec<Ident> = lent.iter().map(|v| self.fresh(&format!("keep_{v}"))).collect();
+        // The iterations are a latent loop (`SpawnList::spawn_each`): run
+        // inline while the worker has jobs queued, the ones not made yet
+        // released to a thief that asks — not pushed one by one, and not
+        // run inline to the end once the queue is full.
         parse_quote!({
             #(let #stores = #krate::__private::Keep::new();)*
             let mut #list = #krate::__private::SpawnList::new();
             let mut #seen = ::std::vec::Vec::new();
-            for #pat in #iter {
+            #list.spawn_each(#ctx, ::core::iter::IntoIterator::into_iter(#iter).map(|#pat| {
                 #(#prefix)*
                 #(let #lent = #stores.keep(#lent);)*
-                #list.spawn_kept(#ctx, #job);
                 #seen.push((#(#names,)*));
-            }
+                #job
+            }));
             #label for ((#(#bindings,)*), #result) in #seen.into_iter().zip(#list.join_all(#ctx)) {
                 let #call_pat = #value;
                 #(#rest)*

@@ -212,8 +212,10 @@ impl Parallel<'_> {
         // The result read first runs inline; ties go to the newest call.
         let mut inline: Option<(usize, usize)> = None;
         for (k, l) in run.iter().enumerate() {
-            // A conditional call is evaluated where it stands.
-            if matches!(l.init, LetInit::Cond(_)) {
+            // A conditional call is evaluated where it stands: it can run
+            // inline only as the run's last (nothing after it to reorder),
+            // and not with a `?` (read where it stands anyway).
+            if matches!(l.init, LetInit::Cond(_)) && (k + 1 < run.len() || l.fallible()) {
                 continue;
             }
             if let Some(at) = first_read(&l.idents) {
@@ -267,6 +269,11 @@ impl Parallel<'_> {
                         callee: args.callee,
                     });
                 }
+                // The last conditional, read first: as written, its call
+                // run inline like any call that does not spawn (`match
+                // &n.right { Some(r) => sum(r), None => 0 }` after the
+                // left one spawned: a push and a pop fewer per node).
+                LetInit::Cond(_) if inline.is_some_and(|(_, ik)| ik == k) => out.push(stmts[start + k].clone()),
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
                     let mut e = e.clone();

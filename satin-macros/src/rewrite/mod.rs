@@ -349,6 +349,11 @@ impl VisitMut for Parallel<'_> {
             return;
         }
         match expr {
+            // A loop that reads each call's result in its iteration: its
+            // iterations a latent loop here too (`fission.rs`).
+            Expr::ForLoop(_) if self.lazy.is_some() => {
+                self.rewrite_fission(expr);
+            }
             _ if self.lazy.is_some() => {}
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.rewrite_loop(expr),
             Expr::MethodCall(_) => self.rewrite_iterator(expr),

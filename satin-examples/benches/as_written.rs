@@ -1,0 +1,164 @@
+//! Functions as written (docs/performance.md, "Functions as written"):
+//! shapes people write — chili's tree with a `match` in each `let`, a tree
+//! consumed by value, a closure integrand, a skeleton over a trait with an
+//! owning and a borrowing instance, UTS with its children in a `for` loop —
+//! each against the same body without the annotation, on all workers and
+//! on one, and against `chili` and `rayon` where they have a twin. Paired
+//! rounds (see `common/paired.rs`): the median of per-round ratios.
+//!
+//! `cargo bench -p satin-examples --bench as_written` (about 3 minutes;
+//! `-- WORD` runs only the shapes whose name contains WORD).
+
+use satin::Runtime;
+use satin_examples::as_written::{self, Inversions, Node, Owned, Primes};
+use satin_examples::{quadrature, uts};
+
+#[path = "common/pinning.rs"]
+mod pinning;
+
+#[path = "common/paired.rs"]
+mod paired;
+use paired::paired;
+
+struct Row {
+    name: String,
+    /// plain time ÷ annotated time on all workers, and on one.
+    all: f64,
+    one: f64,
+    /// annotated time ÷ chili's, and ÷ rayon's, where a twin exists.
+    vs_chili: Option<f64>,
+    vs_rayon: Option<f64>,
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pinned = pinning::wanted();
+    let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
+    let one = Runtime::builder().workers(1).pin_workers(pinned).build().expect("runtime");
+    let pool = pinning::rayon_pool(workers);
+    let chili_pool = chili::ThreadPool::new();
+    let rounds = 11;
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let mut rows = Vec::new();
+    // (plain ÷ annotated on all workers, on one worker)
+    let both = |plain: &dyn Fn(), annotated: &dyn Fn(&Runtime)| {
+        (
+            paired(rounds, || (), |_| plain(), |_| annotated(&rt)),
+            paired(rounds, || (), |_| plain(), |_| annotated(&one)),
+        )
+    };
+
+    if want("chili") {
+        let tree = Node::build(22).expect("a tree");
+        let (all, one_w) =
+            both(&|| consume(as_written::sum_plain(&tree)), &|r| consume(r.run(|| as_written::sum(&tree))));
+        rows.push(Row {
+            name: "chili's tree, `match` in each `let`, 2^22 nodes".into(),
+            all,
+            one: one_w,
+            vs_chili: Some(paired(
+                rounds,
+                || (),
+                |_| rt.run(|| as_written::sum(&tree)),
+                |_| as_written::sum_chili(&tree, &mut chili_pool.scope()),
+            )),
+            vs_rayon: Some(paired(
+                rounds,
+                || (),
+                |_| rt.run(|| as_written::sum(&tree)),
+                |_| pool.install(|| as_written::sum_rayon(&tree)),
+            )),
+        });
+    }
+    if want("by value") {
+        let owned = Owned::build(21, 7);
+        let copy = || owned.clone();
+        rows.push(Row {
+            name: "a tree consumed by value, 2M leaves".into(),
+            all: paired(rounds, copy, as_written::total_plain, |t| rt.run(|| as_written::total(t))),
+            one: paired(rounds, copy, as_written::total_plain, |t| one.run(|| as_written::total(t))),
+            vs_chili: None,
+            vs_rayon: Some(paired(
+                rounds,
+                copy,
+                |t| rt.run(|| as_written::total(t)),
+                |t| pool.install(|| as_written::total_rayon(t)),
+            )),
+        });
+    }
+    if want("closure") {
+        let f = |x: f64| quadrature::wave(30.0, 40, x);
+        let whole = quadrature::simpson(&f, 0.0, 10.0);
+        let (all, one_w) = both(&|| consume(quadrature::integrate_plain(&f, 0.0, 10.0, 1e-11, whole)), &|r| {
+            consume(r.run(|| quadrature::integrate(&f, 0.0, 10.0, 1e-11, whole)))
+        });
+        rows.push(Row {
+            name: "a closure integrand (adaptive Simpson)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+    }
+    if want("skeleton") {
+        let (all, one_w) = both(&|| consume(as_written::dac_plain(Primes { lo: 0, hi: 3_000_000 })), &|r| {
+            consume(r.run(|| as_written::dac(Primes { lo: 0, hi: 3_000_000 })))
+        });
+        rows.push(Row {
+            name: "a skeleton over a trait, owning instance (primes)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+
+        let data: Vec<u32> = (0..2_000_000u32).map(|i| i.wrapping_mul(2_654_435_761) % 1_000_000).collect();
+        let (all, one_w) = both(&|| consume(as_written::dac_plain(Inversions(&data))), &|r| {
+            consume(r.run(|| as_written::dac_here(Inversions(&data))))
+        });
+        rows.push(Row {
+            name: "a skeleton over a trait, borrowing instance (inversions)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+    }
+    for name in ["T1", "T2", "T3", "T4", "T5"].into_iter().filter(|t| want(&format!("UTS {t}"))) {
+        let (params, _) = uts::sample(name).expect("a sample tree");
+        let root = uts::Node::root(&params);
+        let (all, one_w) = both(&|| consume(uts::search_loop_plain(&params, root)), &|r| {
+            consume(r.run(|| uts::search_loop(&params, root)))
+        });
+        rows.push(Row {
+            name: format!("UTS {name}, children in a `for` loop"),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: Some(paired(
+                rounds,
+                || (),
+                |_| rt.run(|| uts::search_loop(&params, root)),
+                |_| pool.install(|| uts::search_rayon(&params, root)),
+            )),
+        });
+    }
+
+    let how = if pinned { "pinned" } else { "unpinned" };
+    println!("\nFunctions as written, {workers} workers ({how}); median of {rounds} paired rounds:\n");
+    println!("| shape | plain ÷ annotated, {workers} workers | plain ÷ annotated, 1 worker | satin / chili | satin / rayon |");
+    println!("|---|---|---|---|---|");
+    let or_dash = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
+    for r in rows {
+        println!("| {} | {:.2} | {:.2} | {} | {} |", r.name, r.all, r.one, or_dash(r.vs_chili), or_dash(r.vs_rayon));
+    }
+}
+
+/// Keeps a result from being optimised away.
+fn consume<T>(value: T) {
+    std::hint::black_box(value);
+}

@@ -1,0 +1,254 @@
+//! Shapes of recursion as people write them, each beside the same body
+//! without the annotation (and, where one exists, its `rayon` and `chili`
+//! twin), for `benches/as_written.rs` and docs/performance.md, "Functions
+//! as written": the chili benchmark's tree, whose children are `Option`s
+//! read by a `match` in a `let`; a tree consumed by value; a skeleton over
+//! a trait. (The closure integrand is `quadrature`; the `for`-loop form of
+//! UTS is `uts::search_loop`.)
+
+use satin::divide_and_conquer;
+use serde::{Deserialize, Serialize};
+
+/// The node of chili's (and spice's) benchmark tree.
+pub struct Node {
+    pub value: u64,
+    pub left: Option<Box<Node>>,
+    pub right: Option<Box<Node>>,
+}
+
+impl Node {
+    /// A complete tree of `2^depth - 1` nodes, valued 1 (as the benchmark
+    /// builds it).
+    pub fn build(depth: u32) -> Option<Box<Node>> {
+        (depth > 0).then(|| Box::new(Node { value: 1, left: Node::build(depth - 1), right: Node::build(depth - 1) }))
+    }
+}
+
+/// The sum of a tree's values, written as chili's benchmark writes it.
+/// (`Node` has no serde: its calls stay on this process.)
+#[divide_and_conquer(local)]
+pub fn sum(node: &Node) -> u64 {
+    let left = match &node.left {
+        Some(l) => sum(l),
+        None => 0,
+    };
+    let right = match &node.right {
+        Some(r) => sum(r),
+        None => 0,
+    };
+    node.value + left + right
+}
+
+/// [`sum`] without the annotation.
+pub fn sum_plain(node: &Node) -> u64 {
+    let left = match &node.left {
+        Some(l) => sum_plain(l),
+        None => 0,
+    };
+    let right = match &node.right {
+        Some(r) => sum_plain(r),
+        None => 0,
+    };
+    node.value + left + right
+}
+
+/// [`sum`] with `rayon::join`.
+pub fn sum_rayon(node: &Node) -> u64 {
+    let (left, right) =
+        rayon::join(|| node.left.as_deref().map_or(0, sum_rayon), || node.right.as_deref().map_or(0, sum_rayon));
+    node.value + left + right
+}
+
+/// [`sum`] with `chili` (the benchmark's own code).
+pub fn sum_chili(node: &Node, scope: &mut chili::Scope<'_>) -> u64 {
+    let (left, right) = scope.join(
+        |s| node.left.as_deref().map_or(0, |l| sum_chili(l, s)),
+        |s| node.right.as_deref().map_or(0, |r| sum_chili(r, s)),
+    );
+    node.value + left + right
+}
+
+/// A tree that a function consumes by value.
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub enum Owned {
+    Leaf(u64),
+    Node(Box<Owned>, Box<Owned>),
+}
+
+impl Owned {
+    /// A complete tree of `2^depth` leaves.
+    pub fn build(depth: u32, seed: u64) -> Owned {
+        if depth == 0 {
+            return Owned::Leaf(seed % 1000);
+        }
+        let next = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        Owned::Node(Box::new(Owned::build(depth - 1, next)), Box::new(Owned::build(depth - 1, next.rotate_left(17))))
+    }
+}
+
+/// The sum of a tree's leaves, the tree taken by value.
+#[divide_and_conquer]
+pub fn total(t: Owned) -> u64 {
+    match t {
+        Owned::Leaf(v) => v,
+        Owned::Node(l, r) => {
+            let a = total(*l);
+            let b = total(*r);
+            a + b
+        }
+    }
+}
+
+/// [`total`] without the annotation.
+pub fn total_plain(t: Owned) -> u64 {
+    match t {
+        Owned::Leaf(v) => v,
+        Owned::Node(l, r) => total_plain(*l) + total_plain(*r),
+    }
+}
+
+/// [`total`] with `rayon::join`.
+pub fn total_rayon(t: Owned) -> u64 {
+    match t {
+        Owned::Leaf(v) => v,
+        Owned::Node(l, r) => {
+            let (a, b) = rayon::join(|| total_rayon(*l), || total_rayon(*r));
+            a + b
+        }
+    }
+}
+
+/// A problem that splits into two of itself or is solved directly: the
+/// skeleton [`dac`] runs any.
+pub trait Problem: Sized {
+    type Out;
+    fn small(&self) -> bool;
+    fn solve(&self) -> Self::Out;
+    fn split(&self) -> (Self, Self);
+    fn combine(a: Self::Out, b: Self::Out) -> Self::Out;
+}
+
+/// Divide and conquer over any [`Problem`] that can travel.
+#[divide_and_conquer]
+pub fn dac<P: Problem>(p: P) -> P::Out {
+    if p.small() {
+        return p.solve();
+    }
+    let (l, r) = p.split();
+    let a = dac(l);
+    let b = dac(r);
+    P::combine(a, b)
+}
+
+/// The same skeleton for problems that borrow: their calls stay local.
+#[divide_and_conquer(local)]
+pub fn dac_here<P: Problem>(p: P) -> P::Out {
+    if p.small() {
+        return p.solve();
+    }
+    let (l, r) = p.split();
+    let a = dac_here(l);
+    let b = dac_here(r);
+    P::combine(a, b)
+}
+
+/// [`dac`] without the annotation.
+pub fn dac_plain<P: Problem>(p: P) -> P::Out {
+    if p.small() {
+        return p.solve();
+    }
+    let (l, r) = p.split();
+    P::combine(dac_plain(l), dac_plain(r))
+}
+
+/// Counts the primes in a range: owns its data, travels.
+#[derive(Serialize, Deserialize)]
+pub struct Primes {
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl Problem for Primes {
+    type Out = u64;
+    fn small(&self) -> bool {
+        self.hi - self.lo <= 2000
+    }
+    fn solve(&self) -> u64 {
+        (self.lo..self.hi).filter(|&n| is_prime(n)).count() as u64
+    }
+    fn split(&self) -> (Self, Self) {
+        let mid = (self.lo + self.hi) / 2;
+        (Primes { lo: self.lo, hi: mid }, Primes { lo: mid, hi: self.hi })
+    }
+    fn combine(a: u64, b: u64) -> u64 {
+        a + b
+    }
+}
+
+fn is_prime(n: u64) -> bool {
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
+}
+
+/// The number of inversions of a slice (by merge sort): borrows.
+pub struct Inversions<'a>(pub &'a [u32]);
+
+impl Problem for Inversions<'_> {
+    type Out = (u64, Vec<u32>);
+    fn small(&self) -> bool {
+        self.0.len() <= 64
+    }
+    fn solve(&self) -> (u64, Vec<u32>) {
+        let mut v = self.0.to_vec();
+        let mut count = 0;
+        for i in 1..v.len() {
+            let mut j = i;
+            while j > 0 && v[j - 1] > v[j] {
+                v.swap(j - 1, j);
+                count += 1;
+                j -= 1;
+            }
+        }
+        (count, v)
+    }
+    fn split(&self) -> (Self, Self) {
+        let (a, b) = self.0.split_at(self.0.len() / 2);
+        (Inversions(a), Inversions(b))
+    }
+    fn combine((ca, a): (u64, Vec<u32>), (cb, b): (u64, Vec<u32>)) -> (u64, Vec<u32>) {
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j, mut count) = (0, 0, ca + cb);
+        while i < a.len() && j < b.len() {
+            if a[i] <= b[j] {
+                out.push(a[i]);
+                i += 1;
+            } else {
+                out.push(b[j]);
+                count += (a.len() - i) as u64;
+                j += 1;
+            }
+        }
+        out.extend_from_slice(&a[i..]);
+        out.extend_from_slice(&b[j..]);
+        (count, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_gives_the_plain_answer_on_two_workers() {
+        let rt = satin::Runtime::builder().workers(2).build().unwrap();
+        let tree = Node::build(16).unwrap();
+        assert_eq!(rt.run(|| sum(&tree)), sum_plain(&tree));
+        assert_eq!(sum_plain(&tree), (1 << 16) - 1);
+        let owned = Owned::build(14, 5);
+        assert_eq!(rt.run(|| total(owned.clone())), total_plain(owned));
+        assert_eq!(rt.run(|| dac(Primes { lo: 0, hi: 100_000 })), 9592);
+        let data: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761) % 1000).collect();
+        assert_eq!(rt.run(|| dac_here(Inversions(&data))), dac_plain(Inversions(&data)));
+        let before = rt.stats().spawns;
+        assert!(before > 0);
+    }
+}

@@ -10,7 +10,7 @@
 //! `-- WORD` runs only the shapes whose name contains WORD).
 
 use satin::Runtime;
-use satin_examples::as_written::{self, Inversions, Node, Owned, Primes};
+use satin_examples::as_written::{self, Board, Inversions, Node, Owned, Primes};
 use satin_examples::{quadrature, uts};
 
 #[path = "common/pinning.rs"]
@@ -122,6 +122,41 @@ fn main() {
         });
         rows.push(Row {
             name: "a skeleton over a trait, borrowing instance (inversions)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+    }
+    if want("negamax") {
+        let (all, one_w) = both(&|| consume(as_written::negamax_plain(&mut Board::new(10), 8, 1)), &|r| {
+            consume(r.run(|| as_written::negamax(&mut Board::new(10), 8, 1)))
+        });
+        rows.push(Row {
+            name: "negamax, play/undo on one board (warns: calls take turns)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+        let (all, one_w) = both(&|| consume(as_written::negamax_plain(&mut Board::new(10), 8, 1)), &|r| {
+            consume(r.run(|| as_written::negamax_copies(&Board::new(10), 8, 1)))
+        });
+        rows.push(Row {
+            name: "negamax, copy-make (against play/undo plain)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
+    }
+    if want("memo") {
+        let fresh = std::collections::HashMap::new;
+        let (all, one_w) = both(&|| consume(as_written::climbs_plain(90, &mut fresh())), &|r| {
+            consume(r.run(|| as_written::climbs(90, &mut fresh())))
+        });
+        rows.push(Row {
+            name: "a memo shared through `&mut` (warns: calls take turns)".into(),
             all,
             one: one_w,
             vs_chili: None,

@@ -3,8 +3,10 @@
 //! twin), for `benches/as_written.rs` and docs/performance.md, "Functions
 //! as written": the chili benchmark's tree, whose children are `Option`s
 //! read by a `match` in a `let`; a tree consumed by value; a skeleton over
-//! a trait. (The closure integrand is `quadrature`; the `for`-loop form of
-//! UTS is `uts::search_loop`.)
+//! a trait; negamax by play/undo on one board (its calls take turns: a
+//! compile-time warning says so) and by copy-make; a memo shared through
+//! `&mut` (its calls take turns too). (The closure integrand is
+//! `quadrature`; the `for`-loop form of UTS is `uts::search_loop`.)
 
 use satin::divide_and_conquer;
 use serde::{Deserialize, Serialize};
@@ -233,6 +235,125 @@ impl Problem for Inversions<'_> {
     }
 }
 
+/// A board of a small game: cells taken in turn (1, -1); the score of a
+/// full board is a weighted sum of its cells.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Board {
+    pub cells: Vec<i8>,
+}
+
+impl Board {
+    pub fn new(cells: usize) -> Board {
+        Board { cells: vec![0; cells] }
+    }
+    fn moves(&self) -> Vec<usize> {
+        (0..self.cells.len()).filter(|&i| self.cells[i] == 0).collect()
+    }
+    fn play(&mut self, m: usize, side: i8) {
+        self.cells[m] = side;
+    }
+    fn undo(&mut self, m: usize) {
+        self.cells[m] = 0;
+    }
+    fn with(&self, m: usize, side: i8) -> Board {
+        let mut next = self.clone();
+        next.play(m, side);
+        next
+    }
+    fn score(&self) -> i64 {
+        self.cells.iter().enumerate().map(|(i, &c)| i64::from(c) * ((i as i64 * 7) % 5 - 2)).sum()
+    }
+}
+
+/// The shapes whose calls take turns, with the compile-time warnings
+/// that say so allowed (a warning is an item beside the function, so the
+/// allowance is the module's).
+mod turns {
+    #![allow(deprecated)]
+
+    use super::Board;
+    use satin::divide_and_conquer;
+
+    /// Negamax by play/undo on one board, as written: its calls take turns
+    /// (the compile-time warning, allowed here, says why and what to do).
+    #[divide_and_conquer]
+    pub fn negamax(board: &mut Board, depth: u32, side: i8) -> i64 {
+        if depth == 0 {
+            return i64::from(side) * board.score();
+        }
+        let mut best = i64::MIN + 1;
+        for mv in board.moves() {
+            board.play(mv, side);
+            let s = -negamax(board, depth - 1, -side);
+            board.undo(mv);
+            best = best.max(s);
+        }
+        best
+    }
+
+    /// The number of ways to climb `n` steps one, two or three at a time,
+    /// memoised in a map shared through `&mut`: its calls take turns (the
+    /// warning, allowed here, says so).
+    #[divide_and_conquer]
+    pub fn climbs(n: u64, memo: &mut std::collections::HashMap<u64, u64>) -> u64 {
+        if n < 3 {
+            return [1, 1, 2][n as usize];
+        }
+        if let Some(&v) = memo.get(&n) {
+            return v;
+        }
+        let v = climbs(n - 1, memo).wrapping_add(climbs(n - 2, memo)).wrapping_add(climbs(n - 3, memo));
+        memo.insert(n, v);
+        v
+    }
+}
+
+pub use turns::{climbs, negamax};
+
+/// [`negamax`] without the annotation.
+pub fn negamax_plain(board: &mut Board, depth: u32, side: i8) -> i64 {
+    if depth == 0 {
+        return i64::from(side) * board.score();
+    }
+    let mut best = i64::MIN + 1;
+    for mv in board.moves() {
+        board.play(mv, side);
+        let s = -negamax_plain(board, depth - 1, -side);
+        board.undo(mv);
+        best = best.max(s);
+    }
+    best
+}
+
+/// Negamax by copy-make: each call gets its own board, and every move's
+/// call spawns.
+#[divide_and_conquer]
+pub fn negamax_copies(board: &Board, depth: u32, side: i8) -> i64 {
+    if depth == 0 {
+        return i64::from(side) * board.score();
+    }
+    let mut best = i64::MIN + 1;
+    for mv in board.moves() {
+        let next = board.with(mv, side);
+        let s = -negamax_copies(&next, depth - 1, -side);
+        best = best.max(s);
+    }
+    best
+}
+
+/// [`climbs`] without the annotation.
+pub fn climbs_plain(n: u64, memo: &mut std::collections::HashMap<u64, u64>) -> u64 {
+    if n < 3 {
+        return [1, 1, 2][n as usize];
+    }
+    if let Some(&v) = memo.get(&n) {
+        return v;
+    }
+    let v = climbs_plain(n - 1, memo).wrapping_add(climbs_plain(n - 2, memo)).wrapping_add(climbs_plain(n - 3, memo));
+    memo.insert(n, v);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,5 +371,12 @@ mod tests {
         assert_eq!(rt.run(|| dac_here(Inversions(&data))), dac_plain(Inversions(&data)));
         let before = rt.stats().spawns;
         assert!(before > 0);
+        let want = negamax_plain(&mut Board::new(8), 6, 1);
+        assert_eq!(rt.run(|| negamax(&mut Board::new(8), 6, 1)), want);
+        assert_eq!(rt.run(|| negamax_copies(&Board::new(8), 6, 1)), want);
+        assert!(rt.stats().spawns > before, "copy-make spawned nothing");
+        let mut memo = std::collections::HashMap::new();
+        let want = climbs_plain(60, &mut std::collections::HashMap::new());
+        assert_eq!(rt.run(|| climbs(60, &mut memo)), want);
     }
 }

@@ -77,6 +77,31 @@ fn search_copies(board: &Board, depth: u32, side: i8) -> i64 {
     best
 }
 
+/// Copy-make with the children's results added up (`+=`) and pushed:
+/// each child, borrowed by its spawned call, is kept until the joins.
+#[divide_and_conquer]
+fn leaves_below(board: &Board, depth: u32, side: i8) -> i64 {
+    if depth == 0 {
+        return board.score();
+    }
+    let mut sum = 0;
+    for mv in board.moves() {
+        let child = board.with(mv, side);
+        sum += leaves_below(&child, depth - 1, -side);
+    }
+    sum
+}
+
+#[divide_and_conquer]
+fn child_scores(board: &Board, depth: u32, side: i8) -> Vec<i64> {
+    let mut out = Vec::new();
+    for mv in board.moves() {
+        let child = board.with(mv, side);
+        out.push(leaves_below(&child, depth, -side));
+    }
+    out
+}
+
 #[divide_and_conquer]
 fn memo(n: u64, seen: &mut HashMap<u64, u64>) -> u64 {
     if n < 2 {
@@ -104,6 +129,18 @@ fn play_and_undo_on_one_board_and_a_shared_memo_give_the_plain_answers() {
     let before = rt.stats().spawns;
     assert_eq!(rt.run(|| search_copies(&fresh, 5, 1)), expected);
     assert!(rt.stats().spawns > before, "copy-make ran one call after another: {:?}", rt.stats());
+    let plain = |b: &Board| -> Vec<i64> {
+        fn below(b: &Board, depth: u32, side: i8) -> i64 {
+            if depth == 0 {
+                return b.score();
+            }
+            b.moves().into_iter().map(|m| below(&b.with(m, side), depth - 1, -side)).sum()
+        }
+        b.moves().into_iter().map(|m| below(&b.with(m, 1), 4, -1)).collect()
+    };
+    let before = rt.stats().spawns;
+    assert_eq!(rt.run(|| child_scores(&fresh, 4, 1)), plain(&fresh));
+    assert!(rt.stats().spawns > before, "the collectors spawned nothing: {:?}", rt.stats());
     let mut seen = HashMap::new();
     assert_eq!(rt.run(|| memo(90, &mut seen)), 2_880_067_194_370_816_120);
     assert_eq!(seen.len(), 89);

@@ -233,7 +233,7 @@ impl Parallel<'_> {
 
 /// Variables the `let`s before the call declare that the call's
 /// arguments borrow (`&child`).
-fn lent_by_call(prefix: &[Stmt], args: &Args) -> Vec<Ident> {
+pub(super) fn lent_by_call(prefix: &[Stmt], args: &Args) -> Vec<Ident> {
     let declared: Vec<Ident> = prefix
         .iter()
         .filter_map(|s| match s {

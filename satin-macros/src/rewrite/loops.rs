@@ -50,7 +50,11 @@ impl Parallel<'_> {
             Expr::Loop(l) => &mut l.body,
             _ => unreachable!("checked above"),
         };
+        let stores = self.keep_lent(body, &targets);
         ReplaceCollectors { names: self.names, lists: &lists }.visit_block_mut(body);
+        // (Stores first: the lists, whose calls borrow from them, drop
+        // before them.)
+        let stores = stores.iter().map(|s| quote!(let #s = #krate::__private::Keep::new();));
         let decls = lists.iter().map(|(l, _, _)| quote!(let mut #l = #krate::__private::SpawnList::new();));
         let applies = lists.iter().map(|(l, target, kind)| {
             let apply = kind.apply(target);
@@ -58,11 +62,34 @@ impl Parallel<'_> {
         });
         let the_loop = expr.clone();
         *expr = parse_quote!({
+            #(#stores)*
             #(#decls)*
             let __satin_loop_value = #the_loop;
             #(#applies)*
             __satin_loop_value
         });
+    }
+
+    /// A value of the iteration that a collector's call borrows (`let
+    /// child = ..; sum += f(&child);`) must outlive the iteration: before
+    /// the collector (a statement of the loop's body), it moves into a
+    /// store that lives until the calls are joined, and the call borrows
+    /// it there. Returns the stores to declare.
+    fn keep_lent(&mut self, body: &mut Block, targets: &[(Ident, CollectorKind)]) -> Vec<Ident> {
+        let mut stores = Vec::new();
+        let mut out: Vec<Stmt> = Vec::with_capacity(body.stmts.len());
+        for (i, stmt) in body.stmts.iter().enumerate() {
+            if let Some(c) = collector_of(self.names, stmt).filter(|c| targets.iter().any(|(t, _)| *t == c.target)) {
+                for var in super::fission::lent_by_call(&body.stmts[..i], &c.args) {
+                    let store = self.fresh(&format!("keep_{var}"));
+                    out.push(parse_quote!(let #var = #store.keep(#var);));
+                    stores.push(store);
+                }
+            }
+            out.push(stmt.clone());
+        }
+        body.stmts = out;
+        stores
     }
 
     /// The iterator forms: `iter.map(|p| f(..)).sum()` and friends, and

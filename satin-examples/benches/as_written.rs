@@ -139,29 +139,10 @@ fn main() {
             vs_chili: None,
             vs_rayon: None,
         });
-        let (all, one_w) = both(&|| consume(as_written::negamax_plain(&mut Board::new(10), 8, 1)), &|r| {
+        let (all, one_w) = both(&|| consume(as_written::negamax_copies_plain(&Board::new(10), 8, 1)), &|r| {
             consume(r.run(|| as_written::negamax_copies(&Board::new(10), 8, 1)))
         });
-        rows.push(Row {
-            name: "negamax, copy-make (against play/undo plain)".into(),
-            all,
-            one: one_w,
-            vs_chili: None,
-            vs_rayon: None,
-        });
-    }
-    if want("memo") {
-        let fresh = std::collections::HashMap::new;
-        let (all, one_w) = both(&|| consume(as_written::climbs_plain(90, &mut fresh())), &|r| {
-            consume(r.run(|| as_written::climbs(90, &mut fresh())))
-        });
-        rows.push(Row {
-            name: "a memo shared through `&mut` (warns: calls take turns)".into(),
-            all,
-            one: one_w,
-            vs_chili: None,
-            vs_rayon: None,
-        });
+        rows.push(Row { name: "negamax, copy-make".into(), all, one: one_w, vs_chili: None, vs_rayon: None });
     }
     for name in ["T1", "T2", "T3", "T4", "T5"].into_iter().filter(|t| want(&format!("UTS {t}"))) {
         let (params, _) = uts::sample(name).expect("a sample tree");

@@ -124,6 +124,12 @@ impl Parallel<'_> {
         let kept: Vec<(Ident, bool)> =
             carried(l, prefix).into_iter().filter(|(i, _)| rest.iter().any(|s| mentions(s, i))).collect();
         if lazy {
+            // A child the call borrows would be boxed into a store at every
+            // iteration of every node (`Keep`): as written, the lazy loop
+            // costs what the plain one does, and its calls still promote.
+            if !lent_by_call(prefix, &split.args).is_empty() {
+                return false;
+            }
             *expr = self.lazy_fission(l, &split, &kept);
             return true;
         }

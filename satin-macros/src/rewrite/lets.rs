@@ -249,6 +249,11 @@ impl Parallel<'_> {
         // board it changed). So are a lazy version's deferred calls: a
         // job value holds the borrow as a slot does.
         let eager = run.iter().any(|l| matches!(&l.init, LetInit::Call(a) if !self.names.held(a).is_empty()));
+        // A lone such call is read at once: spawning it would only be a
+        // push and a pop (or a theft of a call that then takes turns).
+        if eager && run.len() == 1 && matches!(run[0].init, LetInit::Call(_)) {
+            inline = Some((0, 0));
+        }
         let mark = out.len();
         let mut inline_job = None;
         for (k, l) in run.iter().enumerate() {

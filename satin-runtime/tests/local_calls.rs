@@ -211,3 +211,23 @@ fn a_remote_thief_never_takes_a_local_call() {
     assert_eq!(value.to_bits(), integrate_plain(&f, 0.0, 50.0, 1e-9, simpson(&f, 0.0, 50.0)).to_bits());
     assert!(asked > 10, "the root ended before thieves asked ({asked} asks): the test tested nothing");
 }
+
+/// Whether some point of a grid in [lo, hi) satisfies `pred`: a race of
+/// `||` in a local function (its entrants stay local too).
+#[divide_and_conquer]
+fn exists<F: Fn(u64) -> bool + Sync>(pred: &F, lo: u64, hi: u64) -> bool {
+    if hi - lo <= 64 {
+        return (lo..hi).any(pred);
+    }
+    let mid = (lo + hi) / 2;
+    exists(pred, lo, mid) || exists(pred, mid, hi)
+}
+
+#[test]
+fn a_race_in_a_local_function_keeps_its_calls_local() {
+    assert_eq!(<__SatinJob_exists<'_, fn(u64) -> bool> as Job>::LOCAL, Some("takes a closure (`F`)"));
+    let rt = Runtime::builder().workers(2).build().unwrap();
+    let target = 77_777;
+    assert!(rt.run(|| exists(&|x| x == target, 0, 1 << 20)));
+    assert!(!rt.run(|| exists(&|x| x == target, 0, 1000)));
+}

@@ -54,7 +54,7 @@ pub trait Job: Serialize + Send + Sized {
     /// if they travel. A local call is stolen by this process's workers
     /// only: remote thieves pass it by, it is neither keyed, published
     /// nor looked up, and as a distributed program's root it runs on the
-    /// cores of the node that makes it (`satin::job::local`).
+    /// cores of the node that makes it (see `job/local.rs`).
     const LOCAL: Option<&'static str> = None;
 
     /// Whether an outcome from another node is taken ([`Job::accept`]) as

@@ -141,6 +141,7 @@ impl<J: Job> Job for Entrant<'_, J> {
     type Output = J::Output;
     const FN_ID: &'static str = J::FN_ID;
     const MUTATES: bool = J::MUTATES;
+    const LOCAL: Option<&'static str> = J::LOCAL;
     // A deciding value ends the race's other call at once.
     const ACCEPT_ON_ARRIVAL: bool = true;
 

@@ -287,6 +287,20 @@ impl Board {
     }
 }
 
+/// [`negamax_copies`] without the annotation.
+pub fn negamax_copies_plain(board: &Board, depth: u32, side: i8) -> i64 {
+    if depth == 0 {
+        return i64::from(side) * board.score();
+    }
+    let mut best = i64::MIN + 1;
+    for mv in board.moves() {
+        let next = board.with(mv, side);
+        let s = -negamax_copies_plain(&next, depth - 1, -side);
+        best = best.max(s);
+    }
+    best
+}
+
 /// The shapes whose calls take turns, with the compile-time warnings
 /// that say so allowed (a warning is an item beside the function, so the
 /// allowance is the module's).
@@ -313,20 +327,6 @@ mod turns {
         best
     }
 
-    /// [`negamax_copies`] without the annotation.
-    pub fn negamax_copies_plain(board: &Board, depth: u32, side: i8) -> i64 {
-        if depth == 0 {
-            return i64::from(side) * board.score();
-        }
-        let mut best = i64::MIN + 1;
-        for mv in board.moves() {
-            let next = board.with(mv, side);
-            let s = -negamax_copies_plain(&next, depth - 1, -side);
-            best = best.max(s);
-        }
-        best
-    }
-
     /// The number of ways to climb `n` steps one, two or three at a time,
     /// memoised in a map shared through `&mut`: its calls take turns (the
     /// warning, allowed here, says so).
@@ -344,7 +344,7 @@ mod turns {
     }
 }
 
-pub use turns::{climbs, negamax, negamax_copies_plain};
+pub use turns::{climbs, negamax};
 
 /// [`negamax`] without the annotation.
 pub fn negamax_plain(board: &mut Board, depth: u32, side: i8) -> i64 {

@@ -129,6 +129,17 @@ pub(super) fn wait_listening(
     node: usize,
     deferred: &mut std::collections::VecDeque<Event>,
 ) -> Result<Option<SocketAddr>, RunError> {
+    // (It may have ended while an earlier node was waited for.)
+    let ended = deferred.iter().find_map(|e| match e {
+        Event::Exited { node: n, status, .. } if *n == node => Some(*status),
+        _ => None,
+    });
+    if let Some(status) = ended {
+        return match status.success() {
+            true => Ok(None),
+            false => Err(RunError::Failed(format!("node {node} exited before it listened ({status})"))),
+        };
+    }
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {

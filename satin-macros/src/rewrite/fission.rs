@@ -91,6 +91,9 @@ impl Parallel<'_> {
         changed.retain(|v| !frozen.contains(v) || binds(&l.body, v));
         let reads: Vec<String> = prefix.iter().flat_map(variables).chain(variables(&split.args)).collect();
         if let Some(var) = reads.iter().find(|v| changed.contains(v)) {
+            if lazy {
+                return false;
+            }
             let name = &self.names.own().func;
             let methods = methods_changing(&l.body, var);
             let message = match methods.as_slice() {
@@ -105,9 +108,7 @@ impl Parallel<'_> {
                     "the calls of this loop run one after another: their arguments read `{var}`, which the loop changes; compute the arguments from what the loop does not change, or collect them first (`let args: Vec<_> = ..; for a in args {{ .. {name}(a) .. }}`)"
                 ),
             };
-            if !lazy {
-                self.notes.push((l.body.stmts[split.at].span(), message));
-            }
+            self.notes.push((l.body.stmts[split.at].span(), message));
             return false;
         }
         if let Some(s) = prefix.iter().find(|s| !matches!(s, Stmt::Local(_)) || leaves_early(s)) {
@@ -153,8 +154,6 @@ impl Parallel<'_> {
         let result = Ident::new("__satin_result", Span::call_site());
         let value = split.wrap.apply(parse_quote!(#result));
         let call_pat = &split.pat;
-        let lent = lent_by_call(prefix, &split.args);
-        let stores: Vec<Ident> = lent.iter().map(|v| self.fresh(&format!("keep_{v}"))).collect();
         let (seen, jobs) = (self.fresh("seen"), self.fresh("jobs"));
         let names: Vec<&Ident> = kept.iter().map(|(i, _)| i).collect();
         let bindings: Vec<TokenStream> =
@@ -168,12 +167,11 @@ impl Parallel<'_> {
                 quote!(let (#(#bindings,)*) = #seen.borrow_mut().pop_front().expect("kept when its call was made");),
             )
         };
+        // (No call here borrows a value of its iteration: see the caller.)
         parse_quote!({
-            #(let #stores = #krate::__private::Keep::new();)*
             #declare_seen
             let #jobs = ::core::iter::Iterator::map(::core::iter::IntoIterator::into_iter(#iter), |#pat| {
                 #(#prefix)*
-                #(let #lent = #stores.keep(#lent);)*
                 #push_seen
                 #job
             });

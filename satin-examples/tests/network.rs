@@ -7,7 +7,8 @@
 //! majority; a node cut off for good takes no work and gives up, saying
 //! so; a node the majority removed while cut off joins again as a new
 //! node; an asymmetric cut deposes no master; 30 % loss declares no live
-//! node dead; a machine that dies silently is found by the detector. Each
+//! node dead; a connection lost and made again at once removes no one; a
+//! machine that dies silently is found by the detector. Each
 //! test also asserts that packets were dropped: the faults ran.
 
 mod common;
@@ -89,6 +90,23 @@ fn thirty_percent_loss_declares_no_live_node_dead() {
     assert_eq!(stats.total("elections"), 0, "{log}");
     assert!(!log.contains("removed by the majority") && !log.contains("removed from the run"), "{log}");
     assert!(stats.total("packets_dropped") > 100, "{log}");
+}
+
+#[test]
+fn a_connection_that_times_out_on_a_link_that_comes_back_at_once_removes_no_one() {
+    // The link between two nodes that are not master cut just past the
+    // connection's idle timeout (3 s): both connections end, as a run of
+    // lost packets can end one on a link that works, and both ends dial
+    // again. A lost connection made again is no lost link: no one goes.
+    let (out, log, stats) = faulty("3", "cut:1-2,at=1s,for=3.2s", &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert!(
+        log.contains("connection with node 2 lost (no answer within the idle timeout)"),
+        "the connection did not time out: the fault did not run as meant\n{log}"
+    );
+    assert_eq!(stats.total("removals"), 0, "a live node was declared dead:\n{log}");
+    assert_eq!(stats.total("elections"), 0, "{log}");
 }
 
 #[test]

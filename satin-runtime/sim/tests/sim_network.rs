@@ -314,6 +314,26 @@ fn a_cut_between_the_master_and_one_node_does_not_depose_the_master() {
 }
 
 #[test]
+fn a_connection_between_two_members_that_times_out_and_comes_back_at_once_removes_no_one() {
+    // Cut just past the connection's idle timeout (3 s), as a run of lost
+    // packets can end a connection on a link that works: both ends dial
+    // again and the link is reported to no one.
+    let r = five("cut:2-3,at=2s,for=3.5s");
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert_eq!((r.removals, r.elections, r.expelled, r.gave_up), (0, 0, 0, 0), "{}", r.to_json());
+}
+
+#[test]
+fn a_link_between_two_members_cut_for_good_removes_one_of_them() {
+    // (The one removed joins again as a new node on the same machine,
+    // still cut from the other end, and goes again.)
+    let r = five("cut:2-3,at=2s");
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert!(r.removals >= 1 && r.expelled >= 1 && r.rejoined >= 1, "{}", r.to_json());
+    assert_eq!(r.elections, 0, "{}", r.to_json());
+}
+
+#[test]
 fn thirty_percent_loss_removes_no_one() {
     let r = five("loss:0.3");
     assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());

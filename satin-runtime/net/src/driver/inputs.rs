@@ -22,7 +22,10 @@ impl Driver {
                 }
                 self.node.handle_link_up(now, id, &mut self.exec);
             }
-            Input::Linked { id, conn } => self.io.net.outgoing_up(id, conn),
+            Input::Linked { id, conn } => {
+                self.io.net.outgoing_up(id, conn);
+                self.node.handle_connected(id);
+            }
             Input::Closed { id } => {
                 if id == CONTACT && !self.joined {
                     let at = self.spec.me.contact.map_or(String::new(), |c| c.to_string());

@@ -68,6 +68,11 @@ impl Node {
         self.handle_idle(now, exec);
     }
 
+    /// This node's own connection to `peer` is up (again): the link works.
+    pub fn handle_connected(&mut self, peer: NodeId) {
+        self.quorum.link_works(peer);
+    }
+
     /// The log entry (term, index) of the answer this node applied, if any:
     /// every node that prints an answer prints the same one.
     pub fn decision(&self) -> Option<(u32, u64)> {

@@ -35,6 +35,7 @@ impl Node {
     /// A connection from `peer` came up (its first, or one after a lost
     /// one): what it may have missed of the shared values goes to it.
     pub fn handle_link_up(&mut self, _now: Time, peer: NodeId, exec: &mut impl Executor) {
+        self.quorum.link_works(peer);
         self.send_all_shared(peer, exec);
     }
 }

@@ -56,6 +56,7 @@
 mod detector;
 mod election;
 mod leader;
+mod links;
 mod log;
 mod msg;
 
@@ -246,6 +247,9 @@ pub struct Quorum {
     probing: BTreeMap<NodeId, NodeId>,
     /// Why this node, as leader, removed each member it removed.
     removed: BTreeMap<NodeId, Removal>,
+    /// Members whose connection with this one was lost, and since when
+    /// (`links.rs`): reported to the leader if they stay lost.
+    lost_links: BTreeMap<NodeId, Time>,
     out: VecDeque<Output>,
     rng: SplitMix64,
     /// Elections this node started and removals it decided (statistics).
@@ -303,6 +307,7 @@ impl Quorum {
             last_tick: None,
             probing: BTreeMap::new(),
             removed: BTreeMap::new(),
+            lost_links: BTreeMap::new(),
             out: VecDeque::new(),
             rng: SplitMix64::new(seed ^ me.rotate_left(17) ^ 0x517c_c1b7_2722_0a95),
             elections: 0,
@@ -461,6 +466,7 @@ impl Quorum {
         if self.leader == Some(from) {
             self.leader_heard = now;
         }
+        self.link_works(from);
     }
 
     /// `id`'s process is known to be gone.
@@ -480,22 +486,6 @@ impl Quorum {
             self.update_commit(now);
         }
         self.tick(now);
-    }
-
-    /// The connection to `peer` was lost (not a death: a suspicion).
-    pub fn link_down(&mut self, _now: Time, peer: NodeId) {
-        if self.outside || !self.log.is_member(peer) {
-            return;
-        }
-        match (self.role, self.leader) {
-            (Role::Leader, _) => {
-                // The beats tell: a member silent for long goes anyway.
-            }
-            (_, Some(leader)) if leader != peer && leader != self.me => {
-                self.out.push_back(Output::Send { to: leader, msg: QMsg::Unreachable { peer } })
-            }
-            _ => {}
-        }
     }
 
     /// A join request reached this node (from the newcomer, or passed on).
@@ -574,6 +564,7 @@ impl Quorum {
             return;
         }
         self.forgive_own_stall(now);
+        self.report_lost_links(now);
         match self.role {
             Role::Leader => self.lead(now),
             Role::Follower => self.follow(now),

@@ -423,3 +423,41 @@ fn a_dead_member_is_not_rescued_by_probes() {
     assert!(!net.nodes[0].is_member(2), "a silent dead member goes after the probes' wait");
     assert_eq!(net.nodes[0].rescues, 0);
 }
+
+/// Both ends of the link between followers 1 and 2 lose their connection
+/// at 1 s; `back` says whether they connect again 300 ms later (a
+/// connection that timed out on a working link) or the link stays cut.
+fn lost_link_between_followers(back: bool) -> Net {
+    let mut net = Net::new(3, 7);
+    net.run(1_000 * MS);
+    if !back {
+        net.cut.extend([(1, 2), (2, 1)]);
+    }
+    for (a, b) in [(1, 2), (2, 1)] {
+        net.nodes[a as usize].link_down(net.now, b);
+    }
+    net.run(1_300 * MS);
+    if back {
+        for (a, b) in [(1, 2), (2, 1)] {
+            net.nodes[a as usize].link_works(b);
+        }
+    }
+    net.run(10_000 * MS);
+    net
+}
+
+#[test]
+fn a_connection_between_members_lost_and_made_again_at_once_removes_no_one() {
+    let net = lost_link_between_followers(true);
+    assert_eq!(net.leaders(), vec![0]);
+    assert!(net.applied.values().all(|a| a.is_empty()), "{:?}", net.applied);
+}
+
+#[test]
+fn a_link_between_members_that_stays_lost_is_reported_and_one_end_goes() {
+    let net = lost_link_between_followers(false);
+    assert_eq!(net.leaders(), vec![0]);
+    assert_eq!(net.nodes[0].removals, 1);
+    assert!(net.applied[&0].contains(&Change::Remove { id: 2 }), "{:?}", net.applied);
+    assert!(net.expelled.contains(&2));
+}

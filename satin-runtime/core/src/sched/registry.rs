@@ -51,6 +51,10 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     pub(crate) ft: Option<FtLog>,
     pub(crate) counters: Vec<CachePadded<WorkerCounters>>,
+    /// Per worker: its deque may hold a local call (`Job::LOCAL`), so a
+    /// remote thief passes it by (see `take_for_remote`). Set by a local
+    /// spawn, cleared when the worker finds its deque empty.
+    pub(crate) local_queued: Vec<CachePadded<AtomicBool>>,
     /// A spawn runs inline once its worker has this many jobs queued.
     pub(crate) spawn_limit: usize,
     /// Set once a distributed executor drives this pool.
@@ -83,6 +87,7 @@ impl Registry {
             terminate: AtomicBool::new(false),
             ft: ft.then(|| FtLog::new(workers)),
             counters: (0..workers).map(|_| CachePadded::new(WorkerCounters::default())).collect(),
+            local_queued: (0..workers).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             spawn_limit,
             remote: OnceLock::new(),
             table_hits: AtomicU64::new(0),
@@ -316,7 +321,23 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<(JobRef, Taken)> {
-        self.pop().map(|j| (j, Taken::Popped)).or_else(|| self.steal())
+        self.pop().map(|j| (j, Taken::Popped)).or_else(|| {
+            self.set_local_queued(false);
+            self.steal()
+        })
+    }
+
+    /// Notes whether this worker's deque may hold a local call: a remote
+    /// thief takes the oldest job of a deque, and one that turns out local
+    /// goes to the injector, where its own worker — waiting deep in the
+    /// call's tree — could take it and run an old, large job nested on its
+    /// stack, again at every request.
+    #[inline]
+    pub(crate) fn set_local_queued(&self, queued: bool) {
+        let flag = &self.registry.local_queued[self.index];
+        if flag.load(Ordering::Relaxed) != queued {
+            flag.store(queued, Ordering::Relaxed);
+        }
     }
 
     #[inline]

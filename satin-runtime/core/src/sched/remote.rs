@@ -304,7 +304,10 @@ impl Registry {
     /// steal `stamp`. Returns its key and encoded call.
     pub(crate) fn take_for_remote(&self, stamp: u64) -> Option<RemoteTake> {
         let remote = self.remote.get()?;
-        for stealer in self.stealers() {
+        for (i, stealer) in self.stealers().iter().enumerate() {
+            if self.local_queued[i].load(Ordering::Relaxed) {
+                continue;
+            }
             loop {
                 match stealer.steal() {
                     Steal::Success(job) => {
@@ -313,8 +316,9 @@ impl Registry {
                         // execution; worker deques hold only spawned slots.
                         unsafe { job.take_remote(&mut out) };
                         let Some(take) = out else {
-                            // A local call (`Job::LOCAL`): still unexecuted,
-                            // it goes where this process's workers take it,
+                            // A local call (`Job::LOCAL`) pushed before its
+                            // worker's flag said so: still unexecuted, it
+                            // goes where this process's workers take it,
                             // as a local thief would have. One per request:
                             // the rest is likely local too, and a storm of
                             // requests must not empty every deque into

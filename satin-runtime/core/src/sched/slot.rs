@@ -150,6 +150,9 @@ impl<J: Job> Slot<J> {
         }
         this.state.store(QUEUED, Ordering::Relaxed);
         WorkerCounters::bump(&ctx.worker.counters().spawns);
+        if J::LOCAL.is_some() {
+            ctx.worker.set_local_queued(true);
+        }
         // SAFETY: the slot is pinned and its `Drop` waits until the job is out
         // of every deque and finished, so the pointer stays valid for as long
         // as the `JobRef` can be executed; `execute::<J>` matches the data.

@@ -48,7 +48,7 @@ impl TypeParams {
                 syn::parse_quote!(#name: #krate::TypeParam)
             });
         }
-        predicates.extend(associated_bounds(sig, &names, krate));
+        predicates.extend(associated_bounds(sig, &names, krate, local));
         let params = sig.generics.params.iter().map(|p| match p {
             GenericParam::Type(t) => t.ident.to_token_stream(),
             other => other.to_token_stream(),
@@ -141,8 +141,9 @@ impl TypeParams {
 /// What the body needs of associated types of the type parameters that
 /// the signature names (`P::Out`, `<P as Problem>::Out`): a result of one
 /// is `ResultValue`, an owned parameter `Param` — bounds the user would
-/// otherwise have to find and write (`where P::Out: Serialize + ..`).
-fn associated_bounds(sig: &Signature, names: &[Ident], krate: &syn::Path) -> Vec<WherePredicate> {
+/// otherwise have to find and write (`where P::Out: Serialize + ..`). A
+/// local function's values never travel: they need only be `Send`.
+fn associated_bounds(sig: &Signature, names: &[Ident], krate: &syn::Path, local: bool) -> Vec<WherePredicate> {
     let associated = |ty: &Type| match ty {
         Type::Path(p) if p.qself.is_some() => true,
         Type::Path(p) => p.path.segments.len() >= 2 && names.iter().any(|n| p.path.segments[0].ident == *n),
@@ -151,14 +152,20 @@ fn associated_bounds(sig: &Signature, names: &[Ident], krate: &syn::Path) -> Vec
     let mut out: Vec<WherePredicate> = Vec::new();
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         if associated(ty) {
-            out.push(syn::parse_quote!(#ty: #krate::__private::ResultValue));
+            out.push(match local {
+                true => syn::parse_quote!(#ty: ::core::marker::Send + 'static),
+                false => syn::parse_quote!(#ty: #krate::__private::ResultValue),
+            });
         }
     }
     for input in &sig.inputs {
         if let syn::FnArg::Typed(pt) = input {
             let ty = &*pt.ty;
             if associated(ty) {
-                out.push(syn::parse_quote!(#ty: #krate::__private::Param));
+                out.push(match local {
+                    true => syn::parse_quote!(#ty: ::core::marker::Send),
+                    false => syn::parse_quote!(#ty: #krate::__private::Param),
+                });
             }
         }
     }

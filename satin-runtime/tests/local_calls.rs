@@ -113,6 +113,41 @@ fn count_odd(s: Span) -> u64 {
     count_odd(Span { lo: s.lo, hi: mid }) + count_odd(Span { lo: mid, hi: s.hi })
 }
 
+/// A result without serde: a local function's results stay in their
+/// process too.
+#[derive(Debug, PartialEq, Eq)]
+struct Tally {
+    odd: u64,
+    largest: Option<u64>,
+}
+
+#[divide_and_conquer(local)]
+fn tally(s: Span) -> Tally {
+    if s.hi - s.lo <= 1000 {
+        return Tally { odd: (s.lo..s.hi).filter(|x| x % 2 == 1).count() as u64, largest: s.hi.checked_sub(1) };
+    }
+    let mid = (s.lo + s.hi) / 2;
+    let a = tally(Span { lo: s.lo, hi: mid });
+    let b = tally(Span { lo: mid, hi: s.hi });
+    Tally { odd: a.odd + b.odd, largest: a.largest.max(b.largest) }
+}
+
+/// A closure parameter makes the function local without the word; its
+/// result need not be serde either.
+#[divide_and_conquer]
+fn tally_where<F: Fn(u64) -> bool + Sync>(keep: &F, lo: u64, hi: u64) -> Tally {
+    if hi - lo <= 1000 {
+        return Tally {
+            odd: (lo..hi).filter(|&x| keep(x)).count() as u64,
+            largest: (lo..hi).filter(|&x| keep(x)).max(),
+        };
+    }
+    let mid = (lo + hi) / 2;
+    let a = tally_where(keep, lo, mid);
+    let b = tally_where(keep, mid, hi);
+    Tally { odd: a.odd + b.odd, largest: a.largest.max(b.largest) }
+}
+
 fn data(n: usize) -> Vec<i64> {
     let mut x = 0x2545F4914F6CDD1Du64;
     (0..n)
@@ -159,6 +194,23 @@ fn borrowing_values_trait_objects_function_pointers_and_local_types_run_in_paral
     let before = spawned("sum_fn", before);
     assert_eq!(rt.run(|| count_odd(Span { lo: 0, hi: 100_001 })), 50_000);
     spawned("count_odd", before);
+}
+
+#[test]
+fn a_local_function_returns_a_type_without_serde() {
+    let rt = Runtime::builder().workers(2).build().unwrap();
+    let before = rt.stats().spawns;
+    assert_eq!(rt.run(|| tally(Span { lo: 0, hi: 100_001 })), Tally { odd: 50_000, largest: Some(100_000) });
+    assert!(rt.stats().spawns > before, "tally spawned nothing: {:?}", rt.stats());
+    let before = rt.stats().spawns;
+    let threes = |x: u64| x.is_multiple_of(3);
+    assert_eq!(rt.run(|| tally_where(&threes, 0, 100_000)), Tally { odd: 33_334, largest: Some(99_999) });
+    assert!(rt.stats().spawns > before, "tally_where spawned nothing: {:?}", rt.stats());
+    // Outside a runtime: the plain function.
+    assert_eq!(tally(Span { lo: 0, hi: 10 }), Tally { odd: 5, largest: Some(9) });
+    // Its job's results refuse to encode, saying so, rather than travel.
+    let out = Tally { odd: 1, largest: None };
+    assert!(<<__SatinJob_tally as Job>::Codec as satin::ResultCodec<Tally>>::encode(&out).is_err());
 }
 
 fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {

@@ -5,7 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
-use super::job_type::{deserialize_impl, registration};
+use super::job_type::{deserialize_impl, registration, serde_codec};
 use super::params::{owned_form, ParamKind};
 use crate::generics::{self, TypeParams};
 
@@ -33,6 +33,7 @@ impl Borrowed<'_> {
         policy: Option<&TokenStream>,
     ) -> TokenStream {
         let Borrowed { job, krate, vis, output, fields, type_params, .. } = *self;
+        let codec = serde_codec(krate);
         let owned = format_ident!("__SatinOwned_{}", name);
         let lt = syn::Lifetime::new("'__satin", Span::call_site());
         // The job's generics (its lifetime, then the type parameters), the
@@ -89,6 +90,7 @@ impl Borrowed<'_> {
 
             impl #job_params #krate::Job for #job #job_params #job_where {
                 type Output = #output;
+                #codec
                 const FN_ID: &'static str = concat!(module_path!(), #fn_id);
                 #instance
                 #mutates

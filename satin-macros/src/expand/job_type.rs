@@ -25,6 +25,7 @@ pub(super) fn owned(
     let lt = generics::static_lifetime();
     let (decl, args, where_) = (type_params.params(None), type_params.args(), type_params.where_with(Some(&lt)));
     let serde_impls = owned_serde_impls(krate, job, types.len(), type_params);
+    let codec = serde_codec(krate);
     let entry = quote!(#krate::__private::JobFn::of::<#job #args>()#policy);
     let (instance, submit) = registration(krate, type_params, &quote!(#job #args), &entry);
     quote! {
@@ -36,6 +37,7 @@ pub(super) fn owned(
 
         impl #decl #krate::Job for #job #args #where_ {
             type Output = #output;
+            #codec
             const FN_ID: &'static str = concat!(module_path!(), #fn_id);
             #instance
             #run_fns
@@ -119,4 +121,9 @@ pub(super) fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize, typ
             }
         }
     }
+}
+
+/// The `Job::Codec` of results that travel (serde's).
+pub(super) fn serde_codec(krate: &syn::Path) -> TokenStream {
+    quote!(type Codec = #krate::__private::SerdeCodec;)
 }

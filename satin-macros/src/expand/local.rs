@@ -181,6 +181,7 @@ impl LocalJob<'_> {
 
             impl #params #krate::Job for #job #params #where_clause {
                 type Output = #output;
+                type Codec = #krate::__private::LocalCodec;
                 const FN_ID: &'static str = concat!(module_path!(), #fn_id);
                 const LOCAL: ::core::option::Option<&'static str> = ::core::option::Option::Some(#why);
                 #run_fns

@@ -280,7 +280,11 @@ fn assertions(
         ReturnType::Type(_, ty) => ty.span(),
     };
     let output = &params.output;
-    let output_assertion = quote_spanned!(output_span=> #krate::__private::assert_result::<#output>(););
+    // A local function's results need not travel either (`job/codec.rs`).
+    let output_assertion = match local {
+        true => quote!(),
+        false => quote_spanned!(output_span=> #krate::__private::assert_result::<#output>();),
+    };
     if type_params.is_generic() {
         (quote!(), quote!(#(#assertions)* #output_assertion))
     } else {

@@ -23,7 +23,8 @@ pub use satin_proto::codec;
 
 pub use job::{
     call_fn_id, check_call, encode_job, function_digest, function_ids, knows_call, policy_of, AcceptError,
-    BuildKeyHasher, CallError, Job, JobKey, KeyHasher, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError,
+    BuildKeyHasher, CallError, Job, JobKey, KeyHasher, LocalCodec, OwnedJob, ResultCodec, SerdeCodec, Travel,
+    TravelMut, TypeParam, WriteBackError,
 };
 pub use satin_macros::divide_and_conquer;
 pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
@@ -36,7 +37,7 @@ pub mod __private {
     pub use crate::job::fields::{de_field, ser_field, ser_lent};
     pub use crate::job::generic::{instance, GenericFn};
     pub use crate::job::receiver::ReceiverMut;
-    pub use crate::job::{assert_param, assert_result, enter, JobFn, Param, ResultValue};
+    pub use crate::job::{assert_param, assert_result, enter, JobFn, LocalCodec, Param, ResultValue, SerdeCodec};
     pub use crate::sched::{
         decides_false, decides_some, decides_true, Ctx, Entrant, Keep, LazyIter, Race, Slot, SpawnList,
     };

@@ -2,6 +2,7 @@
 //! function, plus how to run it.
 
 pub(crate) mod borrow;
+pub(crate) mod codec;
 pub(crate) mod fields;
 pub(crate) mod generic;
 pub(crate) mod local;
@@ -10,6 +11,7 @@ pub(crate) mod registry;
 pub(crate) mod typed_root;
 
 pub use borrow::{Travel, TravelMut, WriteBackError};
+pub use codec::{LocalCodec, ResultCodec, SerdeCodec};
 pub use generic::TypeParam;
 pub use registry::{
     call_fn_id, check_call, encode_job, function_digest, function_ids, knows_call, policy_of, CallError, JobFn,
@@ -29,7 +31,11 @@ use crate::sched::Ctx;
 /// parameters (see `borrow.rs`): the frame that spawns it waits for it.
 pub trait Job: Serialize + Send + Sized {
     /// The function's return type.
-    type Output: ResultValue;
+    type Output: Send + 'static;
+
+    /// How its results become bytes: [`SerdeCodec`], or [`LocalCodec`]
+    /// for a local function, whose results need not be serde.
+    type Codec: ResultCodec<Self::Output>;
 
     /// Stable function id: module path, name and signature as written in the
     /// source. The same source built on another machine has the same id.
@@ -67,7 +73,7 @@ pub trait Job: Serialize + Send + Sized {
     /// the result and writes back what the call changed in its `&mut`
     /// parameters.
     fn accept(self, outcome: &[u8]) -> Result<Self::Output, AcceptError> {
-        satin_proto::values::from_bytes(outcome).map_err(AcceptError::Decode)
+        Self::Codec::decode(outcome).map_err(AcceptError::Decode)
     }
 
     /// Runs the call with parallel recursion inside the runtime context `ctx`.
@@ -173,7 +179,7 @@ fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Ou
     let accepted = match (returned.own_output(&bytes), returned) {
         (Some(output), _) => Ok(output),
         (None, typed_root::Returned { job: Some(job), .. }) => job.accept(&bytes),
-        _ => satin_proto::values::from_bytes(&bytes).map_err(AcceptError::Decode),
+        _ => J::Codec::decode(&bytes).map_err(AcceptError::Decode),
     };
     accepted.unwrap_or_else(|e| panic!("satin: the run's result does not decode as {}: {e}", J::instance_id()))
 }
@@ -223,7 +229,7 @@ impl<T: Serialize + DeserializeOwned + Send + 'static> Param for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the result of a #[divide_and_conquer] function",
     label = "results must be `Serialize + DeserializeOwned + Send + 'static`",
-    note = "results travel back from other threads and machines: return an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`"
+    note = "results travel back from other threads and machines: return an owned type that derives serde's `Serialize` and `Deserialize` and is `Send`, or write #[divide_and_conquer(local)] to keep the function's calls on the cores of the process that makes them"
 )]
 pub trait ResultValue: Serialize + DeserializeOwned + Send + 'static {}
 impl<T: Serialize + DeserializeOwned + Send + 'static> ResultValue for T {}

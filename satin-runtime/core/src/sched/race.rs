@@ -139,6 +139,7 @@ impl<J: Job> Serialize for Entrant<'_, J> {
 
 impl<J: Job> Job for Entrant<'_, J> {
     type Output = J::Output;
+    type Codec = J::Codec;
     const FN_ID: &'static str = J::FN_ID;
     const MUTATES: bool = J::MUTATES;
     const LOCAL: Option<&'static str> = J::LOCAL;

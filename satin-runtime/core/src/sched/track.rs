@@ -23,6 +23,7 @@ use std::time::Instant;
 use super::ctx::{Aborted, Ctx};
 use super::remote::{Remote, RemoteEvent};
 use crate::checkpoint::{ResultMeta, DEPTH_UNKNOWN};
+use crate::job::ResultCodec;
 use crate::progress::Unfinished;
 use crate::proto::SharedEntry;
 use crate::{Job, JobKey};
@@ -126,12 +127,14 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
         if let (true, Some(key)) = (publishes && ran_ns >= remote.publish_after(), key) {
             if remote.within_publish_cost(key_ns, ran_ns) {
                 let encoding = Instant::now();
-                let value =
-                    satin_proto::values::to_vec(&out).expect("postcard's format encodes any serde value into a Vec");
-                let cost = key_ns + encoding.elapsed().as_nanos() as u64;
-                remote.record_publish_cost(depth, cost, ran_ns);
-                let meta = ResultMeta { depth, id: frame, parent: outer_frame };
-                remote.send(RemoteEvent::Published { key, value, meta, ran });
+                // (A local function's results do not encode; its calls
+                // are not tracked, so none gets here.)
+                if let Ok(value) = <J::Codec as ResultCodec<J::Output>>::encode(&out) {
+                    let cost = key_ns + encoding.elapsed().as_nanos() as u64;
+                    remote.record_publish_cost(depth, cost, ran_ns);
+                    let meta = ResultMeta { depth, id: frame, parent: outer_frame };
+                    remote.send(RemoteEvent::Published { key, value, meta, ran });
+                }
             } else {
                 // Keying alone cost more than publishing may: the encoding
                 // is spared, and what was paid is enough to know.
@@ -214,7 +217,7 @@ fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Outp
         }
         _ => None,
     }?;
-    let value = satin_proto::values::from_bytes::<J::Output>(&bytes).ok()?;
+    let value = <J::Codec as ResultCodec<J::Output>>::decode(&bytes).ok()?;
     registry.table_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Some(value)
 }

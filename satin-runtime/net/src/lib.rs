@@ -600,6 +600,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         supervised_output: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
+        rejoins: rejoin::done(),
         ..Config::default()
     };
     let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());

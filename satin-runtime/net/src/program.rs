@@ -6,7 +6,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::driver::RunEnd;
+use super::driver::{Again, RunEnd};
 use super::ending::{Ended, NodeEnded, RunError};
 use super::front::{first_steps, load_pool, FirstSteps};
 use super::tls::Pool;
@@ -165,11 +165,12 @@ pub fn try_run<R: Send>(
             RunEnd::Failed(reason) => NodeEnded::unwind(Some(RunError::Failed(reason))),
             RunEnd::Suspended => NodeEnded::unwind(Some(RunError::Suspended(SUSPENDED_LINE.into()))),
             RunEnd::LostMajority { waited } => NodeEnded::unwind(Some(RunError::LostMajority { waited })),
-            RunEnd::Expelled { by, at, carry, was_origin } => {
+            RunEnd::Expelled { by, again, carry, was_origin } => {
                 // Join again as a new node through the member that said so:
                 // the run goes on, and what this node finished is reused.
-                let why = match at {
-                    Some(contact) => {
+                let why = match again {
+                    Again::No { removed } => format!("it was removed {removed} times; it does not join again"),
+                    Again::Through(Some(contact)) => {
                         eprintln!(
                             "{app_name}: the majority removed this node from the run while it was cut off (told \
                              by {by}); joining again through {contact} as a new node, with {} finished results",
@@ -177,7 +178,7 @@ pub fn try_run<R: Send>(
                         );
                         rejoin::rejoin(contact, &carry, was_origin)
                     }
-                    None => "the majority cannot reach it".to_string(),
+                    Again::Through(None) => "the majority cannot reach it".to_string(),
                 };
                 NodeEnded::unwind(Some(RunError::Expelled(format!(
                     "the majority removed this node from the run while it was cut off (told by {by}); it left \

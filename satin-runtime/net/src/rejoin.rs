@@ -17,11 +17,9 @@ const CARRY_ENV: &str = "SATIN_CARRY";
 /// The id this process had as the run's origin, if it was (it claims the
 /// origin back: the answer is shown where the user started the run).
 const WAS_ORIGIN_ENV: &str = "SATIN_REJOIN_ORIGIN";
-/// How often this process joined again already.
+/// How often this process joined again already (the core decides whether
+/// it does once more: `Config::max_rejoins`).
 const REJOINS_ENV: &str = "SATIN_REJOINS";
-/// A link that stays cut would have the node removed each time: a few
-/// tries, then it leaves for good.
-const MAX_REJOINS: u32 = 3;
 
 /// Results carried from one incarnation to the next.
 pub(super) type Carry = Vec<(JobKey, Vec<u8>, ResultMeta)>;
@@ -29,6 +27,11 @@ pub(super) type Carry = Vec<(JobKey, Vec<u8>, ResultMeta)>;
 /// The member this process joins through, if it is a rejoining one.
 pub(super) fn contact() -> Option<SocketAddr> {
     std::env::var(REJOIN_ENV).ok()?.parse().ok()
+}
+
+/// How often this process started over as a new node already.
+pub(super) fn done() -> u32 {
+    std::env::var(REJOINS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// The id of the previous incarnation, if it was the run's origin.
@@ -46,12 +49,9 @@ pub(super) fn take_carry() -> Carry {
 }
 
 /// Starts this process over as a new node joining through `contact`.
-/// Returns only if it cannot (too many rejoins, or `exec` failed): why.
+/// Returns only if it cannot (`exec` failed): why.
 pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>) -> String {
-    let done: u32 = std::env::var(REJOINS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    if done >= MAX_REJOINS {
-        return format!("it was removed {} times; it does not join again", done + 1);
-    }
+    let done = done();
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return format!("cannot find this program to join again: {e}"),

@@ -6,9 +6,6 @@ use super::exec::ModelExecutor;
 
 /// Results carried from a removed node to its next incarnation.
 type Carry = Vec<(satin_proto::JobKey, Vec<u8>, satin_proto::checkpoint::ResultMeta)>;
-
-/// How often a machine's process starts over as a new node.
-const MAX_REJOINS: usize = 3;
 use super::events::Ev;
 use super::faults::FaultKind;
 use super::workload::key_of;
@@ -189,7 +186,7 @@ impl World<'_> {
             FaultKind::Join(cluster) => {
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
-                self.join_node(cluster, contact, id, Vec::new(), None);
+                self.join_node(cluster, contact, id, Vec::new(), None, 0);
             }
         }
     }
@@ -198,11 +195,21 @@ impl World<'_> {
     /// (a process that starts over as a new node keeps its machine, and
     /// the network's faults with it), with results a former incarnation
     /// finished.
-    fn join_node(&mut self, cluster: u32, contact: usize, machine: usize, carry: Carry, was_origin: Option<u64>) {
+    /// `rejoins`: how often the machine's process started over already.
+    fn join_node(
+        &mut self,
+        cluster: u32,
+        contact: usize,
+        machine: usize,
+        carry: Carry,
+        was_origin: Option<u64>,
+        rejoins: u32,
+    ) {
         let id = self.nodes.len();
         // With the run's checkpoint interval, as the first nodes:
         // a suspend waits for every member's last batch.
         let mut protocol = self.cfg.protocol.clone();
+        protocol.rejoins = rejoins;
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
         // Every node runs the same program: a joiner made the first call
         // itself (its welcome leaves the root's payload out).
@@ -245,17 +252,18 @@ impl World<'_> {
     /// Node `n` was removed by the majority while cut off: as a real
     /// process does (`net/rejoin.rs`), it starts over as a new node on the
     /// same machine, joining through the member that told it, with what it
-    /// had finished — a few times at most.
+    /// had finished — as often as the core says (`Action::Expelled`).
     pub(super) fn rejoin(&mut self, n: usize, by: usize, carry: Carry) {
         let machine = self.machine[n];
-        let times = self.machine.iter().filter(|&&m| m == machine).count();
-        if !self.cfg.rejoin_expelled || times > MAX_REJOINS || by >= self.nodes.len() {
+        // Incarnations of this machine's process so far.
+        let times = self.machine.iter().filter(|&&m| m == machine).count() as u32;
+        if !self.cfg.rejoin_expelled || by >= self.nodes.len() {
             return;
         }
         self.report.rejoined += 1;
         let cluster = self.nodes[n].cluster;
         let was_origin = self.nodes[n].core.is_origin().then_some(n as u64);
-        self.join_node(cluster, by, machine, carry, was_origin);
+        self.join_node(cluster, by, machine, carry, was_origin, times);
     }
 
     /// Changes node `n`'s processor (a fault), then lets it react.

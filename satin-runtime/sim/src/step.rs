@@ -296,9 +296,11 @@ impl World<'_> {
             Action::Forget { .. } => {}
             // Simulated nodes report no figures for a dashboard.
             Action::PeerFigures { .. } => {}
-            Action::Expelled { by, carry } => {
+            Action::Expelled { by, carry, rejoin } => {
                 self.report.expelled += 1;
-                self.rejoin(i, by as usize, carry);
+                if rejoin {
+                    self.rejoin(i, by as usize, carry);
+                }
             }
             Action::LostMajority { .. } => self.report.gave_up += 1,
         }

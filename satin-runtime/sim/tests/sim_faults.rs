@@ -68,6 +68,7 @@ fn random_config(seed: u64) -> SimConfig {
         },
         sequence: false,
         supervised_output: false,
+        ..Config::default()
     };
     // One original node survives; the others may crash or leave.
     let survivor = r.below(n);

@@ -251,7 +251,11 @@ fn random_network_faults_never_give_two_answers_never_hang_and_answer_with_a_maj
 /// The cases the issue names, one by one, on five nodes (a run of about
 /// ten seconds without faults).
 fn five(faults: &str) -> sim::Report {
-    let cfg = SimConfig {
+    sim::run(&five_config(faults))
+}
+
+fn five_config(faults: &str) -> SimConfig {
+    SimConfig {
         clusters: 1,
         nodes_per_cluster: 5,
         shape: Shape::Uneven { leaves: 10_000 },
@@ -266,8 +270,7 @@ fn five(faults: &str) -> sim::Report {
             ..Config::default()
         },
         ..SimConfig::default()
-    };
-    sim::run(&cfg)
+    }
 }
 
 #[test]
@@ -294,6 +297,17 @@ fn a_short_partition_heals_and_the_node_comes_back_as_a_new_one() {
     assert_eq!(r.expelled, 1, "the majority removed the cut-off node and told it: {}", r.to_json());
     assert_eq!(r.gave_up, 0, "{}", r.to_json());
     assert!(r.rejoined >= 1, "it joined again as a new node: {}", r.to_json());
+}
+
+#[test]
+fn the_core_decides_how_often_a_removed_node_joins_again() {
+    // The same short partition with no rejoins allowed: the node is
+    // removed and stays out; the run answers without it.
+    let mut cfg = five_config("partition:node=2,at=2s,for=5s");
+    cfg.protocol.max_rejoins = 0;
+    let r = sim::run(&cfg);
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert_eq!((r.expelled, r.rejoined), (1, 0), "{}", r.to_json());
 }
 
 #[test]

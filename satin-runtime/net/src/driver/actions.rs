@@ -52,11 +52,16 @@ impl Driver {
                     debug!("giving up: {}", self.node.quorum_summary());
                     self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
                 }
-                Action::Expelled { by, carry } => {
+                Action::Expelled { by, carry, rejoin } => {
                     let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
                     let was_origin = self.node.is_origin().then_some(self.node.id());
                     let by = format!("node {}", self.peer_name(by));
-                    self.end = Some(RunEnd::Expelled { by, at, carry, was_origin })
+                    // The core's word on joining again: not after too many tries.
+                    let again = match rejoin {
+                        true => Again::Through(at),
+                        false => Again::No { removed: self.spec.config.rejoins + 1 },
+                    };
+                    self.end = Some(RunEnd::Expelled { by, again, carry, was_origin })
                 }
             }
         }

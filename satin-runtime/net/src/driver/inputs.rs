@@ -154,7 +154,8 @@ impl Driver {
             // cannot reach this node (a link that stays cut).
             let carry = std::mem::take(&mut self.spec.carry);
             let by = "its contact".to_string();
-            self.end = Some(RunEnd::Expelled { by, at: None, carry, was_origin: self.spec.was_origin });
+            let again = Again::Through(None);
+            self.end = Some(RunEnd::Expelled { by, again, carry, was_origin: self.spec.was_origin });
         } else {
             self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
         }

@@ -92,14 +92,25 @@ pub(crate) enum RunEnd {
     },
     /// The majority removed this node while it was cut off (or deposed as
     /// master); `carry` is what it finished (see [`Action::Expelled`]),
-    /// `by` names the member that said so, `at` where it listens;
-    /// `was_origin` this node's id if it was the run's origin.
+    /// `by` names the member that said so, `again` whether and where the
+    /// process joins again; `was_origin` this node's id if it was the
+    /// run's origin.
     Expelled {
         by: String,
-        at: Option<SocketAddr>,
+        again: Again,
         carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
         was_origin: Option<NodeId>,
     },
+}
+
+/// Whether a removed node's process joins the run again.
+#[derive(Debug)]
+pub(crate) enum Again {
+    /// Through the member that told it, listening here (`None`: not
+    /// known — the majority cannot reach this node).
+    Through(Option<SocketAddr>),
+    /// No: it was removed this many times (`Config::max_rejoins`).
+    No { removed: u32 },
 }
 
 pub(crate) use super::report::NodeReport;

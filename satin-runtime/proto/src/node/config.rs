@@ -81,6 +81,15 @@ pub struct Config {
     /// answer is out even if the node that shows it dies between the show
     /// and its output (`--local-nodes`; see `answer.rs`).
     pub supervised_output: bool,
+    /// How often a process the majority removed starts over as a new
+    /// node (a link that stays cut would have it removed each time), and
+    /// how often this process did already: [`Action::Expelled`] says
+    /// whether it joins again.
+    ///
+    /// [`Action::Expelled`]: super::Action::Expelled
+    pub max_rejoins: u32,
+    /// See [`Config::max_rejoins`].
+    pub rejoins: u32,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -194,6 +203,8 @@ impl Default for Config {
             quorum: QuorumConfig::default(),
             sequence: false,
             supervised_output: false,
+            max_rejoins: 3,
+            rejoins: 0,
         }
     }
 }

@@ -133,12 +133,15 @@ pub enum Action {
     /// A majority removed this node (it was cut off, or deposed as
     /// master): it is out of the run. `carry` holds the results it
     /// finished, for the run to reuse if the process joins again as a new
-    /// node.
+    /// node — which it does if `rejoin` (fewer than
+    /// [`Config::max_rejoins`] times so far).
     Expelled {
         /// The member that said so.
         by: NodeId,
         /// (key, encoded value, where in the tree) of each result finished here.
         carry: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
+        /// Whether the process starts over as a new node.
+        rejoin: bool,
     },
     /// This node has had no majority for the configured wait: the run goes
     /// on elsewhere, or nowhere. It never printed an answer.

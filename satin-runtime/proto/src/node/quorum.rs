@@ -199,7 +199,8 @@ impl Node {
         let mut carry: Vec<(JobKey, Vec<u8>, ResultMeta)> =
             abandoned.finished.into_iter().map(|(k, v)| (k, v, ResultMeta::UNKNOWN)).collect();
         carry.extend(self.table.large_values(0).into_iter().map(|(k, v, m)| (k, v.to_vec(), m)));
-        self.actions.push_back(Action::Expelled { by, carry });
+        let rejoin = self.config.rejoins < self.config.max_rejoins;
+        self.actions.push_back(Action::Expelled { by, carry, rejoin });
         self.stop();
     }
 

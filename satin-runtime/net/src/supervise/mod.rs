@@ -58,6 +58,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// the command returns with its answer, not when the slowest node (a slow,
 /// hung or cut-off one) has wound down.
 const WIND_DOWN: Duration = Duration::from_secs(1);
+/// A calibration run shorter than this is run twice, the shorter counting.
+const SHORT_CALIBRATION: Duration = Duration::from_secs(2);
 
 enum Event {
     Listening {
@@ -567,7 +569,14 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
-        let (_, took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
+        let (_, mut took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
+        // A short run's first start is mostly a cold start (the program
+        // read from disk, a loaded machine): it took 0.86 s once, then
+        // the run itself 0.08 s, and a kill at 50 % came after the end.
+        if took < SHORT_CALIBRATION {
+            let (_, again, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
+            took = took.min(again);
+        }
         eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {

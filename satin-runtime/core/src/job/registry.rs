@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 
-use super::{generic, Job};
+use super::{generic, Job, ResultCodec};
 use crate::sched::Ctx;
 use crate::JobKey;
 
@@ -97,7 +97,7 @@ inventory::collect!(JobFn);
 
 fn run_encoded<J: Job + DeserializeOwned>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {
     let job: J = satin_proto::values::from_bytes(params)?;
-    <J::Codec as super::ResultCodec<J::Output>>::encode(&job.run(ctx))
+    J::Codec::encode(&job.run(ctx))
 }
 
 fn run_owned<O: OwnedJob>(params: &[u8], ctx: &Ctx<'_>) -> Result<Vec<u8>, postcard::Error> {

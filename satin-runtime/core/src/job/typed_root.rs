@@ -78,9 +78,9 @@ impl<J: Job> LentRoot for Lent<J> {
         let output = job.run(ctx);
         let malformed =
             |e: satin_proto::values::Error| CallError::Malformed(format!("the result does not encode: {e}"));
-        let outcome = match <J::Codec as ResultCodec<J::Output>>::exceeds(&output, HOLD_ABOVE) {
+        let outcome = match J::Codec::exceeds(&output, HOLD_ABOVE) {
             Ok(true) => LentOutcome::Held(Bytes::from(b"satin: an answer held unencoded".to_vec())),
-            Ok(false) => match <J::Codec as ResultCodec<J::Output>>::encode(&output) {
+            Ok(false) => match J::Codec::encode(&output) {
                 Ok(v) => LentOutcome::Encoded(Bytes::from(v)),
                 Err(e) => return Some(Err(malformed(e))),
             },
@@ -104,7 +104,7 @@ impl<J: Job> LentRoot for Lent<J> {
         if let Some(encoded) = ours.get(1) {
             return Some(encoded.clone());
         }
-        let encoded = Bytes::from(<J::Codec as ResultCodec<J::Output>>::encode(&*value).ok()?);
+        let encoded = Bytes::from(J::Codec::encode(&*value).ok()?);
         ours.push(encoded.clone());
         Some(encoded)
     }

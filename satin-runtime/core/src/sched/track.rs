@@ -129,7 +129,7 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
                 let encoding = Instant::now();
                 // (A local function's results do not encode; its calls
                 // are not tracked, so none gets here.)
-                if let Ok(value) = <J::Codec as ResultCodec<J::Output>>::encode(&out) {
+                if let Ok(value) = J::Codec::encode(&out) {
                     let cost = key_ns + encoding.elapsed().as_nanos() as u64;
                     remote.record_publish_cost(depth, cost, ran_ns);
                     let meta = ResultMeta { depth, id: frame, parent: outer_frame };
@@ -217,7 +217,7 @@ fn lookup<J: Job>(remote: &Remote, ctx: &Ctx<'_>, key: JobKey) -> Option<J::Outp
         }
         _ => None,
     }?;
-    let value = <J::Codec as ResultCodec<J::Output>>::decode(&bytes).ok()?;
+    let value = J::Codec::decode(&bytes).ok()?;
     registry.table_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Some(value)
 }

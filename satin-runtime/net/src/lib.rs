@@ -601,6 +601,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
         rejoins: rejoin::done(),
+        join_wait: args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS) * 1_000_000,
         ..Config::default()
     };
     let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());
@@ -608,7 +609,6 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         me: Identity::from_launch(args, id, contact, hello, label),
         leave_timeout: Duration::from_millis(args.leave_timeout_ms),
         config,
-        join_wait: Duration::from_millis(args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS)),
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         dashboard: args.dashboard.filter(|_| args.join.is_none()),
         report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),

@@ -2,15 +2,16 @@
 //!
 //! One [`Node`] per process (or per simulated node). It never reads a clock,
 //! touches a socket or starts a thread: the driver passes `now` into every
-//! `handle_*` call and then drains [`Node::poll_action`] for what to send,
-//! when to wake it, and whether the run is over. The local job store is
+//! `handle_*` call, drains [`Node::poll_action`] for what to send and
+//! whether the run is over, and asks [`Node::poll_timeout`] when to wake it
+//! (every deadline is the core's, in one table: [`Timer`]). The local job store is
 //! reached through the [`Executor`] trait, synchronously.
 //!
 //! Driver contract, in order, after any input:
 //! 1. call the matching `handle_*` method (message, peer death, local job
 //!    finished, local queue empty, timer);
 //! 2. drain `poll_action` until it returns `None` and carry the actions out;
-//! 3. call `handle_timeout` at (or after) every `SetTimer` instant.
+//! 3. call `handle_timeout` at (or after) the instant `poll_timeout` gives.
 //!
 //! Who leads, who is a member and what the answer is are decided by a
 //! majority ([`quorum`]): no node alone declares another dead, becomes
@@ -48,8 +49,8 @@ pub use bytes::Bytes;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
 pub use msg::{ClusterId, Entry, JobSpec, Msg, NodeId, SharedValues};
 pub use node::{
-    Action, Config, FtMode, HealthReport, Lookup, Node, NodeFigures, NodeStats, StealPolicy, Stragglers,
-    TablePlacement, Time, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
+    Action, Config, FtMode, HealthReport, JoinFailure, Lookup, Node, NodeFigures, NodeStats, StealPolicy, Stragglers,
+    TablePlacement, Time, Timer, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
 };
 pub use rng::SplitMix64;
 pub use roster::Members;

@@ -1,12 +1,13 @@
 //! The protocol core alone, its messages routed by hand: a program's
 //! successive calls as successive runs of one cluster (`Config::sequence`),
-//! and a stolen job its thief cannot run (`Executor::can_run`) going back
-//! to its owner.
+//! a stolen job its thief cannot run (`Executor::can_run`) going back
+//! to its owner, and a joiner's way in: knocking again, giving up, being
+//! removed before its welcome (`node/joining.rs`).
 
 use std::collections::VecDeque;
 
 use satin_proto::JobKey;
-use satin_proto::{Abandoned, Action, Config, Executor, JobSpec, Msg, Node, NodeId};
+use satin_proto::{Abandoned, Action, Config, Executor, JobSpec, JoinFailure, Msg, Node, NodeId};
 
 /// Records what the core asks of it; `jobs` are given to thieves.
 #[derive(Default)]
@@ -70,8 +71,6 @@ struct Cluster {
     dead: std::collections::HashSet<usize>,
     /// The largest message delivered, encoded.
     largest_message: usize,
-    /// Timers set and not yet due: (when, node).
-    timers: Vec<(u64, usize)>,
     /// Messages of these kinds to these nodes are lost: (node, kind).
     withheld: Vec<(usize, &'static str)>,
 }
@@ -91,7 +90,6 @@ impl Cluster {
             now: 0,
             dead: Default::default(),
             largest_message: 0,
-            timers: Vec::new(),
             withheld: Vec::new(),
         };
         c.ends = (0..n).map(|_| Vec::new()).collect();
@@ -106,7 +104,6 @@ impl Cluster {
     /// the next 50 ms of virtual time.
     fn settle(&mut self) {
         let end = self.now + 50 * MS;
-        let mut timers = std::mem::take(&mut self.timers);
         loop {
             let mut moved = false;
             for i in 0..self.nodes.len() {
@@ -122,7 +119,6 @@ impl Cluster {
                                 self.deliver(i, to, msg.clone());
                             }
                         }
-                        Action::SetTimer { at } => timers.push((at, i)),
                         other => self.ends[i].push(other),
                     }
                 }
@@ -130,20 +126,19 @@ impl Cluster {
             if moved {
                 continue;
             }
-            timers.sort();
-            match timers.first().copied().filter(|(at, _)| *at <= end) {
+            let due = (0..self.nodes.len())
+                .filter(|i| !self.dead.contains(i))
+                .filter_map(|i| self.nodes[i].poll_timeout().map(|at| (at, i)))
+                .min()
+                .filter(|(at, _)| *at <= end);
+            match due {
                 Some((at, i)) => {
-                    timers.remove(0);
-                    if self.dead.contains(&i) {
-                        continue;
-                    }
                     self.now = self.now.max(at);
                     self.nodes[i].handle_timeout(self.now, &mut self.execs[i]);
                 }
                 None => break,
             }
         }
-        self.timers = timers;
         self.now = end;
     }
 
@@ -418,4 +413,86 @@ fn a_held_answer_is_handed_to_its_program_and_never_travels_as_a_small_one() {
         assert!(c.answers(i).is_empty(), "node {i} received the stand-in");
         assert!(c.stopped(i), "node {i} ends once the answer is shown");
     }
+}
+
+/// A joiner on its own, started: what it asked for so far.
+fn joiner(config: Config) -> (Node, Recorder) {
+    let (mut node, mut exec) = (Node::joining(7, 0, 1, config, 7), Recorder::default());
+    node.start(0, &mut exec);
+    (node, exec)
+}
+
+fn drain(node: &mut Node) -> Vec<Action> {
+    std::iter::from_fn(|| node.poll_action()).collect()
+}
+
+fn joins_sent(actions: &[Action]) -> usize {
+    actions.iter().filter(|a| matches!(a, Action::Send { to: 1, msg: Msg::Join { .. } })).count()
+}
+
+#[test]
+fn a_joiner_knocks_again_where_nobody_answers_until_the_join_wait_is_over() {
+    let (mut node, mut exec) = joiner(Config { join_wait: 1_000 * MS, ..Config::default() });
+    assert_eq!(joins_sent(&drain(&mut node)), 1);
+    node.handle_unanswered(300 * MS, 1, &mut exec);
+    assert_eq!(joins_sent(&drain(&mut node)), 1, "knocks again at once");
+    node.handle_unanswered(1_100 * MS, 1, &mut exec);
+    let actions = drain(&mut node);
+    assert!(actions.contains(&Action::CannotJoin { why: JoinFailure::NoAnswer }), "{actions:?}");
+    assert!(actions.contains(&Action::Stop));
+    // Stopped: nothing more, whatever else arrives.
+    node.handle_timeout(5_000 * MS, &mut exec);
+    assert!(drain(&mut node).is_empty());
+}
+
+#[test]
+fn a_joiner_whose_contact_refuses_closes_or_dies_gives_up_at_once() {
+    type Lose = fn(&mut Node, &mut Recorder);
+    let cases: [(Lose, JoinFailure); 3] = [
+        (|n, e| n.handle_link_down(10 * MS, 1, e), JoinFailure::Refused),
+        (|n, _| n.handle_closed(10 * MS, 1), JoinFailure::Closed),
+        (|n, e| n.handle_peer_dead(10 * MS, 1, e), JoinFailure::ContactGone),
+    ];
+    for (lose, why) in cases {
+        let (mut node, mut exec) = joiner(Config::default());
+        drain(&mut node);
+        // Another node's lost link or death is no reason to give up.
+        node.handle_link_down(5 * MS, 2, &mut exec);
+        node.handle_peer_dead(5 * MS, 3, &mut exec);
+        assert!(!drain(&mut node).iter().any(|a| matches!(a, Action::CannotJoin { .. } | Action::Stop)));
+        lose(&mut node, &mut exec);
+        let actions = drain(&mut node);
+        assert_eq!(actions, vec![Action::CannotJoin { why }, Action::Stop], "{why:?}");
+    }
+}
+
+#[test]
+fn a_joiner_its_contact_removes_is_expelled_and_joins_again_as_often_as_the_config_allows() {
+    for (rejoins, again) in [(0, true), (2, true), (3, false)] {
+        let (mut node, mut exec) = joiner(Config { rejoins, max_rejoins: 3, ..Config::default() });
+        node.carry_results(vec![(JobKey([4; 32]), vec![4], satin_proto::checkpoint::ResultMeta::UNKNOWN)]);
+        drain(&mut node);
+        node.handle_declared_dead(10 * MS, 1, &mut exec);
+        match drain(&mut node).as_slice() {
+            [Action::Expelled { by: 1, carry, rejoin }, Action::Stop] => {
+                assert_eq!(*rejoin, again, "after {rejoins} rejoins");
+                assert_eq!(carry.len(), 1, "what a former incarnation finished goes on with it");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_welcomed_node_treats_its_former_contact_as_any_member() {
+    let mut c = Cluster::new(2, true);
+    let config = Config { sequence: true, ..Config::default() };
+    c.nodes.push(Node::joining(2, 0, 0, config, 2).with_program_root(root(1)));
+    c.execs.push(Recorder::default());
+    c.nodes[2].start(c.now, &mut c.execs[2]);
+    c.settle();
+    assert!(c.nodes[2].joined());
+    c.nodes[2].handle_link_down(c.now, 0, &mut c.execs[2]);
+    c.nodes[2].handle_closed(c.now, 0);
+    assert!(!drain(&mut c.nodes[2]).iter().any(|a| matches!(a, Action::CannotJoin { .. } | Action::Stop)));
 }

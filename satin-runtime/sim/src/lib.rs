@@ -48,6 +48,9 @@ struct SimNode<'t> {
     leaves: u64,
     /// When each leaf executed here started.
     started_at: Vec<Nanos>,
+    /// When a timer event for this node is scheduled (the core's
+    /// `poll_timeout` when it was last asked).
+    wake: Option<Nanos>,
 }
 
 struct World<'t> {

@@ -55,6 +55,7 @@ impl World<'_> {
                 silent: false,
                 leaves: 0,
                 started_at: Vec::new(),
+                wake: None,
             });
         }
         let now = self.now;
@@ -234,6 +235,7 @@ impl World<'_> {
             silent: false,
             leaves: 0,
             started_at: Vec::new(),
+            wake: None,
         });
         self.machine.push(machine);
         // The newcomer learns of crashes its contact may not have detected yet.

@@ -226,12 +226,6 @@ impl World<'_> {
         if node >= self.nodes.len() || self.nodes[node].gone {
             return;
         }
-        if !self.nodes[node].core.joined() {
-            // Its contact is unreachable before admitting it: a joiner
-            // gives up, as a real one does.
-            self.nodes[node].gone = true;
-            return;
-        }
         let now = self.now;
         let super::SimNode { core, exec, .. } = &mut self.nodes[node];
         core.handle_link_down(now, peer as u64, exec);

@@ -105,6 +105,9 @@ pub struct Report {
     pub expelled: u64,
     /// Nodes that gave up without a majority.
     pub gave_up: u64,
+    /// Joiners that gave up before they were admitted (their contact
+    /// died, closed, refused or never answered).
+    pub joins_given_up: u64,
     /// Elections started.
     pub elections: u64,
     /// Members removed by leaders.
@@ -159,7 +162,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"joins_given_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -201,6 +204,7 @@ impl Report {
             self.answers,
             self.expelled,
             self.gave_up,
+            self.joins_given_up,
             self.elections,
             self.removals,
             self.quorum_messages,

@@ -90,18 +90,15 @@ impl World<'_> {
                 if self.nodes[node].gone {
                     return;
                 }
-                let SimNode { core, exec, .. } = &mut self.nodes[node];
+                let SimNode { core, exec, wake, .. } = &mut self.nodes[node];
+                if *wake == Some(now) {
+                    *wake = None;
+                }
                 core.handle_timeout(now, exec);
                 self.pump(node);
             }
             Ev::PeerDead { node, peer } => {
                 if self.nodes[node].gone {
-                    return;
-                }
-                if !self.nodes[node].core.joined() {
-                    // Its contact is gone before admitting it: the joiner
-                    // gives up, as a real one does.
-                    self.nodes[node].gone = true;
                     return;
                 }
                 self.membership_changed = now;
@@ -200,7 +197,19 @@ impl World<'_> {
                 self.act(i, a);
             }
             if !progressed {
-                return;
+                return self.arm_timer(i);
+            }
+        }
+    }
+
+    /// Schedules the node's wake-up where its core wants it (a timer
+    /// event already scheduled earlier finds nothing due and is harmless).
+    fn arm_timer(&mut self, i: usize) {
+        let at = self.nodes[i].core.poll_timeout();
+        if at != self.nodes[i].wake {
+            self.nodes[i].wake = at;
+            if let Some(at) = at {
+                self.schedule(at.max(self.now), Ev::Timer { node: i });
             }
         }
     }
@@ -249,7 +258,6 @@ impl World<'_> {
                     self.schedule(at, Ev::Fanout { to: group, from: i, msg: Box::new(msg.clone()) });
                 }
             }
-            Action::SetTimer { at } => self.schedule(at, Ev::Timer { node: i }),
             Action::Done { value, shows } => {
                 self.report.answers += 1;
                 self.report.shown += u64::from(shows);
@@ -303,6 +311,8 @@ impl World<'_> {
                 }
             }
             Action::LostMajority { .. } => self.report.gave_up += 1,
+            // The core stops the joiner (`Action::Stop` follows).
+            Action::CannotJoin { .. } => self.report.joins_given_up += 1,
         }
     }
 }

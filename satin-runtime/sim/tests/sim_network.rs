@@ -311,6 +311,24 @@ fn the_core_decides_how_often_a_removed_node_joins_again() {
 }
 
 #[test]
+fn a_joiner_gives_up_when_its_contact_dies_and_only_then() {
+    // Node 0, the first live member, is every joiner's contact. Dead as
+    // node 5 knocks: the joiner's core gives up; the run answers.
+    let mut cfg = five_config("join:cluster=0,at=2s;crash:node=0,at=2s");
+    cfg.crash_notices = true;
+    let r = sim::run(&cfg);
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert_eq!(r.joins_given_up, 1, "{}", r.to_json());
+    // Another member's death while it waits is no reason to give up.
+    let mut cfg = five_config("join:cluster=0,at=2s;crash:node=3,at=2s");
+    cfg.crash_notices = true;
+    let r = sim::run(&cfg);
+    assert!(r.result_ok && r.answers == 1 && r.stuck == 0, "{}", r.to_json());
+    assert_eq!(r.joins_given_up, 0, "{}", r.to_json());
+    assert!(r.per_node[5].leaves > 0, "the joiner was admitted and worked: {}", r.to_json());
+}
+
+#[test]
 fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_back() {
     // Node 0, the first master, cut off: a new master ends the run, and
     // node 0 — removed, then joined again as a new node — shows it.

@@ -12,16 +12,10 @@ impl Driver {
         while let Some(action) = self.node.poll_action() {
             match action {
                 Action::Send { to, msg } => {
-                    if to == CONTACT && matches!(msg, Msg::Join { .. }) {
-                        self.join_request = Some(msg.clone());
-                    }
                     let msg = self.encode_held_answer(msg);
                     self.io.net.send(to, msg)
                 }
                 Action::Broadcast { msg } => self.send_to_members(msg),
-                Action::SetTimer { at } => {
-                    self.timers.insert(at);
-                }
                 Action::Done { value, shows } => {
                     self.answered(RunEnd::Answer { value: Some(value), master: true, shows })
                 }
@@ -48,6 +42,11 @@ impl Driver {
                         self.io.net.cut(peer);
                     }
                 }
+                Action::CannotJoin { why } => {
+                    let at = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
+                    let said = self.contact_said.take().map_or(String::new(), |r| format!(" ({r})"));
+                    self.end = Some(RunEnd::Failed(format!("cannot join the run at {at}: {why}{said}")))
+                }
                 Action::LostMajority { waited } => {
                     debug!("giving up: {}", self.node.quorum_summary());
                     self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
@@ -55,7 +54,10 @@ impl Driver {
                 Action::Expelled { by, carry, rejoin } => {
                     let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
                     let was_origin = self.node.is_origin().then_some(self.node.id());
-                    let by = format!("node {}", self.peer_name(by));
+                    let by = match by {
+                        CONTACT => "its contact".to_string(),
+                        _ => format!("node {}", self.peer_name(by)),
+                    };
                     // The core's word on joining again: not after too many tries.
                     let again = match rejoin {
                         true => Again::Through(at),

@@ -26,14 +26,7 @@ impl Driver {
                 self.io.net.outgoing_up(id, conn);
                 self.node.handle_connected(id);
             }
-            Input::Closed { id } => {
-                if id == CONTACT && !self.joined {
-                    let at = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
-                    self.end = Some(RunEnd::Failed(format!(
-                        "cannot join the run at {at}: the node there closed the connection before admitting this one (its run is over, or it left)"
-                    )));
-                }
-            }
+            Input::Closed { id } => self.node.handle_closed(now, id),
             Input::Addr { id, addr, label } => self.io.net.learn(id, addr, label),
             Input::Message { from, msg } => {
                 tracing::trace!(kind = msg.kind(), from = %self.peer_name(from), "message");
@@ -50,11 +43,12 @@ impl Driver {
                 if matches!(msg, Msg::Leave) {
                     self.on_board(|b| b.leaving(from));
                 }
-                if matches!(msg, Msg::Welcome { .. }) {
-                    self.joined = true;
+                let joined = self.node.joined();
+                self.node.handle_message(now, from, msg, &mut self.exec);
+                if !joined && self.node.joined() {
+                    // Welcomed: the contact is a member now, under its own id.
                     self.io.net.drop_peer(CONTACT);
                 }
-                self.node.handle_message(now, from, msg, &mut self.exec);
             }
             Input::PeerDown { id, reason, unanswered, ours, declared_dead } => {
                 self.on_peer_down(id, reason, unanswered, ours, declared_dead)
@@ -105,7 +99,9 @@ impl Driver {
 
     /// A connection failed. Not a death: a cut link, a partition or lost
     /// packets look the same. The majority decides (`proto/quorum`); this
-    /// node opens its connection again meanwhile.
+    /// node opens its connection again meanwhile. What a failed connection
+    /// to a joiner's contact means is the core's decision too
+    /// (`proto/node/joining.rs`).
     pub(super) fn on_peer_down(
         &mut self,
         id: NodeId,
@@ -114,17 +110,20 @@ impl Driver {
         ours: bool,
         declared_dead: bool,
     ) {
-        if id != CONTACT || self.joined {
-            if self.io.net.dead.contains(&id) {
-                return;
-            }
-            let now = self.now();
-            if declared_dead {
-                warn!("node {} closed its connection: the majority removed this node from the run", self.peer_name(id));
-                debug!("({reason})");
-                self.node.handle_declared_dead(now, id, &mut self.exec);
-                return;
-            }
+        if self.io.net.dead.contains(&id) {
+            return;
+        }
+        let now = self.now();
+        if id == CONTACT {
+            // The next join opens a new connection; the words are kept
+            // for the message if the joiner gives up.
+            debug!("connection with the contact lost ({reason})");
+            self.io.net.drop_peer(CONTACT);
+            self.contact_said = Some(reason);
+        } else if declared_dead {
+            warn!("node {} closed its connection: the majority removed this node from the run", self.peer_name(id));
+            debug!("({reason})");
+        } else {
             info!(
                 "connection with node {} lost ({reason}); the majority decides whether it is gone",
                 self.peer_name(id)
@@ -132,32 +131,18 @@ impl Driver {
             if ours {
                 self.io.net.reconnect_later(id, RECONNECT);
             }
-            self.node.handle_link_down(now, id, &mut self.exec);
-            return;
         }
-        self.contact_down(reason, unanswered, declared_dead);
-    }
-
-    /// The contact did not admit this node (yet).
-    pub(super) fn contact_down(&mut self, reason: String, unanswered: bool, declared_dead: bool) {
-        let contact = self.spec.me.contact.map_or(String::new(), |c| c.to_string());
-        if unanswered && Instant::now() < self.join_until {
-            // The contact may not be listening yet (tasks of a batch job
-            // start in any order): knock again.
-            info!("no answer from the contact yet; trying again");
-            self.io.net.drop_peer(CONTACT);
-            if let Some(join) = &self.join_request {
-                self.io.net.send(CONTACT, join.clone());
+        match (declared_dead, unanswered) {
+            (true, _) => self.node.handle_declared_dead(now, id, &mut self.exec),
+            (false, true) => {
+                self.node.handle_unanswered(now, id, &mut self.exec);
+                if id == CONTACT && !self.node.stopped() {
+                    // The contact may not be listening yet (tasks of a
+                    // batch job start in any order): the core knocks again.
+                    info!("no answer from the contact yet; trying again");
+                }
             }
-        } else if declared_dead {
-            // Admitted, then removed before it could work: the majority
-            // cannot reach this node (a link that stays cut).
-            let carry = std::mem::take(&mut self.spec.carry);
-            let by = "its contact".to_string();
-            let again = Again::Through(None);
-            self.end = Some(RunEnd::Expelled { by, again, carry, was_origin: self.spec.was_origin });
-        } else {
-            self.end = Some(RunEnd::Failed(format!("cannot join the run at {contact}: {reason}")));
+            (false, false) => self.node.handle_link_down(now, id, &mut self.exec),
         }
     }
 

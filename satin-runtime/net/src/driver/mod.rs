@@ -7,7 +7,8 @@
 //! suspicion, not a death: the core hears of it (`handle_link_down`) and the
 //! connection is opened again; who is out of the run is the majority's
 //! decision (`proto/quorum`), or a supervisor's notice of a process that
-//! ended.
+//! ended. Deadlines and joins are the core's too: the loop sleeps until
+//! `Node::poll_timeout` and reports what connections did.
 
 mod actions;
 mod checkpoint;
@@ -44,8 +45,6 @@ pub(crate) struct NodeSpec {
     /// After SIGTERM, how long the jobs running here may take to finish
     /// before they are aborted and the node leaves anyway.
     pub(crate) leave_timeout: Duration,
-    /// How long a joiner keeps trying while its contact does not answer.
-    pub(crate) join_wait: Duration,
     pub(crate) config: Config,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
@@ -256,12 +255,9 @@ struct Driver {
     node: Node,
     exec: LocalExecutor,
     io: NodeIo<Msg, Input>,
-    /// Every instant the core asked to be woken at (each is kept, as the
-    /// simulator keeps each: a later one is not lost to an earlier one).
-    timers: std::collections::BTreeSet<u64>,
-    joined: bool,
-    join_until: Instant,
-    join_request: Option<Msg>,
+    /// What the link layer said when the connection to a joiner's
+    /// contact last failed: the words of a give-up.
+    contact_said: Option<String>,
     end: Option<RunEnd>,
     trace: Option<Trace>,
     status: Option<StatusLine>,
@@ -373,15 +369,12 @@ pub(super) async fn drive(
     let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
     let status = (spec.progress && spec.me.contact.is_none()).then(StatusLine::new);
     let mut d = Driver {
-        joined: spec.me.contact.is_none(),
-        join_until: Instant::now() + spec.join_wait,
         spec,
         start: Instant::now(),
         node,
         exec,
         io,
-        timers: Default::default(),
-        join_request: None,
+        contact_said: None,
         end: None,
         trace,
         status,
@@ -423,7 +416,8 @@ pub(super) async fn drive(
             break;
         }
         d.connect_to_members();
-        let sleep_for = d.timers.first().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
+        // The core's earliest deadline (`proto/node/timers.rs`).
+        let sleep_for = d.node.poll_timeout().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
         tokio::select! {
             biased;
             Some(got) = urgent.recv() => d.on_input(got),
@@ -437,7 +431,6 @@ pub(super) async fn drive(
             }
             _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {
                 let now = d.now();
-                d.timers = d.timers.split_off(&(now + 1));
                 d.node.handle_timeout(now, &mut d.exec);
             }
             _ = async { suspend.as_mut().expect("guarded").recv().await }, if suspend.is_some() => {

@@ -38,7 +38,6 @@ enum File {
 
 pub(super) struct Checkpoint {
     interval: Time,
-    next_tick: Option<Time>,
     /// Large results published here since the last tick, for the coordinator.
     outbox: Vec<Record>,
     file: File,
@@ -75,7 +74,6 @@ impl Checkpoint {
     pub(super) fn new(interval: Time) -> Checkpoint {
         Checkpoint {
             interval: interval.max(1),
-            next_tick: None,
             outbox: Vec::new(),
             file: File::Closed,
             root_waits: false,
@@ -101,8 +99,7 @@ impl Node {
         let first = self.config.checkpoint_first;
         let Some(c) = &mut self.checkpoint else { return };
         let at = now + first.unwrap_or(c.interval);
-        c.next_tick = Some(at);
-        self.actions.push_back(Action::SetTimer { at });
+        self.timers.set(super::Timer::Checkpoint, at);
         if master {
             c.file = File::Opening;
             c.root_waits = true;
@@ -234,18 +231,16 @@ impl Node {
 
     /// Every interval: large results go to the coordinator, which writes
     /// its batch (one write at a time).
-    pub(super) fn checkpoint_tick(&mut self, now: Time) {
+    pub(super) fn checkpoint_tick(&mut self, now: Time, tick: Time) {
         let coordinator = self.is_coordinator();
         let master = self.master;
         let me = self.id;
         let Some(c) = &mut self.checkpoint else { return };
-        let Some(tick) = c.next_tick else { return };
-        if now < tick || self.stopped {
+        if self.stopped {
             return;
         }
         let next = tick + c.interval * ((now - tick) / c.interval + 1);
-        c.next_tick = Some(next);
-        self.actions.push_back(Action::SetTimer { at: next });
+        self.timers.set(super::Timer::Checkpoint, next);
         if coordinator {
             if c.file == File::Open && c.writing.is_none() && !c.pending.is_empty() {
                 c.next_seq += 1;

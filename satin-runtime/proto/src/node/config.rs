@@ -90,6 +90,13 @@ pub struct Config {
     pub max_rejoins: u32,
     /// See [`Config::max_rejoins`].
     pub rejoins: u32,
+    /// How long a joiner keeps knocking at a contact where nobody answers
+    /// (its process may not listen yet: the tasks of a batch job start in
+    /// any order). It gives up at the first unanswered attempt after this
+    /// ([`Action::CannotJoin`]).
+    ///
+    /// [`Action::CannotJoin`]: super::Action::CannotJoin
+    pub join_wait: Time,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -205,6 +212,7 @@ impl Default for Config {
             supervised_output: false,
             max_rejoins: 3,
             rejoins: 0,
+            join_wait: 10_000_000_000,
         }
     }
 }

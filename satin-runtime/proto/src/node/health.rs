@@ -166,8 +166,8 @@ impl Node {
         if node == self.id {
             self.stats.dropped += 1;
             let until = now + for_ns;
-            self.late.dropped_until = Some(self.late.dropped_until.map_or(until, |t| t.max(until)));
-            self.actions.push_back(Action::SetTimer { at: until });
+            let until = self.timers.get(super::Timer::Dropped).map_or(until, |t| t.max(until));
+            self.timers.set(super::Timer::Dropped, until);
             if drops >= self.config.stragglers.max_drops {
                 self.begin_leave(now, exec);
             }

@@ -1,24 +1,12 @@
-//! Who is in the run: static start, joining, graceful leave.
+//! Who is in the run: static start, admission, graceful leave.
 
-use super::{Action, Config, Node, Time, JOIN_RETRY_MAX};
+use super::{Action, Config, Node, Time};
 use crate::checkpoint::ResultMeta;
 use crate::msg::{ClusterId, Entry, JobSpec, Msg, NodeId};
 use crate::quorum::{Quorum, Snapshot};
 use crate::roster::{Members, Roster};
 use crate::JobKey;
 use crate::{Executor, FtMode};
-
-/// A joiner's way in: its contact, when it asks again, and what a former
-/// incarnation of its process finished.
-#[derive(Debug, Default)]
-pub(super) struct Joining {
-    /// The contact, until the node is welcomed.
-    pub(super) contact: Option<NodeId>,
-    /// When the join is asked again (it may be lost), and the wait after that.
-    pub(super) retry: Option<(Time, Time)>,
-    /// Results of a former incarnation, published once welcomed.
-    pub(super) carried: Vec<(JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
-}
 
 impl Node {
     /// A member of a run whose membership every node knows at start. The
@@ -66,28 +54,6 @@ impl Node {
         n
     }
 
-    /// A node joining a running computation through `contact`; it asks
-    /// again until it is welcomed (after half a second, then doubling).
-    pub fn joining(id: NodeId, cluster: ClusterId, contact: NodeId, config: Config, seed: u64) -> Node {
-        let mut n = Node::new(id, cluster, config, seed);
-        n.join.contact = Some(contact);
-        n.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster } });
-        n
-    }
-
-    /// No welcome yet: ask again, a little later each time.
-    pub(super) fn retry_join(&mut self, now: Time) {
-        let (Some(contact), Some((at, wait))) = (self.join.contact, self.join.retry) else { return };
-        if now < at {
-            self.actions.push_back(Action::SetTimer { at });
-            return;
-        }
-        let wait = (wait * 2).min(JOIN_RETRY_MAX);
-        self.join.retry = Some((now + wait, wait));
-        self.actions.push_back(Action::Send { to: contact, msg: Msg::Join { cluster: self.cluster } });
-        self.actions.push_back(Action::SetTimer { at: now + wait });
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub(super) fn welcomed(
         &mut self,
@@ -110,7 +76,7 @@ impl Node {
         self.roster = roster;
         self.master = master;
         self.joined = true;
-        self.join.retry = None;
+        self.timers.stop(super::Timer::JoinRetry);
         self.table_replicas = table_replicas as usize;
         self.table.set_asks_homes(self.table_replicas > 0);
         // The log's answers end the runs before this one (the quorum takes
@@ -130,8 +96,7 @@ impl Node {
             self.answer_committed(now, run, value, shower, holder, exec);
         }
         self.root = self.root_from_welcome(root);
-        self.quorum_tick = Some(self.quorum.next_tick(now));
-        self.actions.push_back(Action::SetTimer { at: self.quorum.next_tick(now) });
+        self.timers.set(super::Timer::Quorum, self.quorum.next_tick(now));
         self.roster_changes += 1;
         self.publish_carried(exec);
         self.handle_idle(now, exec);

@@ -3,7 +3,8 @@
 //! | file | concern |
 //! |---|---|
 //! | `mod.rs` | the `Node` type, its configuration and outputs, message dispatch |
-//! | `membership.rs` | static start, join, graceful leave |
+//! | `membership.rs` | static start, admission, graceful leave |
+//! | `joining.rs` | a joiner's way in: asking its contact, asking again, giving up |
 //! | `quorum.rs` | the run's log (`proto/quorum`) applied to the node: masters, members, removals, the answer, minorities |
 //! | `stealing.rs` | steal requests and replies, victim choice, back-off |
 //! | `results.rs` | results of stolen and local jobs, the table, lookups, adoption of running jobs |
@@ -19,6 +20,7 @@ mod config;
 mod figures;
 mod health;
 mod homes;
+mod joining;
 mod ledger;
 mod membership;
 mod origin;
@@ -30,12 +32,15 @@ mod shared;
 mod stats;
 mod stealing;
 mod stragglers;
+mod timers;
 
 pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
 pub use figures::NodeFigures;
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
+pub use joining::JoinFailure;
 pub use stats::NodeStats;
+pub use timers::Timer;
 
 use bytes::Bytes;
 use std::collections::{BTreeSet, VecDeque};
@@ -50,12 +55,6 @@ use crate::JobKey;
 
 /// Nanoseconds since the driver's epoch (virtual time in the simulator).
 pub type Time = u64;
-
-/// A joiner asks again this long after its join went unanswered (doubling
-/// up to [`JOIN_RETRY_MAX`]): a lost packet, or a contact without a
-/// leader for the moment, does not lose the join.
-const JOIN_RETRY: Time = 500_000_000;
-const JOIN_RETRY_MAX: Time = 4_000_000_000;
 
 /// What the driver must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,11 +71,6 @@ pub enum Action {
     Broadcast {
         /// The message.
         msg: Msg,
-    },
-    /// Call `handle_timeout` at `at`.
-    SetTimer {
-        /// When to wake the node (core time, nanoseconds).
-        at: Time,
     },
     /// The root job finished here (this node is the master): the answer.
     Done {
@@ -142,6 +136,13 @@ pub enum Action {
         carry: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
         /// Whether the process starts over as a new node.
         rejoin: bool,
+    },
+    /// This joiner gives up before it was admitted (see `joining.rs`): its
+    /// contact refused it, closed, died, or never answered. The run goes
+    /// on without it.
+    CannotJoin {
+        /// Why.
+        why: JoinFailure,
     },
     /// This node has had no majority for the configured wait: the run goes
     /// on elsewhere, or nowhere. It never printed an answer.
@@ -248,8 +249,8 @@ pub struct Node {
     /// Masters this node saw replaced: their orphans run on, for the
     /// restarted root to adopt.
     deposed: BTreeSet<NodeId>,
-    /// When the quorum's next tick is due.
-    quorum_tick: Option<Time>,
+    /// Every deadline of this node (see `timers.rs`).
+    timers: timers::TimerTable,
     /// Changes to the membership this node applied (the simulator watches).
     roster_changes: u64,
     /// This node as a thief.
@@ -261,7 +262,7 @@ pub struct Node {
     /// The program's runs so far and the current answer.
     runs: sequence::Runs,
     /// A joiner's way in.
-    join: membership::Joining,
+    join: joining::Joining,
 }
 
 impl Node {
@@ -296,7 +297,7 @@ impl Node {
             join: Default::default(),
             quorum,
             deposed: BTreeSet::new(),
-            quorum_tick: None,
+            timers: Default::default(),
             roster_changes: 0,
         }
     }
@@ -309,6 +310,12 @@ impl Node {
     /// The master as this node knows it.
     pub fn master(&self) -> NodeId {
         self.master
+    }
+
+    /// Whether this node is finished (it asked to stop being driven:
+    /// [`Action::Stop`]).
+    pub fn stopped(&self) -> bool {
+        self.stopped
     }
 
     /// Whether this node is a member of the run yet (a joiner is not until
@@ -396,14 +403,12 @@ impl Node {
     pub fn start(&mut self, now: Time, exec: &mut impl Executor) {
         self.start_checkpoints(now);
         if !self.joined {
-            self.join.retry = Some((now + JOIN_RETRY, JOIN_RETRY));
-            self.actions.push_back(Action::SetTimer { at: now + JOIN_RETRY });
+            self.start_joining(now);
             return;
         }
         self.quorum.start(now);
         self.pump_quorum(now, exec);
-        self.quorum_tick = Some(self.quorum.next_tick(now));
-        self.actions.push_back(Action::SetTimer { at: self.quorum.next_tick(now) });
+        self.timers.set(Timer::Quorum, self.quorum.next_tick(now));
         if self.is_master() && !self.opens_checkpoint() {
             if let Some(root) = self.root.clone() {
                 exec.run_root(root);
@@ -494,48 +499,39 @@ impl Node {
         }
     }
 
-    /// The timer set by `Action::SetTimer` is due (or past).
-    pub fn handle_timeout(&mut self, now: Time, exec: &mut impl Executor) {
+    /// When the driver must call [`Node::handle_timeout`]: the earliest
+    /// deadline of the node's timers ([`Timer`]); `None`: no timer is set
+    /// (or the node stopped).
+    pub fn poll_timeout(&self) -> Option<Time> {
         if self.stopped {
-            return;
+            return None;
         }
-        if !self.joined {
-            self.retry_join(now);
-            return;
-        }
-        // One chain of quorum ticks (other timers call this too).
-        if self.quorum_tick.is_none_or(|t| now >= t) {
-            self.quorum.tick(now);
-            self.pump_quorum(now, exec);
-            let at = self.quorum.next_tick(now);
-            self.quorum_tick = Some(at);
-            self.actions.push_back(Action::SetTimer { at });
-        }
+        self.timers.next()
+    }
+
+    /// The deadline [`Node::poll_timeout`] gave is due (or past): every
+    /// timer due at `now` goes off. A call with nothing due does nothing.
+    pub fn handle_timeout(&mut self, now: Time, exec: &mut impl Executor) {
         let mut idle = false;
-        if self.steal.backoff_until.is_some_and(|t| now >= t) {
-            self.steal.backoff_until = None;
-            idle = true;
-        }
-        // A draining node waits for its replies: a job in one would be lost.
-        if let Some(limit) = self.config.steal_timeout.filter(|_| !self.draining) {
-            for out in [&mut self.steal.local, &mut self.steal.wide] {
-                if let Some((victim, id, sent)) = *out {
-                    if sent + limit <= now {
-                        *out = None;
-                        self.steal.late.push((victim, id));
-                        idle = true;
-                    }
+        for (timer, at) in self.timers.take_due(now) {
+            if self.stopped {
+                return;
+            }
+            match timer {
+                Timer::Quorum => {
+                    self.quorum.tick(now);
+                    self.pump_quorum(now, exec);
+                    self.timers.set(Timer::Quorum, self.quorum.next_tick(now));
+                    self.answers_tick(now, exec);
                 }
+                Timer::JoinRetry => self.retry_join(now),
+                Timer::StealBackoff | Timer::Dropped => idle = true,
+                Timer::StealReply => idle |= self.steal_replies_late(now),
+                Timer::Checkpoint => self.checkpoint_tick(now, at),
+                Timer::LateJobs => self.check_late_jobs(now, exec),
             }
         }
-        self.checkpoint_tick(now);
-        self.answers_tick(now, exec);
-        self.check_late_jobs(now, exec);
-        if self.late.dropped_until.is_some_and(|t| now >= t) {
-            self.late.dropped_until = None;
-            idle = true;
-        }
-        if idle {
+        if idle && !self.stopped {
             self.handle_idle(now, exec);
         }
     }
@@ -577,6 +573,7 @@ impl Node {
     fn stop(&mut self) {
         if !self.stopped {
             self.stopped = true;
+            self.timers.clear();
             self.actions.push_back(Action::Stop);
         }
     }

@@ -47,7 +47,7 @@ impl Node {
     /// `peer` are asked again or given up, and the jobs it stole from this
     /// node are asked after at once.
     pub fn handle_link_down(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
-        if self.stopped {
+        if self.stopped || self.contact_lost(peer, super::JoinFailure::Refused) {
             return;
         }
         self.quorum.link_down(now, peer);
@@ -82,7 +82,7 @@ impl Node {
     /// A member closed its connection with this node because it removed
     /// it: the majority has decided this node is out.
     pub fn handle_declared_dead(&mut self, now: Time, by: NodeId, exec: &mut impl Executor) {
-        if self.stopped || !self.joined {
+        if self.stopped || self.expelled_before_admitted(by) || !self.joined {
             return;
         }
         self.quorum.handle(now, by, QMsg::NotMember { term: 0 });

@@ -14,7 +14,7 @@ impl Node {
     /// its work is recovered at once; the leader removes it from the log.
     /// (A lost connection is only a suspicion: [`Node::handle_link_down`].)
     pub fn handle_peer_dead(&mut self, now: Time, peer: NodeId, exec: &mut impl Executor) {
-        if self.stopped || peer == self.id {
+        if self.stopped || peer == self.id || self.contact_lost(peer, super::JoinFailure::ContactGone) {
             return;
         }
         self.runs.gone.insert(peer);

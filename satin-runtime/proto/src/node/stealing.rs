@@ -1,6 +1,6 @@
 //! Work stealing between nodes: requests, replies, victim choice, back-off.
 
-use super::{Action, Node, Running, StealPolicy, Stolen, Time};
+use super::{Action, Node, Running, StealPolicy, Stolen, Time, Timer};
 use crate::msg::{JobSpec, Msg, NodeId};
 use crate::Executor;
 
@@ -16,9 +16,9 @@ pub(super) struct Stealing {
     /// Requests given up on but not answered yet: their reply may still
     /// carry a job, which a leaving node must not lose.
     pub(super) late: Vec<(NodeId, u64)>,
-    /// Failed attempts in a row, and when the back-off they earned ends.
+    /// Failed attempts in a row (the back-off they earn is
+    /// [`Timer::StealBackoff`]).
     pub(super) failed: usize,
-    pub(super) backoff_until: Option<Time>,
 }
 
 impl Node {
@@ -43,13 +43,10 @@ impl Node {
         if exec.has_work() || self.quorum.in_minority() {
             return;
         }
-        if self.late.dropped_until.is_some_and(|t| now < t) {
+        if self.timers.pending(Timer::Dropped, now) || self.timers.pending(Timer::StealBackoff, now) {
             return;
         }
-        if self.steal.backoff_until.is_some_and(|t| now < t) {
-            return;
-        }
-        self.steal.backoff_until = None;
+        self.timers.stop(Timer::StealBackoff);
         match self.config.steal {
             StealPolicy::Random => {
                 if self.steal.local.is_none() && self.steal.wide.is_none() {
@@ -101,12 +98,37 @@ impl Node {
         self.actions.push_back(Action::Send { to: thief, msg: Msg::StealReply { id, job } });
     }
 
+    /// Steal requests unanswered for `Config::steal_timeout` are given
+    /// up (the victim may be gone; its reply, if it comes, is late):
+    /// whether one was. The timer is set again for a request still out.
+    pub(super) fn steal_replies_late(&mut self, now: Time) -> bool {
+        let Some(limit) = self.config.steal_timeout else { return false };
+        let mut late = false;
+        // A draining node waits for its replies: a job in one would be lost.
+        if !self.draining {
+            for out in [&mut self.steal.local, &mut self.steal.wide] {
+                if let Some((victim, id, sent)) = *out {
+                    if sent + limit <= now {
+                        *out = None;
+                        self.steal.late.push((victim, id));
+                        late = true;
+                    }
+                }
+            }
+        }
+        let next = [self.steal.local, self.steal.wide].into_iter().flatten().map(|(.., sent)| sent + limit).min();
+        if let Some(at) = next {
+            self.timers.set(Timer::StealReply, at.max(now + limit / 8).max(now + 1));
+        }
+        late
+    }
+
     fn request(&mut self, now: Time, victim: NodeId) -> u64 {
         self.steal.next_request += 1;
         self.stats.steal_requests += 1;
         self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.steal.next_request } });
         if let Some(limit) = self.config.steal_timeout {
-            self.actions.push_back(Action::SetTimer { at: now + limit });
+            self.timers.set_earliest(Timer::StealReply, now + limit);
         }
         self.steal.next_request
     }
@@ -164,9 +186,7 @@ impl Node {
                     if self.copy_here(now, exec) {
                         return;
                     }
-                    let until = now + self.config.steal_backoff;
-                    self.steal.backoff_until = Some(until);
-                    self.actions.push_back(Action::SetTimer { at: until });
+                    self.timers.set(Timer::StealBackoff, now + self.config.steal_backoff);
                     return;
                 }
                 self.handle_idle(now, exec);

@@ -50,10 +50,6 @@ pub(super) struct LateJobs {
     pub(super) attempts: BTreeMap<JobKey, u32>,
     /// Strikes and drops per node (see `health.rs`).
     pub(super) health: BTreeMap<NodeId, super::health::Health>,
-    /// This node was dropped: it steals nothing until then.
-    pub(super) dropped_until: Option<Time>,
-    /// When `check_late_jobs` wants to run next.
-    pub(super) timer: Option<Time>,
 }
 
 /// What timeouts count from before any stolen job came back.
@@ -427,10 +423,10 @@ impl Node {
     }
 
     pub(super) fn check_late_jobs(&mut self, now: Time, exec: &mut impl Executor) {
-        if self.stopped || self.late.timer.is_some_and(|t| now < t) {
+        if self.stopped || self.timers.pending(super::Timer::LateJobs, now) {
             return;
         }
-        self.late.timer = None;
+        self.timers.stop(super::Timer::LateJobs);
         let cfg = self.config.stragglers.clone();
         let stamps: Vec<u64> = self.ledger.stolen.iter().filter(|(_, s)| s.thief != self.id).map(|(c, _)| *c).collect();
         for stamp in stamps {
@@ -491,9 +487,8 @@ impl Node {
             next = Some(next.map_or(due, |n| n.min(due)));
         }
         if let Some(at) = next {
-            if self.late.timer.is_none_or(|t| at < t || t <= now) {
-                self.late.timer = Some(at);
-                self.actions.push_back(Action::SetTimer { at });
+            if self.timers.get(super::Timer::LateJobs).is_none_or(|t| at < t || t <= now) {
+                self.timers.set(super::Timer::LateJobs, at);
             }
         }
     }

@@ -173,7 +173,7 @@ fn check(seed: u64) -> Result<(), String> {
     let r = sim::run(&cfg);
     if !r.result_ok || r.completed_twice > 0 || r.violations > 0 {
         return Err(format!(
-            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_stragglers\nconfig: {cfg:?}\nreport: {}",
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_stragglers\nconfig: {cfg:?}\nreport: {}",
             r.to_json()
         ));
     }

@@ -182,7 +182,7 @@ fn check(seed: u64) -> Result<(), String> {
         || shared_silent
     {
         return Err(format!(
-            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin --test sim_faults\nconfig: {cfg:?}\nreport: {}",
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_faults\nconfig: {cfg:?}\nreport: {}",
             report.to_json()
         ));
     }

@@ -8,8 +8,9 @@
 //! so; a node the majority removed while cut off joins again as a new
 //! node; an asymmetric cut deposes no master; 30 % loss declares no live
 //! node dead; a connection lost and made again at once removes no one; a
-//! machine that dies silently is found by the detector. Each
-//! test also asserts that packets were dropped: the faults ran.
+//! machine that dies silently is found by the detector; a schedule the
+//! simulator prints runs as `--chaos` unchanged. Each test also asserts
+//! that packets were dropped: the faults ran.
 
 mod common;
 
@@ -172,4 +173,41 @@ fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_ba
     );
     assert!(log.contains("node 1 leads the run") || log.contains("node 2 leads the run"), "{log}");
     assert!(stats.total("packets_dropped") > 0, "{log}");
+}
+
+#[test]
+fn a_schedule_the_simulator_prints_runs_as_chaos_unchanged() {
+    use satin::sim::faults::{self, Fault, FaultKind, Trigger};
+    // As a random schedule of the simulator's tests is built: each fault
+    // and its end, then printed as a failing seed prints it.
+    let s = 1_000_000_000;
+    let schedule = vec![
+        Fault { when: Trigger::At(s), kind: FaultKind::Isolate { node: 2, cut: true } },
+        Fault { when: Trigger::At(2 * s), kind: FaultKind::Crash(3) },
+        Fault { when: Trigger::At(3 * s), kind: FaultKind::Isolate { node: 2, cut: false } },
+    ];
+    let spec = faults::to_spec(&schedule);
+    assert_eq!(spec, "partition:node=2,at=1s,for=2s;crash:node=3,at=2s");
+    let cfg = satin::sim::SimConfig {
+        clusters: 1,
+        nodes_per_cluster: 5,
+        faults: faults::parse(&spec).expect("the simulator reads what it printed"),
+        ..Default::default()
+    };
+    // The same faults at the same times (`for=` writes an end beside its start).
+    let by_time = |f: &Fault| match f.when {
+        Trigger::At(t) => t,
+        Trigger::Progress(_) => u64::MAX,
+    };
+    let mut read = cfg.faults.clone();
+    read.sort_by_key(by_time);
+    assert_eq!(read, schedule);
+    let r = satin::sim::run(&cfg);
+    assert!(r.result_ok && r.answers == 1, "{}", r.to_json());
+    // The same words as --chaos, on real processes.
+    let (out, log, stats) = faulty("5", &spec, &[]);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), Q16, "{log}");
+    assert!(log.contains("chaos: SIGKILL node 3") && log.contains("chaos: node 2 is cut off"), "{log}");
+    assert!(stats.total("packets_dropped") > 0, "no packet was dropped: the fault did not run\n{log}");
 }

@@ -1,7 +1,12 @@
 //! `--chaos SPEC`: faults the supervisor of a local cluster injects.
 //!
-//! `SPEC` is a `;`-separated list of events, each `KIND:key=value,...`:
-//! - `kill:node=N,at=T` — SIGKILL node process N (a crash);
+//! `SPEC` is in the fault language the simulator reads too (`satin_faults`:
+//! a schedule a simulator seed prints runs here unchanged); this reader
+//! refuses, in words, what only the simulator can do (`crash-cluster`,
+//! `crash-master`, `corrupt`, `fail-running`, `kill-jobs`). `leave` and
+//! `drain` both send SIGTERM. A `;`-separated list of events, each
+//! `KIND:key=value,...`:
+//! - `kill:node=N,at=T` (or `crash:`) — SIGKILL node process N (a crash);
 //! - `leave:node=N,at=T` — SIGTERM node process N (a graceful leave);
 //! - `join:at=T` — start one more node process that joins the run;
 //! - `kill:node=all,at=T` — SIGKILL every node process (a total loss; with
@@ -20,6 +25,8 @@
 //!   node, for D or for good;
 //! - `cut:A-B,at=T[,for=D]` — the link between nodes A and B is cut both
 //!   ways; `cut:A>B,…` only A's packets to B are lost;
+//! - `heal:node=N`, `heal:A-B`, `heal:nodes=A+B`, with `at=T` — a partition,
+//!   cut or split ends;
 //! - `split:nodes=A+B+…,at=T[,for=D]` — every link between those nodes and
 //!   the others is cut: the membership split in two;
 //! - `loss:P[,node=N][,at=T][,for=D]` — each packet sent is lost with
@@ -173,196 +180,57 @@ pub struct ChaosEvent {
     pub at: At,
 }
 
-/// Parses a chaos spec; the error says which part is wrong and why.
+/// Parses a chaos spec in the fault language the simulator reads too
+/// (`satin_faults`); the error says which part is wrong and why, and what
+/// only the simulator can do is refused in words.
 pub fn parse(spec: &str) -> Result<Vec<ChaosEvent>, String> {
-    let mut out = Vec::new();
-    for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        out.extend(parse_event(part)?);
-    }
-    Ok(out)
+    satin_faults::parse(spec)?.into_iter().map(from_language).collect()
 }
 
-/// Kinds whose first argument is a bare value: `cut:1-2`, `loss:0.2`, `delay:100`.
-const POSITIONAL: &[&str] = &["cut", "loss", "delay"];
-
-fn parse_event(part: &str) -> Result<Vec<ChaosEvent>, String> {
-    let (kind, args) = part.split_once(':').unwrap_or((part, ""));
-    let kind = kind.trim();
-    let mut node = None;
-    let mut all = false;
-    let mut at = None;
-    let (mut factor, mut rate, mut lasting) = (None, None, None);
-    let mut jitter = None;
-    let mut side: Option<u64> = None;
-    let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-    let positional = match items.first() {
-        Some(first) if POSITIONAL.contains(&kind) && !first.contains('=') => Some(items.remove(0)),
-        _ => None,
+fn from_language(f: satin_faults::Fault) -> Result<ChaosEvent, String> {
+    use satin_faults::{Crashed, Kind, Links};
+    let at = match f.at {
+        satin_faults::When::After(ns) => At::After(Duration::from_nanos(ns)),
+        satin_faults::When::Share(s) => At::Percent(s * 100.0),
     };
-    for kv in items {
-        let (k, v) = kv.split_once('=').ok_or_else(|| format!("{part:?}: expected key=value, got {kv:?}"))?;
-        let number = || v.parse::<f64>().ok().filter(|x| x.is_finite());
-        match k {
-            "node" if v == "all" => all = true,
-            "node" => {
-                node = Some(v.parse::<u32>().map_err(|_| format!("{part:?}: node must be a number or all, got {v:?}"))?)
-            }
-            "at" => at = Some(parse_at(v).map_err(|e| format!("{part:?}: {e}"))?),
-            "factor" if kind == "slow" => {
-                factor = Some(
-                    number()
-                        .filter(|f| *f >= 1.0)
-                        .ok_or_else(|| format!("{part:?}: factor must be a number of at least 1, got {v:?}"))?,
-                )
-            }
-            "rate" if kind == "fail" => {
-                rate = Some(
-                    number()
-                        .filter(|r| (0.0..=1.0).contains(r))
-                        .ok_or_else(|| format!("{part:?}: rate must be a probability (0 to 1), got {v:?}"))?,
-                )
-            }
-            "nodes" if kind == "split" => {
-                let mut bits = 0u64;
-                for n in v.split('+') {
-                    let n: u32 = n.trim().parse().ok().filter(|n| *n < 64).ok_or_else(|| {
-                        format!("{part:?}: nodes are numbers below 64 joined by +, e.g. nodes=0+1, got {v:?}")
-                    })?;
-                    bits |= 1 << n;
+    let number = |n: u64| u32::try_from(n).map_err(|_| format!("{f}: no node has the number {n}"));
+    let simulator_only = |what: &str| Err(format!("{f}: {what} is the simulator's only (a real run cannot do it)"));
+    let kind = match &f.kind {
+        Kind::Crash(Crashed::Node(n)) => ChaosKind::Kill { node: number(*n)? },
+        Kind::Crash(Crashed::All) => ChaosKind::KillAll,
+        Kind::Crash(Crashed::Cluster(_)) => return simulator_only("crashing a cluster by its number"),
+        Kind::Crash(Crashed::Master) => return simulator_only("crashing whichever node leads"),
+        Kind::Vanish(n) => ChaosKind::Vanish { node: number(*n)? },
+        // SIGTERM: a real node always finishes what it runs before it
+        // leaves (within --leave-timeout-ms), as the simulator's `drain`.
+        Kind::Leave(n) | Kind::Drain(n) => ChaosKind::Leave { node: number(*n)? },
+        Kind::Join(None | Some(0)) => ChaosKind::Join,
+        Kind::Join(Some(_)) => return Err(format!("{f}: nodes under --local-nodes are all of cluster 0")),
+        Kind::Suspend(node) => ChaosKind::Suspend { node: node.map(number).transpose()? },
+        Kind::Corrupt => return simulator_only("flipping a bit of the checkpoint file"),
+        Kind::Slow { node, factor } => ChaosKind::Slow { node: number(*node)?, factor: *factor },
+        Kind::Fail { node, rate } => ChaosKind::Fail { node: number(*node)?, rate: *rate },
+        Kind::FailRunning(_) | Kind::KillJobs(_) => return simulator_only("failing the jobs a node runs"),
+        Kind::Net { links: Links::Node(node), cut } => ChaosKind::Partition { node: number(*node)?, cut: *cut },
+        Kind::Net { links: Links::Link { from, to, both }, cut } => {
+            ChaosKind::Cut { from: number(*from)?, to: number(*to)?, both: *both, cut: *cut }
+        }
+        Kind::Net { links: Links::Split(side), cut } => {
+            let mut bits = 0u64;
+            for &n in side {
+                if n >= 64 {
+                    return Err(format!("{f}: a split names nodes below 64"));
                 }
-                side = Some(bits);
+                bits |= 1 << n;
             }
-            "jitter" if kind == "delay" => {
-                jitter = Some(
-                    number()
-                        .filter(|j| *j >= 0.0)
-                        .ok_or_else(|| format!("{part:?}: jitter is milliseconds, at least 0, got {v:?}"))?,
-                )
-            }
-            "for" if matches!(kind, "slow" | "partition" | "cut" | "split" | "loss" | "delay") => {
-                match parse_at(v).map_err(|e| format!("{part:?}: {e}"))? {
-                    At::After(d) => lasting = Some(d),
-                    At::Percent(_) => return Err(format!("{part:?}: for= is a duration (e.g. for=2s)")),
-                }
-            }
-            _ => return Err(format!("{part:?}: unknown key {k:?} for {kind} (see --help for --chaos)")),
+            ChaosKind::Split { side: bits, cut: *cut }
         }
-    }
-    let at = match at {
-        Some(at) => at,
-        None if matches!(kind, "fail" | "loss" | "delay") => At::After(Duration::ZERO),
-        None => return Err(format!("{part:?}: missing at=TIME")),
-    };
-    let need_node = || node.ok_or_else(|| format!("{part:?}: missing node=N"));
-    let kind = match kind {
-        "kill" | "crash" if all => ChaosKind::KillAll,
-        "kill" | "crash" => ChaosKind::Kill { node: need_node()? },
-        _ if all => return Err(format!("{part:?}: node=all is for kill only")),
-        "leave" => ChaosKind::Leave { node: need_node()? },
-        "suspend" => ChaosKind::Suspend { node },
-        "join" => {
-            if node.is_some() {
-                return Err(format!("{part:?}: a joining node gets the next number; drop node="));
-            }
-            ChaosKind::Join
-        }
-        "slow" => {
-            ChaosKind::Slow { node: need_node()?, factor: factor.ok_or_else(|| format!("{part:?}: missing factor=F"))? }
-        }
-        "hang" => ChaosKind::Slow { node: need_node()?, factor: f64::INFINITY },
-        "fail" => {
-            ChaosKind::Fail { node: need_node()?, rate: rate.ok_or_else(|| format!("{part:?}: missing rate=P"))? }
-        }
-        "partition" => ChaosKind::Partition { node: need_node()?, cut: true },
-        "split" => ChaosKind::Split {
-            side: side.ok_or_else(|| format!("{part:?}: missing nodes=A+B (one side of the split)"))?,
-            cut: true,
-        },
-        "vanish" => ChaosKind::Vanish { node: need_node()? },
-        "cut" => {
-            let link = positional.ok_or_else(|| format!("{part:?}: missing the link, e.g. cut:1-2 or cut:1>2"))?;
-            let (both, (a, b)) = match (link.split_once('-'), link.split_once('>')) {
-                (Some(ab), None) => (true, ab),
-                (None, Some(ab)) => (false, ab),
-                _ => return Err(format!("{part:?}: a link is A-B (both ways) or A>B (one way), got {link:?}")),
-            };
-            let number = |s: &str| {
-                s.trim().parse::<u32>().map_err(|_| format!("{part:?}: {s:?} in the link is not a node number"))
-            };
-            let (from, to) = (number(a)?, number(b)?);
-            if from == to {
-                return Err(format!("{part:?}: a link joins two different nodes"));
-            }
-            ChaosKind::Cut { from, to, both, cut: true }
-        }
-        "loss" => {
-            let p = positional.ok_or_else(|| format!("{part:?}: missing the loss rate, e.g. loss:0.2"))?;
-            let rate = match p.strip_suffix('%') {
-                Some(pct) => pct.parse::<f64>().map(|x| x / 100.0),
-                None => p.parse::<f64>(),
-            };
-            let rate = rate
-                .ok()
-                .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or_else(|| format!("{part:?}: the loss rate is a probability (0 to 1, or 0% to 100%), got {p:?}"))?;
-            ChaosKind::Loss { node, rate }
-        }
-        "delay" => {
-            let ms = positional.ok_or_else(|| format!("{part:?}: missing the delay in milliseconds, e.g. delay:100"))?;
-            let ms = ms
-                .trim_end_matches("ms")
-                .parse::<f64>()
-                .ok()
-                .filter(|m| m.is_finite() && *m >= 0.0)
-                .ok_or_else(|| format!("{part:?}: the delay is milliseconds, at least 0, got {ms:?}"))?;
-            ChaosKind::Delay { node, ms, jitter: jitter.unwrap_or(0.0) }
-        }
-        other => {
-            return Err(format!(
-                "{part:?}: unknown event {other:?} (expected kill, vanish, leave, join, suspend, slow, hang, fail, partition, cut, split, loss or delay)"
-            ))
+        Kind::Loss { node, rate } => ChaosKind::Loss { node: node.map(number).transpose()?, rate: *rate },
+        Kind::Delay { node, ms, jitter } => {
+            ChaosKind::Delay { node: node.map(number).transpose()?, ms: *ms, jitter: *jitter }
         }
     };
-    let mut events = vec![ChaosEvent { kind, at }];
-    if let Some(d) = lasting {
-        let At::After(start) = at else {
-            return Err(format!("{part:?}: for= needs at= a time, not a percentage"));
-        };
-        let undo = match kind {
-            ChaosKind::Slow { node, .. } => ChaosKind::Slow { node, factor: 1.0 },
-            ChaosKind::Partition { node, .. } => ChaosKind::Partition { node, cut: false },
-            ChaosKind::Cut { from, to, both, .. } => ChaosKind::Cut { from, to, both, cut: false },
-            ChaosKind::Split { side, .. } => ChaosKind::Split { side, cut: false },
-            ChaosKind::Loss { node, .. } => ChaosKind::Loss { node, rate: 0.0 },
-            ChaosKind::Delay { node, .. } => ChaosKind::Delay { node, ms: 0.0, jitter: 0.0 },
-            _ => unreachable!("for= is parsed only for the kinds above"),
-        };
-        events.push(ChaosEvent { kind: undo, at: At::After(start + d) });
-    }
-    Ok(events)
-}
-
-fn parse_at(v: &str) -> Result<At, String> {
-    let bad = || format!("bad time {v:?} (expected e.g. 2s, 500ms or 50%)");
-    if let Some(p) = v.strip_suffix('%') {
-        let p: f64 = p.parse().map_err(|_| bad())?;
-        if !(0.0..=100.0).contains(&p) {
-            return Err(format!("percentage {p} is not within 0..=100"));
-        }
-        return Ok(At::Percent(p));
-    }
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        return Err(bad());
-    };
-    let n: f64 = num.parse().map_err(|_| bad())?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(bad());
-    }
-    Ok(At::After(Duration::from_secs_f64(n * scale)))
+    Ok(ChaosEvent { kind, at })
 }
 
 #[cfg(test)]
@@ -431,9 +299,12 @@ mod tests {
         for (spec, needle) in [
             ("kill:at=1s", "missing node"),
             ("kill:node=1", "missing at"),
-            ("explode:node=1,at=1s", "unknown event"),
+            ("explode:node=1,at=1s", "unknown fault"),
             ("kill:node=x,at=1s", "node must be a number"),
-            ("leave:node=all,at=1s", "for kill only"),
+            ("leave:node=all,at=1s", "for crash (kill) only"),
+            ("crash-master:at=1s", "simulator's only"),
+            ("corrupt:at=1s", "simulator's only"),
+            ("join:cluster=2,at=1s", "cluster 0"),
             ("kill:node=1,at=150%", "not within"),
             ("kill:node=1,at=soon", "bad time"),
             ("slow:node=1,at=1s", "missing factor"),
@@ -441,6 +312,7 @@ mod tests {
             ("fail:node=1,rate=1.5", "probability"),
             ("slow:node=1,factor=2,at=50%,for=1s", "needs at= a time"),
             ("hang:node=1,at=1s,factor=2", "unknown key"),
+            ("kill-jobs:node=1,at=1s", "simulator's only"),
             ("join:node=4,at=1s", "next number"),
             ("kill:node=1,at=1s,color=red", "unknown key"),
             ("partition:at=1s", "missing node"),

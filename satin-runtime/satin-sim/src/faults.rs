@@ -107,166 +107,91 @@ pub struct Fault {
     pub kind: FaultKind,
 }
 
-/// Parses `kind:key=value,...` faults separated by `;`, e.g.
+/// Reads a schedule in the fault language `--chaos` reads too
+/// (`satin_faults`, which lists every fault), e.g.
 /// `crash:node=3,at=50%;crash-cluster:cluster=1,at=20s;crash-master:at=60%;leave:node=2,at=10s;join:cluster=0,at=5s`,
 /// `slow:node=2,factor=10,at=5s,for=20s;hang:node=3,at=1s;fail:node=1,rate=0.5,at=0s;fail-running:node=1,at=3s;kill-jobs:node=2,at=4s`.
-/// A `for=` duration ends a slow-down or a failure rate (it needs `at=` a time).
+/// `at=50%` strikes once half the distinct leaves have run. What only
+/// real processes do (a loss or delay of one node's packets) is refused.
 pub fn parse(spec: &str) -> Result<Vec<Fault>, String> {
-    let mut out = Vec::new();
-    for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let (kind, args) = part.split_once(':').unwrap_or((part, ""));
-        let mut when = None;
-        let (mut node, mut cluster) = (None, None);
-        let (mut factor, mut rate, mut lasting) = (None, None, None);
-        let mut side: Option<Vec<u64>> = None;
-        let mut items: Vec<&str> = args.split(',').map(str::trim).filter(|a| !a.is_empty()).collect();
-        // `cut:1-2` and `loss:0.2` name their link or rate first.
-        let positional = match items.first() {
-            Some(first) if matches!(kind, "cut" | "loss" | "delay") && !first.contains('=') => Some(items.remove(0)),
-            _ => None,
-        };
-        let mut jitter = None;
-        for kv in items {
-            let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` in `{part}`: expected key=value"))?;
-            let number = |what: &str| {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| format!("`{part}`: {what} must be a number"))
-            };
-            match k {
-                "at" => when = Some(parse_when(v).map_err(|e| format!("`{part}`: {e}"))?),
-                "node" => node = Some(v.parse::<u64>().map_err(|_| format!("`{part}`: node must be a number"))?),
-                "cluster" => {
-                    cluster = Some(v.parse::<u32>().map_err(|_| format!("`{part}`: cluster must be a number"))?)
-                }
-                "jitter" => {
-                    let ms = v.parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 0.0);
-                    jitter = Some((ms.ok_or_else(|| format!("`{part}`: jitter is milliseconds"))? * 1e6) as Nanos);
-                }
-                "nodes" => {
-                    let ids: Result<Vec<u64>, _> = v.split('+').map(|n| n.trim().parse::<u64>()).collect();
-                    side = Some(ids.map_err(|_| format!("`{part}`: nodes are numbers joined by +, e.g. nodes=0+1"))?);
-                }
-                "factor" => factor = Some(number("factor")?).filter(|f| *f >= 1.0),
-                "rate" => rate = Some(number("rate")?).filter(|r| (0.0..=1.0).contains(r)),
-                "for" => match parse_when(v).map_err(|e| format!("`{part}`: {e}"))? {
-                    Trigger::At(d) => lasting = Some(d),
-                    Trigger::Progress(_) => return Err(format!("`{part}`: for= is a duration (e.g. for=20s)")),
-                },
-                _ => {
-                    return Err(format!(
-                        "`{part}`: unknown key `{k}` (expected at, node, nodes, cluster, factor, rate, for)"
-                    ))
-                }
-            }
-        }
-        let when = match when {
-            Some(w) => w,
-            None if matches!(kind, "loss" | "delay") => Trigger::At(0),
-            None => return Err(format!("`{part}`: missing at=TIME (e.g. at=12s, at=500ms, at=50%)")),
-        };
-        let need_node = || node.ok_or_else(|| format!("`{part}`: missing node=N"));
-        let need_cluster = || cluster.ok_or_else(|| format!("`{part}`: missing cluster=C"));
-        let kind = match kind {
-            "crash" => FaultKind::Crash(need_node()?),
-            "crash-cluster" => FaultKind::CrashCluster(need_cluster()?),
-            "crash-master" => FaultKind::CrashMaster,
-            "leave" => FaultKind::Leave(need_node()?),
-            "drain" => FaultKind::Drain(need_node()?),
-            "join" => FaultKind::Join(need_cluster()?),
-            "crash-all" => FaultKind::CrashAll,
-            "suspend" => FaultKind::Suspend,
-            "corrupt" => FaultKind::Corrupt,
-            "slow" => FaultKind::Slow {
-                node: need_node()?,
-                factor: factor.ok_or_else(|| format!("`{part}`: missing factor=F (at least 1)"))?,
-            },
-            "hang" => FaultKind::Hang(need_node()?),
-            "fail" => FaultKind::FailRate {
-                node: need_node()?,
-                rate: rate.ok_or_else(|| format!("`{part}`: missing rate=P (0 to 1)"))?,
-            },
-            "fail-running" => FaultKind::FailRunning(need_node()?),
-            "kill-jobs" => FaultKind::LoseRunning(need_node()?),
-            "vanish" => FaultKind::Vanish(need_node()?),
-            "partition" => FaultKind::Isolate { node: need_node()?, cut: true },
-            "split" => FaultKind::Split {
-                side: side.ok_or_else(|| format!("`{part}`: missing nodes=A+B+… (one side of the split)"))?,
-                cut: true,
-            },
-            "cut" => {
-                let link = positional.ok_or_else(|| format!("`{part}`: missing the link, e.g. cut:1-2 or cut:1>2"))?;
-                let (both, (a, b)) = match (link.split_once('-'), link.split_once('>')) {
-                    (Some(ab), None) => (true, ab),
-                    (None, Some(ab)) => (false, ab),
-                    _ => return Err(format!("`{part}`: a link is A-B (both ways) or A>B (one way)")),
-                };
-                let n = |x: &str| x.trim().parse::<u64>().map_err(|_| format!("`{part}`: `{x}` is not a node"));
-                FaultKind::CutLink { from: n(a)?, to: n(b)?, both, cut: true }
-            }
-            "loss" => {
-                let p = positional.ok_or_else(|| format!("`{part}`: missing the loss rate, e.g. loss:0.2"))?;
-                let p = p.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
-                FaultKind::Loss(p.ok_or_else(|| format!("`{part}`: the loss rate is a probability (0 to 1)"))?)
-            }
-            "delay" => {
-                let ms = positional.ok_or_else(|| format!("`{part}`: missing the delay, e.g. delay:100"))?;
-                let ms = ms.parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 0.0);
-                let extra = (ms.ok_or_else(|| format!("`{part}`: the delay is milliseconds"))? * 1e6) as Nanos;
-                FaultKind::Delay { extra, jitter: jitter.unwrap_or(0) }
-            }
-            k => {
-                return Err(format!(
-                    "unknown fault `{k}` (expected crash, crash-cluster, crash-master, crash-all, vanish, leave, drain, join, suspend, corrupt, slow, hang, fail, fail-running, kill-jobs, partition, split, cut, loss, delay)"
-                ))
-            }
-        };
-        if let Some(d) = lasting {
-            let Trigger::At(at) = when else {
-                return Err(format!("`{part}`: for= needs at= a time, not a percentage"));
-            };
-            let end = match &kind {
-                FaultKind::Slow { node, .. } => FaultKind::Slow { node: *node, factor: 1.0 },
-                FaultKind::FailRate { node, .. } => FaultKind::FailRate { node: *node, rate: 0.0 },
-                FaultKind::Isolate { node, .. } => FaultKind::Isolate { node: *node, cut: false },
-                FaultKind::Split { side, .. } => FaultKind::Split { side: side.clone(), cut: false },
-                FaultKind::CutLink { from, to, both, .. } => {
-                    FaultKind::CutLink { from: *from, to: *to, both: *both, cut: false }
-                }
-                FaultKind::Loss(_) => FaultKind::Loss(0.0),
-                FaultKind::Delay { .. } => FaultKind::Delay { extra: 0, jitter: 0 },
-                _ => return Err(format!("`{part}`: for= is for slow, fail and network faults only")),
-            };
-            out.push(Fault { when, kind });
-            out.push(Fault { when: Trigger::At(at + d), kind: end });
-            continue;
-        }
-        out.push(Fault { when, kind });
-    }
-    Ok(out)
+    satin_faults::parse(spec)?.into_iter().map(from_language).collect()
 }
 
-fn parse_when(v: &str) -> Result<Trigger, String> {
-    if let Some(p) = v.strip_suffix('%') {
-        let f: f64 = p.parse().map_err(|_| format!("bad percentage `{v}`"))?;
-        if !(0.0..=100.0).contains(&f) {
-            return Err(format!("percentage `{v}` outside 0..100"));
-        }
-        return Ok(Trigger::Progress(f / 100.0));
-    }
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return Err(format!("bad time `{v}` (use 12s, 500ms or 50%)"));
+/// A schedule in the fault language: what a failing seed prints, for
+/// `--chaos` or the simulator to run again.
+pub fn to_spec(faults: &[Fault]) -> String {
+    satin_faults::to_spec(&faults.iter().map(to_language).collect::<Vec<_>>())
+}
+
+fn from_language(f: satin_faults::Fault) -> Result<Fault, String> {
+    use satin_faults::{Crashed, Kind, Links};
+    let when = match f.at {
+        satin_faults::When::After(ns) => Trigger::At(ns),
+        satin_faults::When::Share(s) => Trigger::Progress(s),
     };
-    let x: f64 = num.parse().map_err(|_| format!("bad time `{v}`"))?;
-    if !(x >= 0.0 && x.is_finite()) {
-        return Err(format!("bad time `{v}`"));
-    }
-    Ok(Trigger::At((x * scale) as Nanos))
+    let only_every_link = || format!("{f}: the simulator's loss and delay are every link's; drop node=");
+    let kind = match f.kind {
+        Kind::Crash(Crashed::Node(n)) => FaultKind::Crash(n),
+        Kind::Crash(Crashed::All) => FaultKind::CrashAll,
+        Kind::Crash(Crashed::Cluster(c)) => FaultKind::CrashCluster(c),
+        Kind::Crash(Crashed::Master) => FaultKind::CrashMaster,
+        Kind::Vanish(n) => FaultKind::Vanish(n),
+        Kind::Leave(n) => FaultKind::Leave(n),
+        Kind::Drain(n) => FaultKind::Drain(n),
+        Kind::Join(cluster) => FaultKind::Join(cluster.unwrap_or(0)),
+        // Any node's signal suspends the whole run.
+        Kind::Suspend(_) => FaultKind::Suspend,
+        Kind::Corrupt => FaultKind::Corrupt,
+        Kind::Slow { node, factor } if factor.is_infinite() => FaultKind::Hang(node),
+        Kind::Slow { node, factor } => FaultKind::Slow { node, factor },
+        Kind::Fail { node, rate } => FaultKind::FailRate { node, rate },
+        Kind::FailRunning(n) => FaultKind::FailRunning(n),
+        Kind::KillJobs(n) => FaultKind::LoseRunning(n),
+        Kind::Net { links: Links::Node(node), cut } => FaultKind::Isolate { node, cut },
+        Kind::Net { links: Links::Split(side), cut } => FaultKind::Split { side, cut },
+        Kind::Net { links: Links::Link { from, to, both }, cut } => FaultKind::CutLink { from, to, both, cut },
+        Kind::Loss { node: None, rate } => FaultKind::Loss(rate),
+        Kind::Delay { node: None, ms, jitter } => {
+            FaultKind::Delay { extra: (ms * 1e6).round() as Nanos, jitter: (jitter * 1e6).round() as Nanos }
+        }
+        Kind::Loss { node: Some(_), .. } | Kind::Delay { node: Some(_), .. } => return Err(only_every_link()),
+    };
+    Ok(Fault { when, kind })
+}
+
+fn to_language(f: &Fault) -> satin_faults::Fault {
+    use satin_faults::{Crashed, Kind, Links};
+    let at = match f.when {
+        Trigger::At(ns) => satin_faults::When::After(ns),
+        Trigger::Progress(s) => satin_faults::When::Share(s),
+    };
+    let kind = match &f.kind {
+        FaultKind::Crash(n) => Kind::Crash(Crashed::Node(*n)),
+        FaultKind::CrashCluster(c) => Kind::Crash(Crashed::Cluster(*c)),
+        FaultKind::CrashMaster => Kind::Crash(Crashed::Master),
+        FaultKind::CrashAll => Kind::Crash(Crashed::All),
+        FaultKind::Leave(n) => Kind::Leave(*n),
+        FaultKind::Drain(n) => Kind::Drain(*n),
+        FaultKind::Join(c) => Kind::Join(Some(*c)),
+        FaultKind::Suspend => Kind::Suspend(None),
+        FaultKind::Corrupt => Kind::Corrupt,
+        FaultKind::Slow { node, factor } => Kind::Slow { node: *node, factor: *factor },
+        FaultKind::Hang(n) => Kind::Slow { node: *n, factor: f64::INFINITY },
+        FaultKind::FailRate { node, rate } => Kind::Fail { node: *node, rate: *rate },
+        FaultKind::FailRunning(n) => Kind::FailRunning(*n),
+        FaultKind::LoseRunning(n) => Kind::KillJobs(*n),
+        FaultKind::Vanish(n) => Kind::Vanish(*n),
+        FaultKind::Isolate { node, cut } => Kind::Net { links: Links::Node(*node), cut: *cut },
+        FaultKind::Split { side, cut } => Kind::Net { links: Links::Split(side.clone()), cut: *cut },
+        FaultKind::CutLink { from, to, both, cut } => {
+            Kind::Net { links: Links::Link { from: *from, to: *to, both: *both }, cut: *cut }
+        }
+        FaultKind::Loss(rate) => Kind::Loss { node: None, rate: *rate },
+        FaultKind::Delay { extra, jitter } => {
+            Kind::Delay { node: None, ms: *extra as f64 / 1e6, jitter: *jitter as f64 / 1e6 }
+        }
+    };
+    satin_faults::Fault { at, kind }
 }
 
 #[cfg(test)]
@@ -283,7 +208,7 @@ mod tests {
         assert_eq!(f[3].when, Trigger::At(10_000_000));
         assert!(parse("crash:at=5s").unwrap_err().contains("missing node"));
         assert!(parse("explode:at=5s").unwrap_err().contains("unknown fault"));
-        assert!(parse("crash:node=1,at=150%").unwrap_err().contains("outside"));
+        assert!(parse("crash:node=1,at=150%").unwrap_err().contains("not within"));
         assert!(parse("crash:node=1,at=soon").unwrap_err().contains("bad time"));
     }
 
@@ -296,10 +221,10 @@ mod tests {
         assert_eq!(f[2].kind, FaultKind::Hang(3));
         assert_eq!(f[3].kind, FaultKind::FailRate { node: 1, rate: 0.5 });
         assert!(parse("slow:node=1,at=1s").unwrap_err().contains("missing factor"));
-        assert!(parse("slow:node=1,factor=0.5,at=1s").unwrap_err().contains("missing factor"));
-        assert!(parse("fail:node=1,rate=2,at=1s").unwrap_err().contains("missing rate"));
+        assert!(parse("slow:node=1,factor=0.5,at=1s").unwrap_err().contains("at least 1"));
+        assert!(parse("fail:node=1,rate=2,at=1s").unwrap_err().contains("probability"));
         assert!(parse("slow:node=1,factor=2,at=50%,for=1s").unwrap_err().contains("needs at= a time"));
-        assert!(parse("hang:node=1,at=1s,for=1s").unwrap_err().contains("slow, fail and network"));
+        assert!(parse("crash:node=1,at=1s,for=1s").unwrap_err().contains("slow, fail and network"));
     }
 
     #[test]
@@ -318,5 +243,14 @@ mod tests {
         let f = parse("delay:100,jitter=50,at=1s,for=1s").unwrap();
         assert_eq!(f[0].kind, FaultKind::Delay { extra: 100_000_000, jitter: 50_000_000 });
         assert_eq!(f[1], Fault { when: Trigger::At(2_000_000_000), kind: FaultKind::Delay { extra: 0, jitter: 0 } });
+        assert!(parse("loss:0.2,node=1").unwrap_err().contains("every link's"));
+    }
+
+    #[test]
+    fn a_schedule_is_printed_in_the_language_chaos_reads() {
+        let spec = "crash:node=3,at=50%;crash-all:at=2s;hang:node=1,at=1s;partition:node=2,at=1s,for=2s;delay:100,jitter=50,at=1s";
+        let faults = parse(spec).unwrap();
+        assert_eq!(to_spec(&faults), spec);
+        assert_eq!(parse(&to_spec(&faults)).unwrap(), faults);
     }
 }

@@ -182,7 +182,8 @@ fn check(seed: u64) -> Result<(), String> {
         || shared_silent
     {
         return Err(format!(
-            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_faults\nconfig: {cfg:?}\nreport: {}",
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_faults\nfaults (as --chaos reads them): {}\nconfig: {cfg:?}\nreport: {}",
+            sim::faults::to_spec(&cfg.faults),
             report.to_json()
         ));
     }

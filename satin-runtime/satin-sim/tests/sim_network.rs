@@ -188,7 +188,8 @@ fn check(seed: u64) -> Result<(), String> {
     let (cfg, expect, family) = random_config(seed);
     let r = sim::run(&cfg);
     let replay = format!(
-        "seed {seed} (family {family}, expected {expect:?}) failed; replay with SATIN_SIM_NET_SEED={seed} cargo test --release -p satin-sim --test sim_network\nconfig: {cfg:?}\nreport: {}",
+        "seed {seed} (family {family}, expected {expect:?}) failed; replay with SATIN_SIM_NET_SEED={seed} cargo test --release -p satin-sim --test sim_network\nfaults (as --chaos reads them): {}\nconfig: {cfg:?}\nreport: {}",
+            sim::faults::to_spec(&cfg.faults),
         r.to_json()
     );
     let right = r.answer.is_none() || r.result_ok;

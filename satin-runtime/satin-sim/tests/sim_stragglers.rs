@@ -173,7 +173,8 @@ fn check(seed: u64) -> Result<(), String> {
     let r = sim::run(&cfg);
     if !r.result_ok || r.completed_twice > 0 || r.violations > 0 {
         return Err(format!(
-            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_stragglers\nconfig: {cfg:?}\nreport: {}",
+            "seed {seed} failed; replay with SATIN_SIM_SEED={seed} cargo test --release -p satin-sim --test sim_stragglers\nfaults (as --chaos reads them): {}\nconfig: {cfg:?}\nreport: {}",
+            sim::faults::to_spec(&cfg.faults),
             r.to_json()
         ));
     }

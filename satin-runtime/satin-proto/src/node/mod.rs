@@ -35,7 +35,7 @@ mod stragglers;
 mod timers;
 
 pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
-pub use figures::NodeFigures;
+pub use crate::msg::NodeFigures;
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use joining::JoinFailure;

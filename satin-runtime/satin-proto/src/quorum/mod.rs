@@ -58,15 +58,12 @@ mod election;
 mod leader;
 mod links;
 mod log;
-mod msg;
 
-pub use log::{Change, LogEntry, Seat};
-pub use msg::QMsg;
+pub use crate::msg::{Change, LogEntry, QMsg, Seat, Snapshot};
 
 use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde::{Deserialize, Serialize};
 
 use super::msg::{ClusterId, NodeId};
 use super::rng::SplitMix64;
@@ -106,21 +103,6 @@ impl Default for QuorumConfig {
     fn default() -> Self {
         QuorumConfig { heartbeat: 100_000_000, suspect_after: 1_000_000_000, heal_wait: 30_000_000_000 }
     }
-}
-
-/// What a member hands a newcomer: enough to follow the log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// The members at the log's start: (id, cluster).
-    pub base: Vec<(NodeId, ClusterId)>,
-    /// The entries since.
-    pub entries: Vec<LogEntry>,
-    /// How many of them are committed.
-    pub commit: u64,
-    /// The current term.
-    pub term: u32,
-    /// The current leader.
-    pub leader: NodeId,
 }
 
 /// What the node must do.

@@ -1,12 +1,21 @@
-//! Messages between nodes. Encoded with postcard by real drivers; the
-//! simulator passes them by value and charges their encoded size.
+//! Messages between nodes — the wire types, which the state machines
+//! (`node/`, `quorum/`) import and never the reverse: the protocol
+//! messages here, the majority's (`QMsg`, log entries, snapshots) in
+//! `quorum.rs`, a node's figures in `figures.rs`. Encoded with postcard by
+//! real drivers; the simulator passes them by value and charges their
+//! encoded size.
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::quorum::{QMsg, Snapshot};
 use crate::checkpoint::{Record, ResultMeta};
 use crate::JobKey;
+
+mod figures;
+mod quorum;
+
+pub use figures::NodeFigures;
+pub use quorum::{Change, LogEntry, QMsg, Seat, Snapshot};
 
 /// A node's identity for one lifetime: a restarted process is a new node.
 pub type NodeId = u64;
@@ -116,7 +125,7 @@ pub enum Msg {
     /// Graceful leave: run recovery as for a crash of the sender.
     Leave,
     /// The sender's figures, for the master's dashboard (`node/figures.rs`).
-    Figures(crate::node::NodeFigures),
+    Figures(NodeFigures),
     /// The sender is the run's origin, node `was` joined again after the
     /// majority removed it (see `node/origin.rs`).
     OriginMoved {

@@ -1,9 +1,10 @@
-//! What the members say to each other about leadership and membership.
+//! What the members say to each other about leadership and membership,
+//! and the log entries and snapshots those messages carry (the majority's
+//! rules are in `crate::quorum`).
 
 use serde::{Deserialize, Serialize};
 
-use super::log::LogEntry;
-use crate::msg::{ClusterId, NodeId};
+use super::{ClusterId, NodeId};
 
 /// Messages of the majority's log (a small Raft): replication, elections, membership.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,3 +142,82 @@ impl QMsg {
         }
     }
 }
+
+/// What an entry decides.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Change {
+    /// `leader` leads from this entry's term on: the run's master, which
+    /// restarts the root job if it was not the master before.
+    Lead {
+        /// The new leader.
+        leader: NodeId,
+    },
+    /// A newcomer joins, first without a vote (a learner) so that a
+    /// joiner that dies at once never holds up a decision.
+    Add {
+        /// The newcomer.
+        id: NodeId,
+        /// Its cluster.
+        cluster: ClusterId,
+    },
+    /// A learner that has caught up gets a vote.
+    Promote {
+        /// The learner.
+        id: NodeId,
+    },
+    /// A member is out: dead, cut off, deposed, or gone.
+    Remove {
+        /// The member removed.
+        id: NodeId,
+    },
+    /// The answer of run `run` (1 for a program's first annotated call;
+    /// see `node/sequence.rs`). Once committed, that run is over. A large
+    /// value stays out of the log (it would travel with every entry sent
+    /// again): `holder` has it, and sends it only where it is needed (see
+    /// `node/answer.rs`).
+    Answer {
+        /// Which run of the program.
+        run: u32,
+        /// The encoded answer, if it is small enough for the log.
+        #[serde(with = "crate::shared_bytes::option")]
+        value: Option<bytes::Bytes>,
+        /// The one node that shows the answer (see `node/answer.rs`).
+        shower: NodeId,
+        /// The leader that proposed it, which holds its value.
+        holder: NodeId,
+    },
+}
+
+/// One entry of the log: a change, in the term its leader proposed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogEntry {
+    /// The leader's term when the entry was proposed.
+    pub term: u32,
+    /// What the entry changes.
+    pub change: Change,
+}
+
+/// A member as the configuration knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seat {
+    /// The member's cluster.
+    pub cluster: ClusterId,
+    /// Whether it votes (a learner does not, yet).
+    pub voter: bool,
+}
+
+/// What a member hands a newcomer: enough to follow the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The members at the log's start: (id, cluster).
+    pub base: Vec<(NodeId, ClusterId)>,
+    /// The entries since.
+    pub entries: Vec<LogEntry>,
+    /// How many of them are committed.
+    pub commit: u64,
+    /// The current term.
+    pub term: u32,
+    /// The current leader.
+    pub leader: NodeId,
+}
+

@@ -1,6 +1,6 @@
 //! Named simulator scenarios: the paper reproductions.
 
-use satin::proto::{FtMode, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
+use satin::policy::{FtMode, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 use satin::sim::faults::{Fault, FaultKind, Trigger};
 use satin::sim::{self, SimConfig};
 
@@ -327,11 +327,11 @@ pub fn gridsuperscalar_config(base: &SimConfig, soft: f64, hard: f64) -> SimConf
     c.local_bandwidth = 10e6;
     c.detect_delay = 60_000_000_000;
     c.time_limit = 400 * HOUR;
-    c.protocol.steal = satin::proto::StealPolicy::Random;
+    c.protocol.steal = satin::policy::StealPolicy::Random;
     c.protocol.publish_after = None;
     // An idle slot asks again every 10 s (GRID superscalar polls every 30 s).
     c.protocol.steal_backoff = 10_000_000_000;
-    c.protocol.stragglers = satin::proto::Stragglers {
+    c.protocol.stragglers = satin::policy::Stragglers {
         expect: Some(HOUR),
         soft,
         hard,
@@ -341,12 +341,12 @@ pub fn gridsuperscalar_config(base: &SimConfig, soft: f64, hard: f64) -> SimConf
         cool_down: HOUR / 6,
         max_drops: 1000,
         duplicate_after: 0,
-        ..satin::proto::Stragglers::default()
+        ..satin::policy::Stragglers::default()
     };
     let at = |h: f64| Trigger::At((h * HOUR as f64) as u64);
     // The kills of days 1 and 2 strike once in every 4 hours, at a moment
     // drawn from the seed (so they hit tasks at any point of their hour).
-    let mut rng = satin::proto::SplitMix64::new(base.seed ^ 0x6515);
+    let mut rng = satin::sim::SplitMix64::new(base.seed ^ 0x6515);
     let mut moment = |k: u32| 4.0 * k as f64 + 4.0 * rng.below(1 << 20) as f64 / (1 << 20) as f64;
     let mut f = Vec::new();
     for k in 0..6 {
@@ -501,7 +501,7 @@ pub fn stragglers(base: &SimConfig) -> Vec<String> {
 /// and a flat tree of the same leaves (a Monte Carlo run's shape) — fault
 /// free and with one of the four clusters crashing at 50 %.
 pub fn load_balancing(base: &SimConfig) -> Vec<String> {
-    use satin::proto::StealPolicy;
+    use satin::policy::StealPolicy;
     let mut rows = Vec::new();
     for (shape_name, flat) in [("Fig. 4 tree", false), ("flat", true)] {
         for crash in [&[][..], &[3]] {

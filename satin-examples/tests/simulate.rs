@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use satin::proto::FtMode;
+use satin::policy::FtMode;
 use satin::sim::{self, SimConfig};
 use satin_examples::scenarios::fig4_config;
 

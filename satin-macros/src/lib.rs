@@ -32,5 +32,18 @@ use proc_macro::TokenStream;
 /// up to `retries` times).
 #[proc_macro_attribute]
 pub fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::divide_and_conquer(args.into(), item.into()).into()
+    expand_item(args.into(), item.into()).into()
+}
+
+/// What the attribute stands on: an `impl` block and a module expand
+/// their functions one by one (`methods.rs`, `modules.rs`), each through
+/// `expand`, which knows nothing of blocks and modules.
+fn expand_item(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return methods::expand_impl(args, block);
+    }
+    if let Ok(module) = syn::parse2::<syn::ItemMod>(item.clone()) {
+        return modules::expand_mod(args, module);
+    }
+    expand::divide_and_conquer_named(args, item, None, Vec::new())
 }

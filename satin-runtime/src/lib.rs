@@ -32,7 +32,33 @@
 
 #![warn(missing_docs)]
 
-pub use satin_core::*;
+// The attribute, and the runtime that runs what it generates.
+pub use satin_core::{
+    divide_and_conquer, sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT,
+};
+
+// What generated code implements and returns, for code that names it: a
+// call as a job, its key, and the errors of calls that travel.
+pub use satin_core::{AcceptError, CallError, Job, JobKey, OwnedJob, Travel, TravelMut, TypeParam, WriteBackError};
+
+// Values every job of a run shares (a branch-and-bound incumbent), the
+// run's progress estimate, and checkpoint files.
+pub use satin_core::{checkpoint, progress, shared};
+
+/// How a distributed run behaves: fault tolerance, stealing, stragglers,
+/// the result table, and the protocol's whole configuration (which the
+/// simulator takes too).
+pub mod policy {
+    pub use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
+}
+
+// The layers beneath, for drivers, the simulator and the runtime's own
+// tests: not a stable API.
+#[doc(hidden)]
+pub use satin_core::{
+    __private, call_fn_id, check_call, codec, dist, encode_job, function_digest, function_ids, knows_call, policy_of,
+    proto, BuildKeyHasher, KeyHasher, LocalCodec, ResultCodec, SerdeCodec,
+};
 
 /// Static task graphs and their schedulers (HEFT, fault-tolerant
 /// duplication): the `dag` feature, on with `net`.

@@ -8,7 +8,7 @@ use clap::{Parser, ValueEnum};
 // the time spent in page faults.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use satin::proto::{Config, FtMode, StealPolicy, TablePlacement};
+use satin::policy::{Config, FtMode, StealPolicy, TablePlacement};
 use satin::sim::{self, faults, workload, SimConfig};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -91,7 +91,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = TableArg::Auto)]
     table: TableArg,
     /// Homes per key of the home table.
-    #[arg(long, default_value_t = satin::proto::DEFAULT_REPLICAS)]
+    #[arg(long, default_value_t = satin::policy::DEFAULT_REPLICAS)]
     replicas: usize,
     /// Tree shape: fib (size = n), knapsack (uneven, size = leaves), flat (master-worker, size = leaves).
     #[arg(long, value_enum, default_value_t = ShapeArg::Knapsack)]
@@ -266,13 +266,13 @@ fn config(a: &Args) -> Result<SimConfig, String> {
                 TableArg::Home => TablePlacement::Home { replicas: a.replicas },
             },
             stragglers: {
-                let s = satin::proto::Stragglers {
+                let s = satin::policy::Stragglers {
                     duplicates: !a.no_duplicates,
                     soft: a.soft_timeout,
                     hard: a.hard_timeout,
                     expect: a.expect_s.map(|e| (e.max(0.0) * 1e9) as u64),
                     retries: a.retries,
-                    ..satin::proto::Stragglers::default()
+                    ..satin::policy::Stragglers::default()
                 };
                 s.check()?;
                 s

@@ -26,16 +26,6 @@ use copies::Bodies;
 use names::Idents;
 use params::ParamKind;
 
-pub(crate) fn divide_and_conquer(args: TokenStream, item: TokenStream) -> TokenStream {
-    if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
-        return crate::methods::expand_impl(args, block);
-    }
-    if let Ok(module) = syn::parse2::<syn::ItemMod>(item.clone()) {
-        return crate::modules::expand_mod(args, module);
-    }
-    divide_and_conquer_named(args, item, None, Vec::new())
-}
-
 /// The expansion of one function; `shown` is how messages name it (a
 /// method's `Type::name`), if not by its own name; `peers` are the
 /// functions of its group, whose calls spawn too.

@@ -4,7 +4,7 @@
 use quote::quote;
 
 fn expand(item: proc_macro2::TokenStream) -> String {
-    let out = super::divide_and_conquer(quote!(), item);
+    let out = crate::expand_item(quote!(), item);
     let file: syn::File = syn::parse2(out).expect("expansion parses as a file");
     prettyplease::unparse(&file)
 }
@@ -182,7 +182,7 @@ snapshot!(
 
 #[test]
 fn errors_keep_the_item() {
-    let out = super::divide_and_conquer(
+    let out = crate::expand_item(
         quote!(),
         quote!(
             struct S;

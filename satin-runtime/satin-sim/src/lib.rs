@@ -29,11 +29,13 @@ use std::collections::{HashMap, HashSet};
 pub use config::{Lanes, SimConfig};
 pub use disk::SimCheckpoint;
 pub use report::Report;
+/// The seeded random numbers the simulator draws from (its scenarios too).
+pub use satin_proto::SplitMix64;
 
 use events::{Ev, EventQueue};
 use exec::ModelExecutor;
 use faults::Trigger;
-use satin_proto::{Node, SplitMix64};
+use satin_proto::Node;
 use workload::{Nanos, Tree};
 
 struct SimNode<'t> {

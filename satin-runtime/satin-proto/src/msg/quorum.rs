@@ -220,4 +220,3 @@ pub struct Snapshot {
     /// The current leader.
     pub leader: NodeId,
 }
-

@@ -34,8 +34,8 @@ mod stealing;
 mod stragglers;
 mod timers;
 
-pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
 pub use crate::msg::NodeFigures;
+pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use joining::JoinFailure;

@@ -64,7 +64,6 @@ pub use crate::msg::{Change, LogEntry, QMsg, Seat, Snapshot};
 use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-
 use super::msg::{ClusterId, NodeId};
 use super::rng::SplitMix64;
 use super::roster::Members;

@@ -251,7 +251,11 @@ fn strangers_cannot_join_and_mismatched_programs_are_refused() {
 fn bad_launch_arguments_get_clear_errors() {
     let out = run(&["10", "--local-nodes", "2", "--chaos", "explode:node=1,at=1s"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("unknown event"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unknown fault"), "{}", stderr(&out));
+    // What only the simulator can do is refused in words.
+    let out = run(&["10", "--local-nodes", "2", "--chaos", "crash-master:at=1s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("the simulator's only"), "{}", stderr(&out));
     let out = run(&["10", "--local-nodes", "2", "--chaos", "kill:node=5,at=1s"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("only 2 nodes"), "{}", stderr(&out));
@@ -581,4 +585,27 @@ fn the_nodes_end_with_their_supervisor() {
     }
     let orphans: Vec<&u32> = nodes.iter().filter(|p| alive(p)).collect();
     assert!(orphans.is_empty(), "nodes {orphans:?} outlived their supervisor");
+}
+
+/// SIGTERM ends a node with nobody to leave to: its core leaves once the
+/// leave timeout is over (`Timer::Leave`), whether or not anyone takes
+/// its results.
+#[test]
+fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
+    let pool = temp_pool("lone");
+    let mut child = Command::new(NQUEENS)
+        .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("a node starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    listening_addr(&mut lines);
+    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = finish(child);
+    let log = log.join().expect("log reader");
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("SIGTERM: leaving"), "{log}");
 }

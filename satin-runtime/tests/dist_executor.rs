@@ -20,8 +20,11 @@ fn executor(workers: usize) -> (LocalExecutor, mpsc::Receiver<ExecEvent>) {
     let runtime = Arc::new(Runtime::builder().workers(workers).build().expect("a pool"));
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let exec = LocalExecutor::new(runtime, SharedTable::default(), None, move |e| {
-        let _ = tx.lock().expect("sender").send(e);
+    let exec = LocalExecutor::new(runtime, SharedTable::default(), None, move |e: ExecEvent| {
+        // (Idle workers are the driver's news, not these tests'.)
+        if !matches!(e, ExecEvent::Hungry) {
+            let _ = tx.lock().expect("sender").send(e);
+        }
     })
     .expect("a fresh runtime");
     (exec, rx)
@@ -105,8 +108,11 @@ fn a_newer_epoch_waits_for_a_result_an_older_job_still_computes() {
         Node::member(1, 0, &[(2, 0)], 1, JobSpec::new(satin::JobKey([0; 32]), 0, vec![]), Config::default(), 1);
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let mut exec = LocalExecutor::new(runtime, node.shared_table(), None, move |e| {
-        let _ = tx.lock().expect("sender").send(e);
+    let mut exec = LocalExecutor::new(runtime, node.shared_table(), None, move |e: ExecEvent| {
+        // (Idle workers are the driver's news, not these tests'.)
+        if !matches!(e, ExecEvent::Hungry) {
+            let _ = tx.lock().expect("sender").send(e);
+        }
     })
     .expect("a fresh runtime");
     // Node 2 runs fib(20), one call below the root, for an older
@@ -184,10 +190,14 @@ fn tracked_calls_publish_their_results() {
     let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let mut exec = LocalExecutor::new(runtime, SharedTable::default(), Some(std::time::Duration::ZERO), move |e| {
-        let _ = tx.lock().expect("sender").send(e);
-    })
-    .expect("a fresh runtime");
+    let mut exec =
+        LocalExecutor::new(runtime, SharedTable::default(), Some(std::time::Duration::ZERO), move |e: ExecEvent| {
+            // (Idle workers are the driver's news, not these tests'.)
+            if !matches!(e, ExecEvent::Hungry) {
+                let _ = tx.lock().expect("sender").send(e);
+            }
+        })
+        .expect("a fresh runtime");
     let root = __SatinJob_fib(18);
     exec.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
     let keys: std::collections::HashMap<satin::JobKey, u32> = (0..=18).map(|n| (__SatinJob_fib(n).key(), n)).collect();
@@ -327,4 +337,26 @@ fn a_result_from_another_node_that_decides_a_race_stops_the_local_branch() {
     assert!(postcard::from_bytes::<bool>(&outcome).expect("a bool"));
     let visited = RACE_LEAVES.load(std::sync::atomic::Ordering::Relaxed);
     assert!(visited < n / 2, "the left half ran on: {visited} of {n} leaves visited");
+}
+
+/// A worker with nothing to do tells the driver, once until the driver
+/// heard: whether the node steals is its protocol core's decision.
+#[test]
+fn an_idle_worker_tells_the_driver_once_until_it_heard() {
+    let runtime = Arc::new(Runtime::builder().workers(2).build().expect("a pool"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let exec = LocalExecutor::new(runtime, SharedTable::default(), None, move |e| {
+        let _ = tx.lock().expect("sender").send(e);
+    })
+    .expect("a fresh runtime");
+    let wait = std::time::Duration::from_secs(30);
+    assert!(matches!(rx.recv_timeout(wait), Ok(ExecEvent::Hungry)));
+    // Parked workers wake every millisecond and park again: a few dozen
+    // parks later, still told once. (The pause lets parks happen; the
+    // assertion cannot fail for want of time.)
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(rx.try_recv().is_err(), "told again before the driver heard");
+    exec.hunger_heard();
+    assert!(matches!(rx.recv_timeout(wait), Ok(ExecEvent::Hungry)), "not told again after the driver heard");
 }

@@ -146,12 +146,16 @@ pub enum ExecEvent {
         /// Where and when it ran (for traces).
         ran: Ran,
     },
+    /// A worker found no work in the pool and parks: the node could take
+    /// work from others (`Node::handle_idle`). Told once until
+    /// [`LocalExecutor::hunger_heard`].
+    Hungry,
 }
 
 impl ExecEvent {
     /// Whether this event ends an entry job.
     pub fn ends_entry(&self) -> bool {
-        !matches!(self, ExecEvent::Lookup { .. } | ExecEvent::Published { .. })
+        !matches!(self, ExecEvent::Lookup { .. } | ExecEvent::Published { .. } | ExecEvent::Hungry)
     }
 }
 
@@ -246,6 +250,7 @@ impl LocalExecutor {
             to_driver(match e {
                 RemoteEvent::Lookup { key, epoch } => ExecEvent::Lookup { key, epoch },
                 RemoteEvent::Published { key, value, meta, ran } => ExecEvent::Published { key, value, meta, ran },
+                RemoteEvent::Hungry => ExecEvent::Hungry,
             })
         });
         if !runtime.registry().attach_remote(table, publish_after, remote_events) {
@@ -324,6 +329,14 @@ impl LocalExecutor {
     /// the job's result still unsent.
     pub fn entry_ended(&mut self) -> bool {
         self.active.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// The driver heard the last [`ExecEvent::Hungry`]: a worker that
+    /// parks from now on tells again.
+    pub fn hunger_heard(&self) {
+        if let Some(remote) = self.runtime.registry().remote.get() {
+            remote.hunger_heard();
+        }
     }
 
     /// Raises the publication threshold (see `LocalExecutor::new`).

@@ -602,12 +602,16 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         stragglers: stragglers(args),
         rejoins: rejoin::done(),
         join_wait: args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS) * 1_000_000,
+        leave_timeout: args.leave_timeout_ms * 1_000_000,
+        // An incumbent found mid-run goes out within 2 ms, busy or not.
+        shared_news_every: Some(2_000_000),
+        // Figures for the master's dashboard and status line.
+        figures_every: Some(1_000_000_000),
         ..Config::default()
     };
     let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());
     Ok(NodeSpec {
         me: Identity::from_launch(args, id, contact, hello, label),
-        leave_timeout: Duration::from_millis(args.leave_timeout_ms),
         config,
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         dashboard: args.dashboard.filter(|_| args.join.is_none()),

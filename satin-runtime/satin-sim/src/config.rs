@@ -54,7 +54,8 @@ pub struct SimConfig {
     /// new node when it learns so (as real processes do).
     pub rejoin_expelled: bool,
     /// A draining node still in the run this long after its `drain` fault
-    /// leaves anyway, aborting what it runs (`--leave-timeout-ms`).
+    /// leaves anyway, aborting what it runs (`--leave-timeout-ms`; the
+    /// nodes' `Config::leave_timeout`, whose timer their cores keep).
     pub leave_timeout: Nanos,
     /// Model a shared incumbent (`satin::shared`): every node's jobs offer
     /// the leaves they run, and the protocol core moves the values between

@@ -31,10 +31,6 @@ pub(crate) enum Ev {
         node: usize,
         peer: usize,
     },
-    /// A draining node's time is up.
-    LeaveDeadline {
-        node: usize,
-    },
     Fault(usize),
     /// The checkpoint file has been read for `node`.
     DiskOpened {

@@ -23,6 +23,7 @@ impl World<'_> {
             (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
         let root = satin_proto::JobSpec::root(key_of(0), 0u32.to_le_bytes().to_vec());
         let mut protocol = cfg.protocol.clone();
+        protocol.leave_timeout = cfg.leave_timeout;
         protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
         // Only the first run places its first write; a resumed one starts over.
         protocol.checkpoint_first = cfg.checkpoint.and_then(|c| c.first).filter(|_| base == 0);
@@ -153,7 +154,6 @@ impl World<'_> {
                     let now = self.now;
                     let SimNode { core, exec, .. } = &mut self.nodes[n];
                     core.begin_leave(now, exec);
-                    self.schedule(now + self.cfg.leave_timeout, Ev::LeaveDeadline { node: n });
                     self.pump(n);
                 }
             }
@@ -210,6 +210,7 @@ impl World<'_> {
         // With the run's checkpoint interval, as the first nodes:
         // a suspend waits for every member's last batch.
         let mut protocol = self.cfg.protocol.clone();
+        protocol.leave_timeout = self.cfg.leave_timeout;
         protocol.rejoins = rejoins;
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);
         // Every node runs the same program: a joiner made the first call

@@ -19,7 +19,6 @@ impl World<'_> {
             | Ev::LeafDone { node: n, .. }
             | Ev::Timer { node: n }
             | Ev::PeerDead { node: n, .. }
-            | Ev::LeaveDeadline { node: n }
             | Ev::LinkDown { node: n, .. }
             | Ev::DiskOpened { node: n } => {
                 if let Some(node) = self.nodes.get_mut(*n) {
@@ -104,14 +103,6 @@ impl World<'_> {
                 self.membership_changed = now;
                 let SimNode { core, exec, .. } = &mut self.nodes[node];
                 core.handle_peer_dead(now, peer as u64, exec);
-                self.pump(node);
-            }
-            Ev::LeaveDeadline { node } => {
-                if self.nodes[node].gone {
-                    return;
-                }
-                let SimNode { core, exec, .. } = &mut self.nodes[node];
-                core.leave(now, exec);
                 self.pump(node);
             }
             Ev::Fault(i) => self.fault(i),
@@ -302,8 +293,9 @@ impl World<'_> {
             Action::Suspended => self.report.suspended += 1,
             Action::Stop => self.nodes[i].gone = true,
             Action::Forget { .. } => {}
-            // Simulated nodes report no figures for a dashboard.
-            Action::PeerFigures { .. } => {}
+            // Simulated nodes report no figures for a dashboard, and
+            // their executor publishes what the core lets it.
+            Action::PeerFigures { .. } | Action::ShareFigures | Action::PublishAfter { .. } => {}
             Action::Expelled { by, carry, rejoin } => {
                 self.report.expelled += 1;
                 if rejoin {

@@ -134,6 +134,14 @@ impl Registry {
         &self.poll_flags[index]
     }
 
+    /// A worker parks with nothing to do: in a distributed run, the node's
+    /// driver hears of it (its protocol core decides whether to steal).
+    fn tell_hunger(&self) {
+        if let Some(remote) = self.remote.get() {
+            remote.hungry();
+        }
+    }
+
     /// Someone found no work: ask the lazily running workers for some.
     pub(crate) fn want_work(&self) {
         if !self.wanted.load(Ordering::Relaxed) && !self.wanted.swap(true, Ordering::SeqCst) {
@@ -362,6 +370,7 @@ impl WorkerThread {
             if ran {
                 backoff.reset();
             } else if backoff.is_completed() {
+                self.registry.tell_hunger();
                 self.registry.sleep.park(|| !done());
             } else {
                 backoff.snooze();
@@ -385,6 +394,7 @@ impl WorkerThread {
                 return;
             } else if backoff.is_completed() {
                 let registry = &self.registry;
+                registry.tell_hunger();
                 registry.sleep.park(|| !registry.terminating() && registry.injector.is_empty());
             } else {
                 backoff.snooze();

@@ -64,6 +64,10 @@ pub enum RemoteEvent {
     Lookup { key: JobKey, epoch: u32 },
     /// A tracked call ran long enough to be worth publishing.
     Published { key: JobKey, value: Vec<u8>, meta: ResultMeta, ran: Duration },
+    /// A worker found no work anywhere in the pool and parks: the node
+    /// could take work from others. Told once until the driver says it
+    /// heard (`Remote::hunger_heard`).
+    Hungry,
 }
 
 /// A lookup waiting for the driver's answer.
@@ -128,6 +132,8 @@ pub(crate) struct Remote {
     depths: DepthStats,
     /// A call is learning what publishing costs (see [`Remote::publishes`]).
     probing: AtomicBool,
+    /// `RemoteEvent::Hungry` was told and not yet heard.
+    hunger_told: AtomicBool,
 }
 
 impl Remote {
@@ -149,7 +155,21 @@ impl Remote {
                 publish_cost: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             },
             probing: AtomicBool::new(false),
+            hunger_told: AtomicBool::new(false),
         }
+    }
+
+    /// A worker is about to park with nothing to do: tells the driver,
+    /// once until it heard.
+    pub(crate) fn hungry(&self) {
+        if !self.hunger_told.load(Ordering::Relaxed) && !self.hunger_told.swap(true, Ordering::AcqRel) {
+            (self.events)(RemoteEvent::Hungry);
+        }
+    }
+
+    /// The driver heard the last `Hungry`: the next park tells again.
+    pub(crate) fn hunger_heard(&self) {
+        self.hunger_told.store(false, Ordering::Release);
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {

@@ -33,6 +33,8 @@ impl Driver {
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
                 Action::PeerFigures { from, figures } => self.peer_figures(from, figures),
+                Action::ShareFigures => self.share_figures(),
+                Action::PublishAfter { after } => self.exec.set_publish_after(Duration::from_nanos(after)),
                 Action::Forget { peer } => {
                     self.on_board(|b| b.gone(peer));
                     if !self.io.net.dead.contains(&peer) {

@@ -73,13 +73,10 @@ impl Driver {
         });
     }
 
-    /// Once a second: this node's figures to the master (through the
-    /// core), or onto the board of the master that serves one.
+    /// When the core says (`Action::ShareFigures`, once a second): this
+    /// node's figures to the master (through the core), or onto the
+    /// board of the master that serves one.
     pub(super) fn share_figures(&mut self) {
-        if self.figures_shared.is_some_and(|t| t.elapsed() < FIGURES_EVERY) {
-            return;
-        }
-        self.figures_shared = Some(Instant::now());
         let figures = self.figures();
         if self.node.is_master() {
             let me = self.spec.me.id;
@@ -115,9 +112,6 @@ impl Driver {
         }
     }
 }
-
-/// How often a node shares its figures.
-const FIGURES_EVERY: Duration = Duration::from_secs(1);
 
 /// CPU time this process used so far (user and system, all threads).
 fn process_cpu() -> Duration {

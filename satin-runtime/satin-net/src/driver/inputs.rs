@@ -195,6 +195,12 @@ impl Driver {
                 self.exec.stolen_done(victim, stamp);
                 self.node.handle_job_failed(now, victim, stamp, reason, &mut self.exec);
             }
+            // A worker parks with nothing to do: whether to steal, and
+            // whom, is the core's decision.
+            ExecEvent::Hungry => {
+                self.exec.hunger_heard();
+                self.node.handle_idle(now, &mut self.exec);
+            }
             ExecEvent::RootFailed { reason, ran } => {
                 self.span("root job (failed)", ran);
                 self.node.handle_root_failed(now, reason);

@@ -32,8 +32,6 @@ use satin_core::dist::{ExecEvent, LocalExecutor};
 use satin_core::{JobKey, Runtime};
 use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeFigures, NodeId};
 
-/// How often the driver checks for idle workers while jobs run.
-const IDLE_CHECK: Duration = Duration::from_millis(2);
 /// How soon a lost connection to a member is opened again.
 const RECONNECT: Duration = Duration::from_millis(200);
 /// How long a member of a first membership waits for its roster.
@@ -42,9 +40,6 @@ const ROSTER_WAIT: Duration = Duration::from_secs(120);
 /// Who this node is, how it connects and how its run goes.
 pub(crate) struct NodeSpec {
     pub(crate) me: Identity,
-    /// After SIGTERM, how long the jobs running here may take to finish
-    /// before they are aborted and the node leaves anyway.
-    pub(crate) leave_timeout: Duration,
     pub(crate) config: Config,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
@@ -265,8 +260,6 @@ struct Driver {
     board: Option<crate::dashboard::Shared>,
     /// When this node last reported its estimate to its supervisor.
     reported: Option<Instant>,
-    /// When this node last shared its figures (see `dashboard.rs`).
-    figures_shared: Option<Instant>,
     /// On a master that reports to its supervisor: every peer's last figures.
     peer_figures: std::collections::BTreeMap<NodeId, NodeFigures>,
     /// The leader last logged, and whether this node was in a minority.
@@ -304,6 +297,10 @@ pub(super) async fn drive(
     (input_tx, mut input): (tokio::sync::mpsc::UnboundedSender<Input>, tokio::sync::mpsc::UnboundedReceiver<Input>),
     ends: std::sync::mpsc::Sender<RunOver>,
 ) -> RunOver {
+    // Signals are this node's from before it says where it listens: a
+    // SIGTERM that follows the announcement is a leave, never a kill.
+    let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let first_root = (satin_core::call_fn_id(&root.1).unwrap_or("?").to_string(), root.0);
     // (Held once: the dictionary and the root job share the bytes.)
     let root = (root.0, satin_proto::Bytes::from(root.1));
@@ -380,7 +377,6 @@ pub(super) async fn drive(
         status,
         board: None,
         reported: None,
-        figures_shared: None,
         peer_figures: Default::default(),
         seen_leader: (None, false),
         checkpointer: None,
@@ -395,11 +391,7 @@ pub(super) async fn drive(
         beats: Default::default(),
         input: input_tx,
     };
-    let mut suspend = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut leave_deadline: Option<Instant> = None;
-    let mut idle_check = tokio::time::interval(IDLE_CHECK);
-    idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut leaving = false;
 
     d.open_dashboard().await;
     let now = d.now();
@@ -421,10 +413,6 @@ pub(super) async fn drive(
         tokio::select! {
             biased;
             Some(got) = urgent.recv() => d.on_input(got),
-            // Workers that run out of work while entry jobs still run (a
-            // sync waiting for another node, a subtree with little
-            // parallelism left) make the node steal: look every few ms.
-            _ = idle_check.tick() => d.tick(),
             got = input.recv() => {
                 let Some(got) = got else { break };
                 d.on_input(got);
@@ -438,19 +426,13 @@ pub(super) async fn drive(
                 let now = d.now();
                 d.node.suspend(now);
             }
-            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && leave_deadline.is_none() => {
-                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {:?})", d.spec.leave_timeout);
-                leave_deadline = Some(Instant::now() + d.spec.leave_timeout);
+            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && !leaving => {
+                let wait = Duration::from_nanos(d.spec.config.leave_timeout);
+                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {wait:?})");
+                leaving = true;
                 d.marker(&format!("node {} leaving", d.spec.me.label));
                 let now = d.now();
                 d.node.begin_leave(now, &mut d.exec);
-            }
-            _ = tokio::time::sleep_until(leave_deadline.map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std)), if leave_deadline.is_some() => {
-                warn!("leave deadline reached: aborting the jobs still running here");
-                leave_deadline = None;
-                terminate = None;
-                let now = d.now();
-                d.node.leave(now, &mut d.exec);
             }
         }
     }
@@ -519,18 +501,6 @@ impl Driver {
             t.marker(text);
         }
         self.on_board(|b| b.event(text));
-    }
-
-    /// The periodic check: idle workers steal, and the publication
-    /// threshold grows with the run (a long run publishes only its longer
-    /// jobs, so their number stays bounded).
-    fn tick(&mut self) {
-        let now = self.now();
-        self.node.handle_idle(now, &mut self.exec);
-        self.share_figures();
-        if let Some(threshold) = self.spec.config.publish_threshold(now) {
-            self.exec.set_publish_after(Duration::from_nanos(threshold));
-        }
     }
 
     /// Ends the node: trace, figures, and the last frames out.

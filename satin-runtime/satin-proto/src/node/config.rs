@@ -97,6 +97,26 @@ pub struct Config {
     ///
     /// [`Action::CannotJoin`]: super::Action::CannotJoin
     pub join_wait: Time,
+    /// How often the node asks its driver for its figures
+    /// ([`Action::ShareFigures`]) and raises the publication threshold
+    /// ([`Action::PublishAfter`]); `None`: never (the simulator's nodes
+    /// report no figures).
+    ///
+    /// [`Action::ShareFigures`]: super::Action::ShareFigures
+    /// [`Action::PublishAfter`]: super::Action::PublishAfter
+    pub figures_every: Option<Time>,
+    /// After [`Node::begin_leave`] (SIGTERM), how long the jobs running
+    /// here may take to finish before the node leaves anyway, aborting
+    /// them ([`Node::leave`]).
+    ///
+    /// [`Node::begin_leave`]: super::Node::begin_leave
+    /// [`Node::leave`]: super::Node::leave
+    pub leave_timeout: Time,
+    /// How often a busy node sends what its jobs changed of the shared
+    /// values (an incumbent found mid-run prunes other nodes' searches
+    /// only once they hear of it); an idle one sends at each idle check.
+    /// `None`: only at idle checks (the simulator checks after every step).
+    pub shared_news_every: Option<Time>,
 }
 
 /// How a victim treats the jobs it lost to thieves when they are late or
@@ -213,6 +233,9 @@ impl Default for Config {
             max_rejoins: 3,
             rejoins: 0,
             join_wait: 10_000_000_000,
+            figures_every: None,
+            leave_timeout: 30_000_000_000,
+            shared_news_every: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! them as [`Action::PeerFigures`]. Figures are news, not state: one lost
 //! (the master changed, a link went down) is replaced by the next.
 
-use super::{Action, Node, NodeId};
+use super::{Action, Node, NodeId, Time, Timer};
 use crate::msg::{Msg, NodeFigures};
 
 impl Node {
@@ -18,6 +18,18 @@ impl Node {
             return;
         }
         self.actions.push_back(Action::Send { to: self.master, msg: Msg::Figures(figures) });
+    }
+
+    /// Every `Config::figures_every`: the driver's figures are due, and
+    /// the publication threshold grows with the run.
+    pub(super) fn figures_due(&mut self, now: Time) {
+        let Some(every) = self.config.figures_every else { return };
+        self.timers.set(Timer::Figures, now + every);
+        self.actions.push_back(Action::ShareFigures);
+        if let Some(after) = self.config.publish_threshold(now).filter(|t| Some(*t) != self.published_after) {
+            self.published_after = Some(after);
+            self.actions.push_back(Action::PublishAfter { after });
+        }
     }
 
     /// Figures from `from`: for the driver, if this node is the master.

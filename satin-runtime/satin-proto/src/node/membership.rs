@@ -137,11 +137,14 @@ impl Node {
     /// more; the jobs it runs finish (thieves still help with them) and their
     /// results go back as usual; once it has nothing left it
     /// [`leave`](Self::leave)s.
-    /// A job that never ends here (the root, on the master) keeps it in the
-    /// run: the driver calls `leave` at a deadline of its choosing.
+    /// A job that never ends here (the root, on the master) would keep it
+    /// in the run: it leaves anyway after [`Config::leave_timeout`].
     pub fn begin_leave(&mut self, now: Time, exec: &mut impl Executor) {
         if self.stopped {
             return;
+        }
+        if !self.draining {
+            self.timers.set(super::Timer::Leave, now + self.config.leave_timeout);
         }
         self.draining = true;
         self.handle_idle(now, exec);

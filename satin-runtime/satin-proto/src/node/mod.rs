@@ -137,6 +137,17 @@ pub enum Action {
         /// Whether the process starts over as a new node.
         rejoin: bool,
     },
+    /// Hand this node's figures to [`Node::share_figures`] (see
+    /// `figures.rs`; every [`Config::figures_every`]).
+    ShareFigures,
+    /// Calls that run at least `after` are published from now on: the
+    /// threshold grows with the run, so a long run publishes only its
+    /// longer calls and their number stays bounded
+    /// ([`Config::publish_threshold`]).
+    PublishAfter {
+        /// Nanoseconds.
+        after: Time,
+    },
     /// This joiner gives up before it was admitted (see `joining.rs`): its
     /// contact refused it, closed, died, or never answered. The run goes
     /// on without it.
@@ -251,6 +262,8 @@ pub struct Node {
     deposed: BTreeSet<NodeId>,
     /// Every deadline of this node (see `timers.rs`).
     timers: timers::TimerTable,
+    /// The publication threshold last given to the driver.
+    published_after: Option<Time>,
     /// Changes to the membership this node applied (the simulator watches).
     roster_changes: u64,
     /// This node as a thief.
@@ -298,6 +311,7 @@ impl Node {
             quorum,
             deposed: BTreeSet::new(),
             timers: Default::default(),
+            published_after: None,
             roster_changes: 0,
         }
     }
@@ -402,6 +416,12 @@ impl Node {
     /// the checkpoint file, if there is one (the run may be a resumed one).
     pub fn start(&mut self, now: Time, exec: &mut impl Executor) {
         self.start_checkpoints(now);
+        if let Some(every) = self.config.figures_every {
+            self.timers.set(Timer::Figures, now + every);
+        }
+        if let Some(every) = self.config.shared_news_every {
+            self.timers.set(Timer::SharedNews, now + every);
+        }
         if !self.joined {
             self.start_joining(now);
             return;
@@ -529,6 +549,9 @@ impl Node {
                 Timer::StealReply => idle |= self.steal_replies_late(now),
                 Timer::Checkpoint => self.checkpoint_tick(now, at),
                 Timer::LateJobs => self.check_late_jobs(now, exec),
+                Timer::Figures => self.figures_due(now),
+                Timer::Leave => self.leave(now, exec),
+                Timer::SharedNews => self.shared_news_due(now, exec),
             }
         }
         if idle && !self.stopped {

@@ -1,7 +1,7 @@
 //! Shared values between members (`satin::shared`: incumbents and other
 //! lattices). The executor keeps the replicas; the core moves them: news
-//! of this node's changes to every live member at each idle check, every
-//! value to a member that joins and to a peer whose link comes back (news
+//! of this node's changes to every live member at each idle check and,
+//! while busy, every `Config::shared_news_every`; every value to a member that joins and to a peer whose link comes back (news
 //! sent while it was cut off may be lost), and peers' values into the
 //! executor. Updates are joins, so order, repeats and a lost duplicate do
 //! not matter: no ordering protocol is needed.
@@ -19,6 +19,16 @@ impl Node {
         }
         if let Some(values) = exec.take_shared() {
             self.actions.push_back(Action::Broadcast { msg: Msg::Shared(values) });
+        }
+    }
+
+    /// Every `Config::shared_news_every`: the news goes out even while
+    /// every worker is busy.
+    pub(super) fn shared_news_due(&mut self, now: Time, exec: &mut impl Executor) {
+        let Some(every) = self.config.shared_news_every else { return };
+        self.timers.set(super::Timer::SharedNews, now + every);
+        if self.joined {
+            self.send_shared_news(exec);
         }
     }
 

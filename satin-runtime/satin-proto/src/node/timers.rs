@@ -27,11 +27,19 @@ pub enum Timer {
     Dropped,
     /// The checkpoint's next batch (`checkpoint.rs`).
     Checkpoint,
+    /// The driver's figures are due, and the publication threshold grows
+    /// (`figures.rs`).
+    Figures,
+    /// A draining node's time is up: it leaves (`membership.rs`).
+    Leave,
+    /// What jobs here changed of the shared values goes out, busy or not
+    /// (`shared.rs`).
+    SharedNews,
 }
 
 impl Timer {
     /// In the order they go off when due together.
-    const ALL: [Timer; 7] = [
+    const ALL: [Timer; 10] = [
         Timer::Quorum,
         Timer::JoinRetry,
         Timer::StealBackoff,
@@ -39,6 +47,9 @@ impl Timer {
         Timer::Checkpoint,
         Timer::LateJobs,
         Timer::Dropped,
+        Timer::Figures,
+        Timer::Leave,
+        Timer::SharedNews,
     ];
 }
 

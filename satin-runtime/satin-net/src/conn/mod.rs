@@ -368,6 +368,14 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         }
     }
 
+    /// `id` opened a connection and passed the handshake, saying where it
+    /// listens: what every driver does with a hello (an address already
+    /// known — from a roster or a `Peer` frame — is kept).
+    pub(super) fn hello(&mut self, id: NodeId, addr: SocketAddr, label: String, conn: Connection) {
+        self.learn(id, addr, label);
+        self.linked(id, conn);
+    }
+
     /// A connection with `id` is up: keep it for [`cut`](Self::cut), or
     /// close it at once if `id` is dead here.
     pub(super) fn linked(&mut self, id: NodeId, conn: Connection) {

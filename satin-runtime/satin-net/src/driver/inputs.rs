@@ -8,8 +8,7 @@ impl Driver {
         let now = self.now();
         match got {
             Input::Hello { id, addr, label, conn } => {
-                self.io.net.learn(id, addr, label);
-                self.io.net.linked(id, conn);
+                self.io.net.hello(id, addr, label, conn);
                 if id != CONTACT {
                     let name = self.peer_name(id);
                     let address = self.io.net.addrs.get(&id).map(|a| a.to_string());

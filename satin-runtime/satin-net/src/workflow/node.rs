@@ -223,9 +223,7 @@ impl GraphDriver<'_> {
     fn on_input(&mut self, got: GraphInput) {
         match got {
             GraphInput::Link(Link::Hello { id, addr, label, conn }) => {
-                self.io.net.addrs.insert(id, addr);
-                self.io.net.learn(id, addr, label);
-                self.io.net.linked(id, conn);
+                self.io.net.hello(id, addr, label, conn);
                 if self.spec.me.contact.is_none() && id != MASTER {
                     if self.plan.is_some() {
                         self.io.net.send(id, GraphMsg::Full);

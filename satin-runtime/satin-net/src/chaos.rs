@@ -296,37 +296,15 @@ mod tests {
 
     #[test]
     fn rejects_bad_specs_with_reasons() {
+        // The grammar's own errors are `satin_faults`' (tested there);
+        // here, that they come through, and what a real run refuses.
         for (spec, needle) in [
-            ("kill:at=1s", "missing node"),
-            ("kill:node=1", "missing at"),
             ("explode:node=1,at=1s", "unknown fault"),
-            ("kill:node=x,at=1s", "node must be a number"),
-            ("leave:node=all,at=1s", "for crash (kill) only"),
             ("crash-master:at=1s", "simulator's only"),
             ("corrupt:at=1s", "simulator's only"),
-            ("join:cluster=2,at=1s", "cluster 0"),
-            ("kill:node=1,at=150%", "not within"),
-            ("kill:node=1,at=soon", "bad time"),
-            ("slow:node=1,at=1s", "missing factor"),
-            ("slow:node=1,factor=0.5,at=1s", "at least 1"),
-            ("fail:node=1,rate=1.5", "probability"),
-            ("slow:node=1,factor=2,at=50%,for=1s", "needs at= a time"),
-            ("hang:node=1,at=1s,factor=2", "unknown key"),
             ("kill-jobs:node=1,at=1s", "simulator's only"),
-            ("join:node=4,at=1s", "next number"),
-            ("kill:node=1,at=1s,color=red", "unknown key"),
-            ("partition:at=1s", "missing node"),
-            ("partition:node=1", "missing at"),
-            ("cut:at=1s", "missing the link"),
-            ("cut:1~2,at=1s", "A-B (both ways)"),
-            ("cut:1-1,at=1s", "two different nodes"),
-            ("cut:a-2,at=1s", "not a node number"),
-            ("loss:1.5", "probability"),
-            ("loss:", "missing the loss rate"),
-            ("delay:-3", "at least 0"),
-            ("delay:10,jitter=x", "jitter is milliseconds"),
-            ("partition:node=1,at=50%,for=1s", "needs at= a time"),
-            ("vanish:at=1s", "missing node"),
+            ("join:cluster=2,at=1s", "cluster 0"),
+            ("split:nodes=0+64,at=1s", "below 64"),
         ] {
             let e = parse(spec).unwrap_err();
             assert!(e.contains(needle), "{spec}: {e}");

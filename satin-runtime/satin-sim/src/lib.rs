@@ -55,6 +55,23 @@ struct SimNode<'t> {
     wake: Option<Nanos>,
 }
 
+impl<'t> SimNode<'t> {
+    /// A node that has not run anything yet.
+    fn new(core: Node, exec: ModelExecutor<'t>, cluster: u32) -> SimNode<'t> {
+        SimNode {
+            core,
+            exec,
+            cluster,
+            gone: false,
+            crashed: false,
+            silent: false,
+            leaves: 0,
+            started_at: Vec::new(),
+            wake: None,
+        }
+    }
+}
+
 struct World<'t> {
     cfg: &'t SimConfig,
     tree: &'t Tree,

@@ -40,24 +40,15 @@ impl World<'_> {
                 protocol.clone(),
                 cfg.seed ^ base as u64,
             );
-            self.nodes.push(SimNode {
-                core,
-                // As real runs: only the table's runs keep orphans (`Config::keeps_orphans`).
-                exec: ModelExecutor::with_slots(
-                    self.tree,
-                    cfg.result_bytes,
-                    id,
-                    cfg.keep_orphans && cfg.protocol.keeps_orphans(),
-                    if id as usize == base { cfg.master_slots.unwrap_or(cfg.slots) } else { cfg.slots } as usize,
-                ),
-                cluster,
-                gone: false,
-                crashed: false,
-                silent: false,
-                leaves: 0,
-                started_at: Vec::new(),
-                wake: None,
-            });
+            // As real runs: only the table's runs keep orphans (`Config::keeps_orphans`).
+            let exec = ModelExecutor::with_slots(
+                self.tree,
+                cfg.result_bytes,
+                id,
+                cfg.keep_orphans && cfg.protocol.keeps_orphans(),
+                if id as usize == base { cfg.master_slots.unwrap_or(cfg.slots) } else { cfg.slots } as usize,
+            );
+            self.nodes.push(SimNode::new(core, exec, cluster));
         }
         let now = self.now;
         for i in base..base + n {
@@ -227,17 +218,7 @@ impl World<'_> {
             ModelExecutor::with_slots(self.tree, self.cfg.result_bytes, id as u64, keep, self.cfg.slots as usize);
         exec.shared.enabled = self.cfg.shared_values;
         exec.param_bytes = self.cfg.param_bytes;
-        self.nodes.push(SimNode {
-            core,
-            exec,
-            cluster,
-            gone: false,
-            crashed: false,
-            silent: false,
-            leaves: 0,
-            started_at: Vec::new(),
-            wake: None,
-        });
+        self.nodes.push(SimNode::new(core, exec, cluster));
         self.machine.push(machine);
         // The newcomer learns of crashes its contact may not have detected yet.
         let dead: Vec<usize> = (0..id).filter(|&j| self.nodes[j].crashed && !self.nodes[j].silent).collect();

@@ -422,11 +422,11 @@ impl Node {
         self.set_late_timer(now);
     }
 
+    /// `Timer::LateJobs` is due: every late copy's next step.
     pub(super) fn check_late_jobs(&mut self, now: Time, exec: &mut impl Executor) {
-        if self.stopped || self.timers.pending(super::Timer::LateJobs, now) {
+        if self.stopped {
             return;
         }
-        self.timers.stop(super::Timer::LateJobs);
         let cfg = self.config.stragglers.clone();
         let stamps: Vec<u64> = self.ledger.stolen.iter().filter(|(_, s)| s.thief != self.id).map(|(c, _)| *c).collect();
         for stamp in stamps {
@@ -487,9 +487,7 @@ impl Node {
             next = Some(next.map_or(due, |n| n.min(due)));
         }
         if let Some(at) = next {
-            if self.timers.get(super::Timer::LateJobs).is_none_or(|t| at < t || t <= now) {
-                self.timers.set(super::Timer::LateJobs, at);
-            }
+            self.timers.set_earliest(super::Timer::LateJobs, at);
         }
     }
 }

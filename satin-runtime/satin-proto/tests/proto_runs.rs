@@ -73,6 +73,8 @@ struct Cluster {
     largest_message: usize,
     /// Messages of these kinds to these nodes are lost: (node, kind).
     withheld: Vec<(usize, &'static str)>,
+    /// Nodes cut off from the rest: messages between the two sides are lost.
+    cut_off: std::collections::HashSet<usize>,
 }
 
 impl Cluster {
@@ -91,6 +93,7 @@ impl Cluster {
             dead: Default::default(),
             largest_message: 0,
             withheld: Vec::new(),
+            cut_off: Default::default(),
         };
         c.ends = (0..n).map(|_| Vec::new()).collect();
         for i in 0..n as usize {
@@ -144,6 +147,9 @@ impl Cluster {
 
     fn deliver(&mut self, from: usize, to: usize, msg: Msg) {
         if self.dead.contains(&from) || self.dead.contains(&to) || self.withheld.contains(&(to, msg.kind())) {
+            return;
+        }
+        if self.cut_off.contains(&from) != self.cut_off.contains(&to) {
             return;
         }
         let size = satin_proto::codec::encode(&msg, usize::MAX).expect("encodes").len();
@@ -269,6 +275,31 @@ fn under_a_supervisor_the_waiting_programs_end_when_it_holds_the_output() {
     for i in 1..3 {
         assert!(c.stopped(i), "node {i} goes on after the output is out");
         assert!(c.answers(i).is_empty() && !c.shown(i), "node {i}");
+    }
+}
+
+#[test]
+fn under_a_supervisor_nodes_cut_off_from_the_majority_end_as_having_lost_it_when_the_output_is_out() {
+    // An even split, the master's half goes on; the other half has noticed
+    // it has no majority but its wait is not over when the answer is out.
+    let mut c = Cluster::with(4, Config { sequence: true, supervised_output: true, ..Config::default() });
+    c.cut_off.extend([2, 3]);
+    for _ in 0..60 {
+        c.settle();
+    }
+    let answer = satin_proto::Bytes::from(vec![5u8; 100]);
+    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![answer], "the master's half decides the answer");
+    for i in 1..4 {
+        c.nodes[i].output_out(c.now);
+    }
+    c.settle();
+    let lost = |i: usize| c.ends[i].iter().any(|a| matches!(a, Action::LostMajority { .. }));
+    assert!(!lost(1) && c.stopped(1), "node 1, in the majority, ends as any node");
+    for i in [2, 3] {
+        assert!(lost(i), "node {i} ended as if it had taken part: {:?}", c.ends[i]);
+        assert!(c.stopped(i) && c.answers(i).is_empty(), "node {i}");
     }
 }
 

@@ -353,8 +353,10 @@ impl Node {
     /// waits, without an answer — but for the master that decided the
     /// last run and holds its value: it may hear this before the shower's
     /// `Shown` (the two come by different ways), and its program ends
-    /// with the answer, as with `Shown`, not shown again.
-    pub fn output_out(&mut self, _now: Time) {
+    /// with the answer, as with `Shown`, not shown again. A node cut off
+    /// from the majority ends as at the end of its wait for it
+    /// (`LostMajority`): the answer came from the others.
+    pub fn output_out(&mut self, now: Time) {
         if self.stopped {
             return;
         }
@@ -372,6 +374,13 @@ impl Node {
                 self.hand(run, Some(value), false, true);
                 return;
             }
+        }
+        if let Some(since) = self.quorum.minority_since() {
+            // Cut off from the majority that printed it: this node ends as
+            // it would at the end of its wait, not as one that took part.
+            self.actions.push_back(Action::LostMajority { waited: now.saturating_sub(since) });
+            self.stop();
+            return;
         }
         self.runs.handed = self.runs.done;
         self.runs.asking = None;

@@ -364,6 +364,11 @@ impl Quorum {
         self.minority_since.is_some()
     }
 
+    /// Since when this node has had no majority, if it has none now.
+    pub fn minority_since(&self) -> Option<Time> {
+        self.minority_since
+    }
+
     /// Whether `id` is a member (in the latest configuration).
     pub fn is_member(&self, id: NodeId) -> bool {
         self.log.is_member(id)

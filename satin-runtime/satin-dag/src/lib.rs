@@ -19,7 +19,11 @@
 //!   knows when it learns of a crash, when that beats the duplicates;
 //! - [`schedule`]: a schedule and its checker;
 //! - [`workflow`]: a graph whose tasks are Rust functions, run in order or
-//!   on threads that play a fault-tolerant schedule's processors.
+//!   on threads that play a fault-tolerant schedule's processors;
+//! - [`node`]: one node of a task-graph run across machines, as a state
+//!   machine without I/O (its messages, start, progress and recovery),
+//!   driven by `satin-net` on real processes and by `satin-sim` under
+//!   simulated faults.
 
 #![warn(missing_docs)]
 
@@ -28,6 +32,7 @@ pub mod ft;
 pub mod graph;
 pub mod heft;
 pub mod matrix;
+pub mod node;
 pub mod processor;
 pub mod replan;
 pub mod replicate;
@@ -40,6 +45,7 @@ pub use exec::{simulate, Crash, Outcome, Run, Span, Stalled};
 pub use ft::{ft_schedule, Duplicate, FtParams, FtSchedule};
 pub use graph::{Costs, GraphError, TaskGraph, TaskId};
 pub use heft::{heft, upward_ranks};
+pub use node::{GraphConfig, GraphMsg, GraphNode, WorkflowRun};
 pub use replan::{replan, Known, Replan};
 pub use replicate::replicate;
 pub use reschedule::{adaptive_after, reschedule_after, schedule_rest};

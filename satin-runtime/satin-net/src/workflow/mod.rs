@@ -1,7 +1,8 @@
 //! Task-graph runs across nodes: a [`Workflow`] played by node processes
 //! as the processors of its fault-tolerant schedule, over the same QUIC
 //! transport, pool credential, supervisor and chaos as divide-and-conquer
-//! runs. Every node runs the same program and builds the same workflow
+//! runs. The rules are `satin-dag`'s [`GraphNode`](satin_dag::GraphNode)
+//! (`node.rs` here is its I/O). Every node runs the same program and builds the same workflow
 //! (its tasks are found by their place in it, and a digest of the plan
 //! checks that they agree); the master waits for the nodes, numbers them
 //! and starts the run; each node then runs its processor's items, sends
@@ -11,8 +12,7 @@
 
 mod msg;
 mod node;
-mod recovery;
-mod start;
+mod plan_trace;
 mod worker;
 
 use std::time::Duration;
@@ -22,34 +22,11 @@ use super::front::{first_steps, load_pool, FirstSteps};
 use super::node_io::Identity;
 use super::program::MASTER_LINE;
 use super::{fresh_id, init_logging, supervise, Launch};
+use satin_dag::node::{GraphConfig, MASTER};
 use satin_dag::{ft_schedule, FtParams, Workflow};
 use satin_proto::codec::Hello;
 
-/// How a run of a workflow went, as the node that reports it saw it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkflowRun {
-    /// Every task's output this node holds: the workflow's results (its
-    /// exit tasks') always, others where this node needed them.
-    pub outputs: Vec<Option<Vec<u8>>>,
-    /// Tasks with a finished copy.
-    pub tasks_completed: usize,
-    /// Tasks in the workflow.
-    pub tasks_total: usize,
-    /// From the start to the last task's end, as this node saw it.
-    pub makespan: Duration,
-    /// What the schedule planned.
-    pub planned: Duration,
-    /// Processors (nodes, or threads for a run on this machine).
-    pub procs: usize,
-    /// Duplicates that ran to their end (they do when their original's
-    /// processor crashed, or when its abort came late).
-    pub duplicates_completed: usize,
-    /// The processors that crashed.
-    pub crashed: Vec<usize>,
-    /// After the crash the rest was replanned (it ended sooner than the
-    /// duplicates would), rather than left to the duplicates.
-    pub replanned: bool,
-}
+pub use satin_dag::WorkflowRun;
 
 /// How [`super::run_workflow_with`] runs a workflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,10 +115,10 @@ pub fn try_run_workflow(
         None => 0,
     };
     let pool = load_pool(args)?;
-    let id = if master { node::MASTER } else { fresh_id() };
+    let id = if master { MASTER } else { fresh_id() };
     let me = Identity::from_launch(args, id, args.join, Hello::new(app, &["task graph"]), None);
-    let spec = node::Spec { me, nodes, params, unit, emulate_comm, replan };
-    match node::run(spec, &pool, workflow) {
+    let cfg = GraphConfig { replan, emulate_comm, ..GraphConfig::new(nodes, params, unit) };
+    match node::run(me, cfg, &pool, workflow) {
         node::GraphEnd::Done { run, master } => {
             if master {
                 eprintln!("{app}: {MASTER_LINE}");

@@ -105,6 +105,29 @@ fn a_crash_is_found_by_the_idle_timeout_without_notices() {
     assert_ne!(field(&json, "crashed"), "[]", "{json}");
 }
 
+/// A fault schedule in the language the simulator and `--chaos` share:
+/// the simulator's task-graph nodes (the same core) survive it, and so do
+/// real processes given it unchanged.
+#[test]
+fn a_schedule_the_graph_simulator_survives_runs_as_chaos_on_real_processes() {
+    use satin::sim::graph::{self, GraphEnding, GraphSimConfig};
+    let spec = "vanish:node=3,at=20%;partition:node=2,at=45%";
+    let text = std::fs::read_to_string(graph()).unwrap();
+    let g = satin::dag::stg::parse(&text).unwrap();
+    let cfg = GraphSimConfig { idle_timeout: 400_000_000, ..GraphSimConfig::new(4, 7) };
+    let report = graph::run_graph(&g, &cfg, &graph::parse(spec).unwrap()).unwrap();
+    assert!(graph::violations(&g, 4, &report, true).is_empty());
+    assert_eq!(report.ends[3], GraphEnding::Crashed);
+    // Node 2, cut off for good, finishes alone; the others without it.
+    for i in 0..3 {
+        assert!(matches!(report.ends[i], GraphEnding::Done { .. }), "simulated node {i}: {:?}", report.ends[i]);
+    }
+    let (json, log) = dag_run(&["--local-nodes", "4", "--idle-timeout-ms", "400", "--chaos", spec], &[]);
+    assert!(log.contains("chaos: node 2 is cut off"), "{log}");
+    let crashed: Vec<usize> = serde_json::from_str(&field(&json, "crashed")).unwrap();
+    assert!(crashed.contains(&3), "the silent death went unseen: {json}\n{log}");
+}
+
 #[test]
 fn a_workflow_of_rust_functions_gives_the_sequential_answer_after_a_kill() {
     let expected = satin_examples::pipeline::sequential(8, 50_000);

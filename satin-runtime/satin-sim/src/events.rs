@@ -58,49 +58,55 @@ pub(crate) enum Ev {
     },
 }
 
-pub(crate) struct Scheduled {
+pub(crate) struct Scheduled<E> {
     at: Nanos,
     seq: u64,
-    ev: Ev,
+    ev: E,
 }
 
-impl PartialEq for Scheduled {
+impl<E> PartialEq for Scheduled<E> {
     fn eq(&self, o: &Self) -> bool {
         (self.at, self.seq) == (o.at, o.seq)
     }
 }
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
+impl<E> Eq for Scheduled<E> {}
+impl<E> PartialOrd for Scheduled<E> {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Scheduled {
+impl<E> Ord for Scheduled<E> {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         (self.at, self.seq).cmp(&(o.at, o.seq))
     }
 }
 
-/// The events to come, earliest first.
-#[derive(Default)]
-pub(crate) struct EventQueue {
-    heap: BinaryHeap<Reverse<Scheduled>>,
+/// The events to come, earliest first (divide-and-conquer runs' [`Ev`]
+/// by default; task-graph runs have their own).
+pub(crate) struct EventQueue<E = Ev> {
+    heap: BinaryHeap<Reverse<Scheduled<E>>>,
     seq: u64,
 }
 
-impl EventQueue {
-    fn push(&mut self, at: Nanos, ev: Ev) {
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue { heap: BinaryHeap::new(), seq: 0 }
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub(crate) fn push(&mut self, at: Nanos, ev: E) {
         self.seq += 1;
         self.heap.push(Reverse(Scheduled { at, seq: self.seq, ev }));
     }
 
     /// Every event still to come, in no particular order.
-    pub(crate) fn events(&self) -> impl Iterator<Item = &Ev> {
+    pub(crate) fn events(&self) -> impl Iterator<Item = &E> {
         self.heap.iter().map(|Reverse(s)| &s.ev)
     }
 
     /// The earliest event and its instant.
-    pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
+    pub(crate) fn pop(&mut self) -> Option<(Nanos, E)> {
         self.heap.pop().map(|Reverse(s)| (s.at, s.ev))
     }
 }

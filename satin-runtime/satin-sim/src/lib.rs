@@ -14,6 +14,7 @@ mod disk;
 mod events;
 pub mod exec;
 pub mod faults;
+pub mod graph;
 mod invariants;
 mod lifecycle;
 mod links;

@@ -15,17 +15,19 @@
 //!   after its edge's cost, the clocks' start, the master's wait for
 //!   `Ready`, the give-up of a run where nothing moves).
 //!
-//! The rules live in three files: how a run starts (`start.rs`: `Join`,
+//! The rules live in four files: how a run starts (`start.rs`: `Join`,
 //! `Start`, `Ready`, `Go`, the plan's digest), how it goes (`progress.rs`:
-//! finished copies, the next item, the end) and what a crash changes
+//! finished copies, the next item, the give-up), what a crash changes
 //! (`recovery.rs`: duplicates take over, news relayed, the rest replanned,
-//! outputs asked for).
+//! outputs asked for) and how a node's part ends (`ending.rs`: the results
+//! in, it waits until every live node has them).
 //!
 //! Time ([`Time`]) is nanoseconds on a clock every node shares: wall-clock
 //! time in real runs (the clocks start at the same wall-clock moment on
 //! every node, which assumes clocks kept in step), virtual time in the
 //! simulator. The plan counts in units of planned cost since the start.
 
+mod ending;
 mod msg;
 mod progress;
 mod recovery;
@@ -74,6 +76,10 @@ pub struct GraphConfig {
     /// The master starts the clocks this long after the plan even if some
     /// node never said it is ready (it may have died: the run finds out).
     pub ready_wait: Duration,
+    /// The master waits this long for its `nodes` nodes; then it starts
+    /// with those it has (two at least: a duplicate runs on another node)
+    /// or fails in words.
+    pub gather_wait: Duration,
     /// A run where nothing moved for ten times the planned makespan, and
     /// at least this long, fails in words.
     pub min_give_up: Duration,
@@ -90,6 +96,7 @@ impl GraphConfig {
             emulate_comm: false,
             go_lead: Duration::from_millis(20),
             ready_wait: Duration::from_secs(10),
+            gather_wait: Duration::from_secs(60),
             min_give_up: Duration::from_secs(10),
         }
     }
@@ -123,9 +130,9 @@ pub enum Action {
     },
     /// News for the log and the trace.
     Event(GraphEvent),
-    /// The run is over here: every task has a finished copy and every
-    /// result is here. `master`: this node is the live one with the lowest
-    /// processor number, which shows the results.
+    /// This node's part is over with the results (and no live node
+    /// waits for them any more). `master`: this node is the live one with
+    /// the lowest processor number, which shows the results.
     Done {
         /// How it went.
         run: WorkflowRun,
@@ -173,6 +180,13 @@ pub enum GraphEvent {
     AskedFor {
         /// The task.
         task: TaskId,
+    },
+    /// The master started with fewer nodes than it waited for.
+    StartedShort {
+        /// The nodes it has.
+        have: usize,
+        /// The nodes it waited for.
+        wanted: usize,
     },
     /// A message named tasks or processors this run does not have.
     Ignored {
@@ -222,6 +236,8 @@ pub struct GraphNode {
     now: Time,
     /// The master's members before the start, itself first.
     members: Vec<NodeId>,
+    /// Until when the master waits for them.
+    gather_until: Option<Time>,
     plan: Option<Plan>,
     outputs: Vec<Option<Vec<u8>>>,
     /// The item the worker runs.
@@ -230,6 +246,10 @@ pub struct GraphNode {
     last_progress: Time,
     /// Outputs this node asked the others for.
     asked: HashSet<TaskId>,
+    /// The nodes that said they have the results.
+    peers_ended: HashSet<NodeId>,
+    /// The results are in here; the others are waited for.
+    linger: Option<ending::Linger>,
     ended: bool,
     actions: VecDeque<Action>,
 }
@@ -254,11 +274,14 @@ impl GraphNode {
             joiner,
             now: 0,
             members: vec![id],
+            gather_until: None,
             plan: None,
             running: None,
             duplicates_completed: 0,
             last_progress: 0,
             asked: HashSet::new(),
+            peers_ended: HashSet::new(),
+            linger: None,
             ended: false,
             actions: VecDeque::new(),
         }
@@ -271,6 +294,7 @@ impl GraphNode {
         if self.joiner {
             self.send(MASTER, GraphMsg::Join);
         } else {
+            self.gather_until = Some(now + nanos(self.cfg.gather_wait));
             self.maybe_start(now);
         }
         self.step(now);
@@ -300,6 +324,7 @@ impl GraphNode {
                 self.on_finished(now, task as usize, proc as usize, original, end, output)
             }
             GraphMsg::Replan { epoch, placements } => self.apply_replan(now, epoch, &placements),
+            GraphMsg::Ended => self.on_ended(from),
             GraphMsg::Need { task } => self.on_need(from, task),
             GraphMsg::Output { task, output } => {
                 if let Some(slot) = self.outputs.get_mut(task as usize) {
@@ -359,7 +384,12 @@ impl GraphNode {
         if self.ended {
             return None;
         }
-        let plan = self.plan.as_ref()?;
+        if let Some(deadline) = self.linger_deadline() {
+            return Some(deadline);
+        }
+        let Some(plan) = self.plan.as_ref() else {
+            return self.gather_until; // the master's wait for its nodes
+        };
         let Some(started) = plan.started else {
             // The master's wait for `Ready` ends at the latest here.
             return (!self.joiner).then(|| plan.made + nanos(self.cfg.ready_wait));
@@ -367,10 +397,10 @@ impl GraphNode {
         if started > self.now {
             return Some(started);
         }
-        if self.running.is_some() {
-            return None; // the worker's report comes first
-        }
         let give_up = self.last_progress + self.give_up_after();
+        if self.running.is_some() {
+            return Some(give_up); // the worker's report comes first, unless it hangs
+        }
         let wake = plan.processor.wake_at(&self.graph, self.units(self.now)).map(|u| self.at_units(u));
         Some(wake.map_or(give_up, |w| w.min(give_up)))
     }
@@ -401,14 +431,21 @@ impl GraphNode {
     }
 
     /// What moves the run on after every input: the master's `Go`, the
-    /// next item, the end.
+    /// next item, the results, the give-up.
     fn step(&mut self, now: Time) {
         if self.ended {
             return;
         }
+        if self.lingering() {
+            return self.maybe_end(now);
+        }
+        self.maybe_start(now);
         self.maybe_go(now);
         self.start_next(now);
-        self.check_over(now);
+        self.check_results(now);
+        if !self.lingering() {
+            self.check_stalled(now);
+        }
     }
 
     fn send(&mut self, to: NodeId, msg: GraphMsg) {

@@ -59,6 +59,9 @@ pub enum GraphMsg {
         /// The new plan of every unfinished task.
         placements: Vec<(u32, u32, f64, f64)>,
     },
+    /// The sender has the results: it stays, answering `Need`, until
+    /// every live node has said so too (or a while has passed).
+    Ended,
     /// Who has the output of `task`? (A node given a task whose input's
     /// data went elsewhere.)
     Need {
@@ -85,6 +88,7 @@ impl GraphMsg {
             GraphMsg::Full => "Full",
             GraphMsg::Finished { .. } => "Finished",
             GraphMsg::Replan { .. } => "Replan",
+            GraphMsg::Ended => "Ended",
             GraphMsg::Need { .. } => "Need",
             GraphMsg::Output { .. } => "Output",
         }

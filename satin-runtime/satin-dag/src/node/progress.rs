@@ -1,11 +1,10 @@
 //! How a run goes once the clocks run: every finished copy is news for
 //! every node (with its output), which the processor's state machine
 //! turns into the next item to start; an original's news aborts its
-//! duplicate here. The run is over on a node once every task has a
-//! finished copy and the workflow's results are in; it fails, in words,
-//! when nothing moved for ten times the planned makespan.
+//! duplicate here. A node fails, in words, when nothing moved for ten
+//! times the planned makespan (a worker hung on an item included).
 
-use super::{Action, GraphEvent, GraphMsg, GraphNode, Time, WorkflowRun};
+use super::{Action, GraphEvent, GraphMsg, GraphNode, Time};
 use crate::graph::TaskId;
 use crate::processor::Item;
 
@@ -108,7 +107,7 @@ impl GraphNode {
     /// Gives the worker the next item the processor says to start; a copy
     /// of a task that already finished somewhere is passed over.
     pub(super) fn start_next(&mut self, now: Time) {
-        if self.running.is_some() || self.ended {
+        if self.running.is_some() || self.ended || self.lingering() {
             return;
         }
         let units = self.units(now);
@@ -139,33 +138,13 @@ impl GraphNode {
         }
     }
 
-    /// Over when every task has a finished copy and every result is here;
-    /// failed when nothing moved for ten times the planned makespan.
-    pub(super) fn check_over(&mut self, now: Time) {
-        let Some(plan) = &self.plan else { return };
-        let Some(started) = plan.started else { return };
-        let tasks = self.graph.len();
-        let all = (0..tasks).all(|t| plan.processor.finished(t));
-        let results_in = (0..tasks).filter(|&t| self.graph.succs(t).is_empty()).all(|t| self.outputs[t].is_some());
-        if all && results_in {
-            let master = (0..plan.me).all(|p| plan.down[p].is_some());
-            let run = WorkflowRun {
-                outputs: self.outputs.clone(),
-                tasks_completed: tasks,
-                tasks_total: tasks,
-                makespan: std::time::Duration::from_nanos(now.saturating_sub(started)),
-                planned: self.cfg.unit.mul_f64(plan.schedule.makespan()),
-                procs: plan.roster.len(),
-                duplicates_completed: self.duplicates_completed,
-                crashed: (0..plan.down.len()).filter(|&p| plan.down[p].is_some()).collect(),
-                replanned: plan.epoch.is_some(),
-            };
-            self.ended = true;
-            self.actions.push_back(Action::Done { run, master });
-            return;
-        }
+    /// Fails when nothing moved for ten times the planned makespan (the
+    /// results in, the node lingers instead: see `ending.rs`).
+    pub(super) fn check_stalled(&mut self, now: Time) {
+        let Some(started) = self.plan.as_ref().and_then(|p| p.started) else { return };
         let give_up = self.give_up_after();
-        if self.running.is_none() && now >= started && now.saturating_sub(self.last_progress) >= give_up {
+        // (A worker still busy after that long is hung: it counts too.)
+        if now >= started && now.saturating_sub(self.last_progress) >= give_up {
             let why = self.stall_report(give_up);
             self.fail(why);
         }

@@ -41,7 +41,8 @@ impl GraphNode {
         self.event(GraphEvent::ProcessorDown { proc, node: id, reason: reason.to_string() });
         self.last_progress = now;
         self.relay_finished_on(proc);
-        if self.cfg.replan && coordinator {
+        // (A node that has the results plans nothing: the rest is news.)
+        if self.cfg.replan && coordinator && !self.lingering() {
             self.replan(now, replanned || crashes > 1);
         }
     }
@@ -56,13 +57,22 @@ impl GraphNode {
         let Some(plan) = &self.plan else { return };
         let needed =
             |t: TaskId| graph.succs(t).is_empty() || graph.succs(t).iter().any(|&(s, _)| !plan.processor.finished(s));
-        let relays: Vec<GraphMsg> = (0..graph.len())
-            .filter(|&t| plan.finished[t].is_some_and(|(on, _)| on == proc) && needed(t))
-            .filter_map(|t| {
+        let tasks: Vec<TaskId> =
+            (0..graph.len()).filter(|&t| plan.finished[t].is_some_and(|(on, _)| on == proc) && needed(t)).collect();
+        self.relay(&tasks);
+    }
+
+    /// Passes on the news of `tasks` (finished, as known here) with their
+    /// outputs to every live node.
+    fn relay(&mut self, tasks: &[TaskId]) {
+        let Some(plan) = &self.plan else { return };
+        let relays: Vec<GraphMsg> = tasks
+            .iter()
+            .filter_map(|&t| {
+                let (on, end) = plan.finished[t]?;
                 let output = self.outputs[t].clone()?;
-                let original = plan.schedule.originals.of(t).is_some_and(|p| p.proc == proc);
-                let end = plan.finished[t].map_or(0.0, |(_, at)| at);
-                Some(GraphMsg::Finished { task: t as u32, proc: proc as u32, original, end, output: Some(output) })
+                let original = plan.schedule.originals.of(t).is_some_and(|p| p.proc == on);
+                Some(GraphMsg::Finished { task: t as u32, proc: on as u32, original, end, output: Some(output) })
             })
             .collect();
         for msg in relays {
@@ -118,6 +128,12 @@ impl GraphNode {
                 items.push(Item { task, duplicate: false, planned: start, len: finish - start });
             }
         }
+        // Tasks the plan's maker took for unfinished that finished as far
+        // as this node knows: the news did not reach it (a processor that
+        // died while it sent it, a link cut then) and may not have reached
+        // the node the plan gives them to. Passed on, or both would wait.
+        let news: Vec<TaskId> =
+            placements.iter().map(|&(t, ..)| t as usize).filter(|&t| plan.finished[t].is_some()).collect();
         let delay = plan.schedule.params.abort_delay;
         let mut processor = Processor::new(plan.me, items, tasks, procs, original_proc, delay);
         for (task, done) in plan.finished.iter().enumerate() {
@@ -138,6 +154,7 @@ impl GraphNode {
         }
         self.event(GraphEvent::NewPlan);
         self.last_progress = now;
+        self.relay(&news);
     }
 
     /// Asks every live node for the outputs of `tasks` (once each).

@@ -37,10 +37,25 @@ impl GraphNode {
         }
     }
 
-    /// The master starts the run once every node it waits for is in.
+    /// The master starts the run once every node it waits for is in, or
+    /// with those it has at the end of its wait.
     pub(super) fn maybe_start(&mut self, now: Time) {
-        if self.joiner || self.plan.is_some() || self.members.len() < self.cfg.nodes {
+        if self.joiner || self.plan.is_some() {
             return;
+        }
+        let (have, wanted) = (self.members.len(), self.cfg.nodes);
+        if have < wanted {
+            if self.gather_until.is_none_or(|until| now < until) {
+                return;
+            }
+            if have < 2 {
+                let waited = self.cfg.gather_wait;
+                return self.fail(format!(
+                    "no other node of the {wanted} came within {waited:?}: a task-graph run needs at least 2 (a \
+                     task's duplicate runs on another node)"
+                ));
+            }
+            self.event(GraphEvent::StartedShort { have, wanted });
         }
         let roster = self.members.clone();
         if let Some(digest) = self.begin(now, roster.clone(), None) {

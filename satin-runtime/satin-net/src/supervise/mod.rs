@@ -539,6 +539,21 @@ pub(super) enum Kind {
     Graph,
 }
 
+/// What a task-graph run has no meaning for, refused in words (as the
+/// simulator's task-graph runs refuse it).
+fn refuse_for_graphs(events: &[ChaosEvent]) -> Result<(), RunError> {
+    for e in events {
+        let none = |what: &str| Err(RunError::Usage(format!("--chaos: a task-graph run has no {what}")));
+        match e.kind {
+            ChaosKind::Leave { .. } => return none("graceful leave (its schedule is static: kill the node)"),
+            ChaosKind::Suspend { .. } => return none("checkpoint to suspend to"),
+            ChaosKind::Fail { .. } => return none("stolen jobs to fail"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Runs the supervised cluster; prints the master's standard output, or
 /// says why there is none.
 pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), RunError> {
@@ -546,6 +561,9 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
         Some(spec) => super::chaos::parse(spec).map_err(|e| RunError::Usage(format!("--chaos: {e}")))?,
         None => Vec::new(),
     };
+    if kind == Kind::Graph {
+        refuse_for_graphs(&events)?;
+    }
     let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
     if let Some(node) = events.iter().flat_map(|e| e.kind.nodes()).find(|&node| node >= n + joins) {
         return Err(RunError::Usage(format!(

@@ -118,7 +118,9 @@ pub fn try_run_workflow(
     let id = if master { MASTER } else { fresh_id() };
     let me = Identity::from_launch(args, id, args.join, Hello::new(app, &["task graph"]), None);
     let cfg = GraphConfig { replan, emulate_comm, ..GraphConfig::new(nodes, params, unit) };
-    match node::run(me, cfg, &pool, workflow) {
+    let faults =
+        super::network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", super::netfault::FAULTS_ENV)))?;
+    match node::run(me, cfg, faults, &pool, workflow) {
         node::GraphEnd::Done { run, master } => {
             if master {
                 eprintln!("{app}: {MASTER_LINE}");

@@ -10,6 +10,7 @@
 //! driver maps the one to the other both ways.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
@@ -17,6 +18,7 @@ use tracing::{info, warn};
 
 use super::worker::{self, Abort, TaskRan, Work};
 use crate::conn::Link;
+use crate::netfault::Faults;
 use crate::node_io::{block_on, Identity, NodeIo, CONTACT};
 use crate::supervise::{read_orders, Order};
 use crate::tls::Pool;
@@ -36,6 +38,9 @@ pub(super) enum GraphInput {
     Link(Link<GraphMsg>),
     /// The supervisor saw the process of the node at this address end.
     Gone(SocketAddr),
+    /// `--chaos slow`/`hang`: items started from now take this many times
+    /// their planned time (infinite: they never end unless aborted).
+    Slow(f64),
     TaskRan(TaskRan),
 }
 
@@ -80,6 +85,8 @@ struct GraphDriver<'w> {
     io: NodeIo<GraphMsg, GraphInput>,
     /// The item on the worker, and its abort flag.
     running: Option<(Item, Abort)>,
+    /// Items take this many times their planned time (`--chaos slow`).
+    slow: f64,
     work: std::sync::mpsc::Sender<Work>,
     end: Option<GraphEnd>,
     trace: Option<Trace>,
@@ -87,7 +94,13 @@ struct GraphDriver<'w> {
 }
 
 /// Runs one node to the end of the run. Blocks the calling thread.
-pub(super) fn run(me: Identity, cfg: GraphConfig, pool: &Pool, workflow: &Workflow) -> GraphEnd {
+pub(super) fn run(
+    me: Identity,
+    cfg: GraphConfig,
+    faults: Option<Arc<Faults>>,
+    pool: &Pool,
+    workflow: &Workflow,
+) -> GraphEnd {
     let (input_tx, input) = unbounded_channel::<GraphInput>();
     let (work_tx, work_rx) = std::sync::mpsc::channel::<Work>();
     std::thread::scope(|scope| {
@@ -98,13 +111,15 @@ pub(super) fn run(me: Identity, cfg: GraphConfig, pool: &Pool, workflow: &Workfl
             })
         });
         // The worker ends when `work_tx` (in the driver) is dropped.
-        block_on(drive(me, cfg, pool, workflow, input_tx, input, work_tx)).unwrap_or_else(GraphEnd::Failed)
+        block_on(drive(me, cfg, faults, pool, workflow, input_tx, input, work_tx)).unwrap_or_else(GraphEnd::Failed)
     })
 }
 
+#[allow(clippy::too_many_arguments)] // (the channels' ends, passed once)
 async fn drive(
     mut me: Identity,
     cfg: GraphConfig,
+    faults: Option<Arc<Faults>>,
     pool: &Pool,
     workflow: &Workflow,
     input_tx: tokio::sync::mpsc::UnboundedSender<GraphInput>,
@@ -112,7 +127,7 @@ async fn drive(
     work: std::sync::mpsc::Sender<Work>,
 ) -> GraphEnd {
     let inputs = crate::conn::Inputs { urgent: input_tx.clone(), ordinary: input_tx.clone() };
-    let io = match NodeIo::open(pool, &mut me, None, true, inputs, None) {
+    let io = match NodeIo::open(pool, &mut me, faults.clone(), true, inputs, None) {
         Ok(io) => io,
         Err(e) => return GraphEnd::Failed(e),
     };
@@ -120,8 +135,18 @@ async fn drive(
         let tx = input_tx.clone();
         read_orders(move |order| match order {
             Order::Gone(addr) => tx.send(GraphInput::Gone(addr)).is_ok(),
-            // Slow and failing nodes are the divide-and-conquer runtime's.
-            Order::Slow(_) | Order::Fail(_) | Order::Net(_) | Order::Roster(_) | Order::Over => true,
+            Order::Slow(factor) => tx.send(GraphInput::Slow(factor)).is_ok(),
+            Order::Net(order) => {
+                match faults.as_ref().map(|f| f.apply(&order)) {
+                    Some(Err(e)) => warn!("{e}"),
+                    None => warn!("network fault order {order:?}, but this node's socket takes none"),
+                    Some(Ok(())) => {}
+                }
+                true
+            }
+            // The supervisor refuses `fail` for task graphs; a graph node
+            // ends by itself (it needs neither the roster nor `over`).
+            Order::Fail(_) | Order::Roster(_) | Order::Over => true,
         });
     }
     let trace =
@@ -137,6 +162,7 @@ async fn drive(
         clock: SharedClock::new(),
         io,
         running: None,
+        slow: 1.0,
         work,
         end: None,
         trace,
@@ -156,6 +182,10 @@ async fn drive(
             },
             _ = sleep_until(wake) => d.core.handle_timeout(d.clock.now()),
         }
+    }
+    // The worker thread is waited for: what it still runs stops now.
+    if let Some((_, abort)) = d.running.take() {
+        abort.raise();
     }
     let end = d.end.take().unwrap_or_else(|| GraphEnd::Failed("the node's inputs ended".into()));
     if let Some(t) = &d.trace {
@@ -204,7 +234,10 @@ impl GraphDriver<'_> {
                 self.io.net.linked(id, conn);
                 self.core.handle_linked(now, Self::who(id));
             }
-            GraphInput::Link(Link::Closed { .. }) => {}
+            // An orderly close: the peer is through with the run (it ended,
+            // or this node cut it). If it had not said it has the results,
+            // it is as good as gone.
+            GraphInput::Link(Link::Closed { id }) => self.lost(now, Self::who(id), "it closed its connection"),
             GraphInput::Link(Link::Addr { id, addr, label }) => {
                 self.io.net.addrs.insert(id, addr);
                 self.io.net.learn(id, addr, label);
@@ -218,6 +251,7 @@ impl GraphDriver<'_> {
                     self.lost(now, id, "its process ended");
                 }
             }
+            GraphInput::Slow(factor) => self.slow = factor,
             GraphInput::TaskRan(ran) => {
                 self.draw_ran(&ran);
                 self.running = None;
@@ -243,6 +277,8 @@ impl GraphDriver<'_> {
                     self.io.net.send(to, msg);
                 }
                 Action::Run { item, inputs, planned } => {
+                    // A hung worker waits a day (or its abort).
+                    let planned = planned.mul_f64(self.slow.min(86_400.0 / planned.as_secs_f64().max(1e-9)));
                     let abort = Abort::default();
                     if self.work.send(Work { item, inputs, planned, abort: abort.clone() }).is_err() {
                         self.end.get_or_insert(GraphEnd::Failed("the worker thread is gone".into()));
@@ -298,6 +334,10 @@ impl GraphDriver<'_> {
             GraphEvent::NewPlan => Some("the rest replanned".to_string()),
             GraphEvent::AskedFor { task } => {
                 info!("asking for the output of task {task}: its data went elsewhere");
+                None
+            }
+            GraphEvent::StartedShort { have, wanted } => {
+                warn!("starting with {have} of the {wanted} nodes waited for: the others did not come in time");
                 None
             }
             GraphEvent::Ignored { what } => {

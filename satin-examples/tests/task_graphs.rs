@@ -128,6 +128,19 @@ fn a_schedule_the_graph_simulator_survives_runs_as_chaos_on_real_processes() {
     assert!(crashed.contains(&3), "the silent death went unseen: {json}\n{log}");
 }
 
+/// The master cut off for most of the run, the link back before the idle
+/// timeout: the others finish meanwhile and wait for it (a node that has
+/// the results stays until every live node has them), so what they sent
+/// it reaches it when the link heals, and it shows the results.
+#[test]
+fn a_master_cut_off_while_the_others_finish_gets_their_news_when_the_link_heals() {
+    let chaos = "partition:node=0,at=500ms;heal:node=0,at=2800ms";
+    let (json, log) = dag_run(&["--local-nodes", "3", "--idle-timeout-ms", "5000", "--chaos", chaos], &[]);
+    assert!(log.contains("chaos: node 0 is reachable again"), "{log}");
+    assert!(log.contains("node 0 0 (master: printed the answer)"), "{log}");
+    assert_eq!(field(&json, "crashed"), "[]", "{json}");
+}
+
 #[test]
 fn a_workflow_of_rust_functions_gives_the_sequential_answer_after_a_kill() {
     let expected = satin_examples::pipeline::sequential(8, 50_000);
@@ -156,6 +169,16 @@ fn task_graph_runs_refuse_what_they_cannot_do() {
         let out = run(bin, &args, &[]);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
+    // Faults a static schedule has no meaning for.
+    for (chaos, words) in [
+        ("leave:node=1,at=1s", "no graceful leave"),
+        ("suspend:at=1s", "no checkpoint"),
+        ("fail:node=1,rate=0.5", "no stolen jobs"),
+    ] {
+        let out = run(DAG, &["run", &graph(), "--local-nodes", "3", "--chaos", chaos], &[]);
+        assert_eq!(out.status.code(), Some(2), "{chaos}: {}", stderr(&out));
+        assert!(stderr(&out).contains(words), "{chaos}: {}", stderr(&out));
     }
     let out = run(DAG, &["run", &graph(), "--unit-ms", "-1"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

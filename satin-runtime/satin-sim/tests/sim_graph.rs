@@ -50,6 +50,8 @@ fn check_class(class: FaultClass) -> (usize, usize) {
                 eprintln!("node {i}: {end}");
             }
         }
+        let spec = to_spec(&case.faults);
+        assert_eq!(parse(&spec).map(|f| f.len()), Ok(case.faults.len()), "seed {seed}: {spec} does not read back");
         if !wrong.is_empty() {
             failures.push(format!(
                 "seed {seed} ({} tasks, {} nodes); faults (as --chaos reads them): {}\n  {}",
@@ -133,6 +135,23 @@ fn a_node_cut_off_for_good_and_the_rest_each_finish_on_their_side() {
         assert!(matches!(end, GraphEnding::Done { .. }), "node {i}: {end:?}");
     }
     assert!(violations(&chain(), 3, &report, true).is_empty());
+}
+
+#[test]
+fn a_master_cut_off_while_the_others_finish_shows_the_results_once_the_link_heals() {
+    // The others run its tasks' duplicates and have the results long
+    // before the heal; they stay until it has them too.
+    let faults = parse("partition:node=0,at=10%;heal:node=0,at=500ms").unwrap();
+    let report = run_graph(&chain(), &GraphSimConfig::new(3, 6), &faults).unwrap();
+    for (i, end) in report.ends.iter().enumerate() {
+        match end {
+            GraphEnding::Done { run, master } => {
+                assert!(run.crashed.is_empty(), "node {i}: {:?}", run.crashed);
+                assert_eq!(*master, i == 0, "node {i}");
+            }
+            other => panic!("node {i}: {other:?}"),
+        }
+    }
 }
 
 #[test]

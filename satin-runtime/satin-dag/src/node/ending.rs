@@ -1,6 +1,7 @@
 //! The end of a node's part. Once every result is in here (each depends on
 //! every task before it, so every task ran somewhere), the node tells every
-//! live node (`Ended`) and lingers: it answers `Need` and relays news of
+//! live node (`Ended`) — one still without the results asks it for them —
+//! and lingers: it answers `Need` and relays news of
 //! dead processors, until every live node of the roster has said `Ended`
 //! too or is down — or the give-up time has passed. Only then does its
 //! part end (`Done`). A node cut off for a while thus still gets what it
@@ -55,9 +56,19 @@ impl GraphNode {
         self.maybe_end(now);
     }
 
-    /// `from` has the results.
+    /// `from` has the results. A node still without them asks it for
+    /// those it lacks: whatever news it waits for may never come (its
+    /// sender died, or took this node for dead while `from` did not).
     pub(super) fn on_ended(&mut self, from: NodeId) {
         self.peers_ended.insert(from);
+        if self.linger.is_some() || self.plan.is_none() {
+            return;
+        }
+        let lacking: Vec<usize> =
+            (0..self.graph.len()).filter(|&t| self.graph.succs(t).is_empty() && self.outputs[t].is_none()).collect();
+        for task in lacking {
+            self.send(from, GraphMsg::Need { task: task as u32 });
+        }
     }
 
     /// A lingering node's part ends once no live node waits for the

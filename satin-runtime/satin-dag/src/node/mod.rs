@@ -146,6 +146,31 @@ pub enum Action {
     },
 }
 
+/// How a peer was lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loss {
+    /// Its process ended (its supervisor saw it): every node hears so.
+    Ended,
+    /// It closed its connections in order: it is through with the run.
+    Closed,
+    /// Its connection failed (`reason`): it may be dead, or only cut off
+    /// from this node while others still hear from it.
+    Unreachable {
+        /// What the connection said.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for Loss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Loss::Ended => f.write_str("its process ended"),
+            Loss::Closed => f.write_str("it closed its connection"),
+            Loss::Unreachable { reason } => f.write_str(reason),
+        }
+    }
+}
+
 /// What happened, for the log and the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphEvent {
@@ -244,8 +269,11 @@ pub struct GraphNode {
     running: Option<Item>,
     duplicates_completed: usize,
     last_progress: Time,
-    /// Outputs this node asked the others for.
+    /// Tasks this node asked the others for.
     asked: HashSet<TaskId>,
+    /// Tasks others asked for that this node has not seen finish yet, and
+    /// who asked.
+    wanted: Vec<(TaskId, NodeId)>,
     /// The nodes that said they have the results.
     peers_ended: HashSet<NodeId>,
     /// The results are in here; the others are waited for.
@@ -280,6 +308,7 @@ impl GraphNode {
             duplicates_completed: 0,
             last_progress: 0,
             asked: HashSet::new(),
+            wanted: Vec::new(),
             peers_ended: HashSet::new(),
             linger: None,
             ended: false,
@@ -326,11 +355,6 @@ impl GraphNode {
             GraphMsg::Replan { epoch, placements } => self.apply_replan(now, epoch, &placements),
             GraphMsg::Ended => self.on_ended(from),
             GraphMsg::Need { task } => self.on_need(from, task),
-            GraphMsg::Output { task, output } => {
-                if let Some(slot) = self.outputs.get_mut(task as usize) {
-                    slot.get_or_insert(output);
-                }
-            }
         }
         self.step(now);
     }
@@ -342,14 +366,13 @@ impl GraphNode {
         self.step(now);
     }
 
-    /// Node `id` is gone (its process ended, or its connection was lost
-    /// for good), for `reason`.
-    pub fn handle_peer_lost(&mut self, now: Time, id: NodeId, reason: &str) {
+    /// Node `id` is gone to this node, as `loss` says.
+    pub fn handle_peer_lost(&mut self, now: Time, id: NodeId, loss: Loss) {
         self.now = self.now.max(now);
         if self.ended {
             return;
         }
-        self.peer_lost(now, id, reason);
+        self.peer_lost(now, id, loss);
         self.step(now);
     }
 

@@ -62,18 +62,13 @@ pub enum GraphMsg {
     /// The sender has the results: it stays, answering `Need`, until
     /// every live node has said so too (or a while has passed).
     Ended,
-    /// Who has the output of `task`? (A node given a task whose input's
-    /// data went elsewhere.)
+    /// Send me the news of `task` with its output, now or once you have
+    /// it: a node whose input's data went elsewhere, or that waits for a
+    /// task whose processor it takes for dead (while others may not).
+    /// Answered with `Finished`.
     Need {
         /// The task.
         task: u32,
-    },
-    /// The output of `task`, in answer to `Need`.
-    Output {
-        /// The task.
-        task: u32,
-        /// Its output.
-        output: Vec<u8>,
     },
 }
 
@@ -90,7 +85,6 @@ impl GraphMsg {
             GraphMsg::Replan { .. } => "Replan",
             GraphMsg::Ended => "Ended",
             GraphMsg::Need { .. } => "Need",
-            GraphMsg::Output { .. } => "Output",
         }
     }
 }

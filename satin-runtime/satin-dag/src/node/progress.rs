@@ -70,6 +70,7 @@ impl GraphNode {
             self.actions.push_back(Action::Abort { task });
         }
         self.last_progress = now;
+        self.answer_wanted(task);
     }
 
     /// The worker ran `item`: to its end with `output`, or aborted (`None`).
@@ -102,6 +103,7 @@ impl GraphNode {
             output: Some(output),
         });
         self.last_progress = now;
+        self.answer_wanted(item.task);
     }
 
     /// Gives the worker the next item the processor says to start; a copy

@@ -7,13 +7,14 @@
 //! duplicates cover, and a new plan has none). A node given a task whose
 //! inputs' data went elsewhere asks for it.
 
-use super::{GraphEvent, GraphMsg, GraphNode, NodeId, Time, MASTER};
+use super::{GraphEvent, GraphMsg, GraphNode, Loss, NodeId, Time, MASTER};
 use crate::graph::TaskId;
 use crate::processor::{Item, Processor};
 use crate::replan::{replan, Known};
 
 impl GraphNode {
-    pub(super) fn peer_lost(&mut self, now: Time, id: NodeId, reason: &str) {
+    pub(super) fn peer_lost(&mut self, now: Time, id: NodeId, loss: Loss) {
+        let reason = loss.to_string();
         let units = self.units(now);
         let Some(plan) = &mut self.plan else {
             if !self.joiner {
@@ -33,18 +34,42 @@ impl GraphNode {
         if plan.down[proc].is_some() || proc == plan.me {
             return;
         }
+        if self.peers_ended.contains(&id) {
+            // It had the results and went: no news, nothing to take over.
+            plan.down[proc] = Some(units);
+            return;
+        }
         plan.down[proc] = Some(units);
         plan.processor.peer_down_known(proc, units);
         let coordinator = (0..plan.me).all(|p| plan.down[p].is_some());
         let crashes = plan.down.iter().filter(|d| d.is_some()).count();
         let replanned = plan.epoch.is_some();
-        self.event(GraphEvent::ProcessorDown { proc, node: id, reason: reason.to_string() });
+        self.event(GraphEvent::ProcessorDown { proc, node: id, reason });
         self.last_progress = now;
         self.relay_finished_on(proc);
+        if matches!(loss, Loss::Unreachable { .. }) {
+            self.ask_for_tasks_of(proc);
+        }
         // (A node that has the results plans nothing: the rest is news.)
         if self.cfg.replan && coordinator && !self.lingering() {
             self.replan(now, replanned || crashes > 1);
         }
+    }
+
+    /// A connection that failed may be a cut between these two nodes only:
+    /// another node may still hear from `proc` what this one no longer
+    /// can. The unfinished tasks `proc` was to run are asked for.
+    fn ask_for_tasks_of(&mut self, proc: usize) {
+        let Some(plan) = &self.plan else { return };
+        let orphans: Vec<TaskId> = plan
+            .schedule
+            .originals
+            .placements()
+            .iter()
+            .filter(|p| p.proc == proc && !plan.processor.finished(p.task))
+            .map(|p| p.task)
+            .collect();
+        self.ask_for(orphans);
     }
 
     /// A processor that dies while it sends the news of a finished copy
@@ -65,16 +90,7 @@ impl GraphNode {
     /// Passes on the news of `tasks` (finished, as known here) with their
     /// outputs to every live node.
     fn relay(&mut self, tasks: &[TaskId]) {
-        let Some(plan) = &self.plan else { return };
-        let relays: Vec<GraphMsg> = tasks
-            .iter()
-            .filter_map(|&t| {
-                let (on, end) = plan.finished[t]?;
-                let output = self.outputs[t].clone()?;
-                let original = plan.schedule.originals.of(t).is_some_and(|p| p.proc == on);
-                Some(GraphMsg::Finished { task: t as u32, proc: on as u32, original, end, output: Some(output) })
-            })
-            .collect();
+        let relays: Vec<GraphMsg> = tasks.iter().filter_map(|&t| self.news_of(t)).collect();
         for msg in relays {
             self.tell_all(msg);
         }
@@ -157,7 +173,7 @@ impl GraphNode {
         self.relay(&news);
     }
 
-    /// Asks every live node for the outputs of `tasks` (once each).
+    /// Asks every live node for the news of `tasks` (once each).
     pub(super) fn ask_for(&mut self, tasks: Vec<TaskId>) {
         for task in tasks {
             if self.asked.insert(task) {
@@ -167,10 +183,39 @@ impl GraphNode {
         }
     }
 
-    /// `from` asks for the output of `task`: sent if held here.
+    /// `from` asks for the news of `task`: sent now if this node has it,
+    /// or once it has.
     pub(super) fn on_need(&mut self, from: NodeId, task: u32) {
-        if let Some(output) = self.outputs.get(task as usize).cloned().flatten() {
-            self.send(from, GraphMsg::Output { task, output });
+        let task = task as usize;
+        if task >= self.graph.len() {
+            return self.event(GraphEvent::Ignored { what: "a question about a task this run does not have" });
         }
+        match self.news_of(task) {
+            Some(news) => self.send(from, news),
+            None if !self.wanted.contains(&(task, from)) => self.wanted.push((task, from)),
+            None => {}
+        }
+    }
+
+    /// `task` is finished here: those who asked for it are told.
+    pub(super) fn answer_wanted(&mut self, task: TaskId) {
+        if !self.wanted.iter().any(|&(t, _)| t == task) {
+            return;
+        }
+        let Some(news) = self.news_of(task) else { return };
+        let askers: Vec<NodeId> = self.wanted.iter().filter(|&&(t, _)| t == task).map(|&(_, who)| who).collect();
+        self.wanted.retain(|&(t, _)| t != task);
+        for who in askers {
+            self.send(who, news.clone());
+        }
+    }
+
+    /// The news that `task` finished, with its output, if known here.
+    fn news_of(&self, task: TaskId) -> Option<GraphMsg> {
+        let plan = self.plan.as_ref()?;
+        let (on, end) = plan.finished[task]?;
+        let output = self.outputs[task].clone()?;
+        let original = plan.schedule.originals.of(task).is_some_and(|p| p.proc == on);
+        Some(GraphMsg::Finished { task: task as u32, proc: on as u32, original, end, output: Some(output) })
     }
 }

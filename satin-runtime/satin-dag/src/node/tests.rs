@@ -114,7 +114,7 @@ impl Net {
                 Ev::Linked { peer, .. } => self.nodes[i].handle_linked(t, peer),
                 Ev::Ran { item, output, .. } => self.nodes[i].handle_task_ran(t, item, Some(output)),
                 Ev::Timer { .. } => self.nodes[i].handle_timeout(t),
-                Ev::Lost { peer, .. } => self.nodes[i].handle_peer_lost(t, peer, "its process ended"),
+                Ev::Lost { peer, .. } => self.nodes[i].handle_peer_lost(t, peer, Loss::Ended),
             }
             self.pump(t, i);
         }

@@ -23,7 +23,7 @@ use crate::node_io::{block_on, Identity, NodeIo, CONTACT};
 use crate::supervise::{read_orders, Order};
 use crate::tls::Pool;
 use crate::trace::Trace;
-use satin_dag::node::{Action, GraphConfig, GraphEvent, GraphMsg, GraphNode, Time, MASTER};
+use satin_dag::node::{Action, GraphConfig, GraphEvent, GraphMsg, GraphNode, Loss, Time, MASTER};
 use satin_dag::processor::Item;
 use satin_dag::{Workflow, WorkflowRun};
 use satin_proto::NodeId;
@@ -237,18 +237,20 @@ impl GraphDriver<'_> {
             // An orderly close: the peer is through with the run (it ended,
             // or this node cut it). If it had not said it has the results,
             // it is as good as gone.
-            GraphInput::Link(Link::Closed { id }) => self.lost(now, Self::who(id), "it closed its connection"),
+            GraphInput::Link(Link::Closed { id }) => self.lost(now, Self::who(id), Loss::Closed),
             GraphInput::Link(Link::Addr { id, addr, label }) => {
                 self.io.net.addrs.insert(id, addr);
                 self.io.net.learn(id, addr, label);
             }
             GraphInput::Link(Link::Message { from, msg }) => self.core.handle_message(now, Self::who(from), msg),
-            GraphInput::Link(Link::PeerDown { id, reason, .. }) => self.lost(now, Self::who(id), &reason),
+            GraphInput::Link(Link::PeerDown { id, reason, .. }) => {
+                self.lost(now, Self::who(id), Loss::Unreachable { reason })
+            }
             GraphInput::Gone(addr) => {
                 let gone: Vec<NodeId> =
                     self.io.net.addrs.iter().filter(|(_, a)| **a == addr).map(|(id, _)| Self::who(*id)).collect();
                 for id in gone {
-                    self.lost(now, id, "its process ended");
+                    self.lost(now, id, Loss::Ended);
                 }
             }
             GraphInput::Slow(factor) => self.slow = factor,
@@ -261,8 +263,8 @@ impl GraphDriver<'_> {
     }
 
     /// Node `id` is gone: the core hears of it, and its connections close.
-    fn lost(&mut self, now: Time, id: NodeId, reason: &str) {
-        self.core.handle_peer_lost(now, id, reason);
+    fn lost(&mut self, now: Time, id: NodeId, loss: Loss) {
+        self.core.handle_peer_lost(now, id, loss);
         let route = self.route(id);
         self.io.net.cut(route);
         self.io.net.cut(id);
@@ -333,7 +335,7 @@ impl GraphDriver<'_> {
             }
             GraphEvent::NewPlan => Some("the rest replanned".to_string()),
             GraphEvent::AskedFor { task } => {
-                info!("asking for the output of task {task}: its data went elsewhere");
+                info!("asking the others for the news of task {task}: its data went elsewhere, or its processor is out of reach");
                 None
             }
             GraphEvent::StartedShort { have, wanted } => {

@@ -99,7 +99,7 @@ impl World<'_> {
         for j in (0..self.nodes.len()).filter(|&j| j != i && !self.nodes[j].gone) {
             if !self.net.is_lost(i, j) {
                 let at = now + self.cfg.idle_timeout;
-                self.queue.push(at, Ev::Lost { node: j, peer: i, reason: "no answer within the idle timeout" });
+                self.queue.push(at, Ev::Lost { node: j, peer: i, loss: super::idle_timeout() });
             }
         }
     }

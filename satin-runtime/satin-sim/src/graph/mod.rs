@@ -20,7 +20,7 @@ mod random;
 
 use std::collections::{HashMap, HashSet};
 
-use satin_dag::node::{Action, GraphConfig, GraphEvent, GraphNode, NodeId};
+use satin_dag::node::{Action, GraphConfig, GraphEvent, GraphNode, Loss, NodeId};
 use satin_dag::processor::Item;
 use satin_dag::{ft_schedule, FtParams, TaskGraph, Workflow, WorkflowRun};
 use satin_faults::When;
@@ -122,7 +122,7 @@ enum Ev {
     Packet { to: usize, from: usize, packet: Packet },
     Ran { node: usize, inst: u64 },
     Timer { node: usize, at: Nanos },
-    Lost { node: usize, peer: usize, reason: &'static str },
+    Lost { node: usize, peer: usize, loss: Loss },
     Fault(usize),
     LinkTimeout { a: usize, b: usize, episode: u64 },
 }
@@ -264,8 +264,8 @@ impl World<'_> {
                     // the sender finds out when its packet reaches it.
                     let closed = matches!(self.nodes[to].end, GraphEnding::Done { .. });
                     if closed && !self.nodes[from].gone && self.told_closed.insert((from, to)) {
-                        let (at, reason) = (t + self.cfg.latency, "it closed its connection");
-                        self.queue.push(at, Ev::Lost { node: from, peer: to, reason });
+                        let at = t + self.cfg.latency;
+                        self.queue.push(at, Ev::Lost { node: from, peer: to, loss: Loss::Closed });
                     }
                     return;
                 }
@@ -297,15 +297,15 @@ impl World<'_> {
                 self.nodes[node].core.handle_timeout(t);
                 self.pump(t, node);
             }
-            Ev::Lost { node, peer, reason } => {
+            Ev::Lost { node, peer, loss } => {
                 if self.nodes[node].gone {
                     return;
                 }
                 if self.cfg.verbose {
-                    eprintln!("{:>12.3} ms  node {node} loses node {peer}: {reason}", t as f64 / 1e6);
+                    eprintln!("{:>12.3} ms  node {node} loses node {peer}: {loss}", t as f64 / 1e6);
                 }
                 let id = self.id(peer);
-                self.nodes[node].core.handle_peer_lost(t, id, reason);
+                self.nodes[node].core.handle_peer_lost(t, id, loss);
                 self.pump(t, node);
             }
             Ev::Fault(k) => {
@@ -318,8 +318,7 @@ impl World<'_> {
                 if self.net.time_out((a, b), episode) {
                     for (x, y) in [(a, b), (b, a)] {
                         if !self.nodes[x].gone {
-                            self.queue
-                                .push(t, Ev::Lost { node: x, peer: y, reason: "no answer within the idle timeout" });
+                            self.queue.push(t, Ev::Lost { node: x, peer: y, loss: idle_timeout() });
                         }
                     }
                 }
@@ -392,7 +391,7 @@ impl World<'_> {
         if self.nodes[to].gone && self.dialled.insert((from, to)) {
             // A connection to a process that is no more: nobody answers.
             let at = now + self.cfg.idle_timeout;
-            self.queue.push(at, Ev::Lost { node: from, peer: to, reason: "no answer within the idle timeout" });
+            self.queue.push(at, Ev::Lost { node: from, peer: to, loss: idle_timeout() });
             return;
         }
         if let Fate::Arrives(at, packet) = self.net.send(now, from, to, packet, &mut self.rng) {
@@ -423,7 +422,7 @@ impl World<'_> {
     /// The supervisor tells every live node that `i`'s process ended.
     fn tell_gone(&mut self, now: Nanos, i: usize) {
         for j in (0..self.nodes.len()).filter(|&j| j != i && !self.nodes[j].gone) {
-            self.queue.push(now + self.cfg.notice, Ev::Lost { node: j, peer: i, reason: "its process ended" });
+            self.queue.push(now + self.cfg.notice, Ev::Lost { node: j, peer: i, loss: Loss::Ended });
         }
     }
 
@@ -443,13 +442,15 @@ impl World<'_> {
 
     /// Records an output that travelled and is not the fault-free one.
     fn check_output(&mut self, from: usize, msg: &satin_dag::GraphMsg) {
-        use satin_dag::GraphMsg::{Finished, Output};
-        let (task, output) = match msg {
-            Finished { task, output: Some(o), .. } | Output { task, output: o } => (*task as usize, o),
-            _ => return,
-        };
+        let satin_dag::GraphMsg::Finished { task, output: Some(output), .. } = msg else { return };
+        let task = *task as usize;
         if self.want.get(task).is_some_and(|w| w != output) {
             self.report.wrong_outputs.push(format!("node {from} sent a wrong output of task {task}"));
         }
     }
+}
+
+/// A connection that heard nothing for the idle timeout.
+fn idle_timeout() -> Loss {
+    Loss::Unreachable { reason: "no answer within the idle timeout".into() }
 }

@@ -79,10 +79,14 @@ pub fn random_case(seed: u64, class: FaultClass) -> GraphCase {
             When::Share((5 + rng.below(96)) as f64 / 100.0)
         };
         let node = rng.below(nodes as u64);
+        // (A share is at most 100 %: the language, and so `--chaos`, reads
+        // no more. A heal after the plan's end is a time.)
         let later = |rng: &mut SplitMix64, at: When| match at {
-            When::Share(s) => When::Share(s + (5 + rng.below(150)) as f64 / 100.0),
+            When::Share(s) if rng.below(2) == 0 => When::Share((s + (5 + rng.below(95)) as f64 / 100.0).min(1.0)),
+            When::Share(_) => When::After((100 + rng.below(1500)) * 1_000_000),
             When::After(t) => When::After(t + (50 + rng.below(1500)) * 1_000_000),
         };
+        let mut heal = None;
         let kind = match rng.below(if any { 11 } else { 7 }) {
             0 | 1 => {
                 // Crash or vanish: all but one node at most, unless `Any`.
@@ -108,8 +112,8 @@ pub fn random_case(seed: u64, class: FaultClass) -> GraphCase {
                     }
                 };
                 if rng.below(2) == 0 {
-                    let heal = later(&mut rng, at);
-                    faults.push(Fault { at: heal, kind: Kind::Net { links: links.clone(), cut: false } });
+                    let at = later(&mut rng, at);
+                    heal = Some(Fault { at, kind: Kind::Net { links: links.clone(), cut: false } });
                 }
                 Kind::Net { links, cut: true }
             }
@@ -135,10 +139,12 @@ pub fn random_case(seed: u64, class: FaultClass) -> GraphCase {
             }
         };
         faults.push(Fault { at, kind });
+        faults.extend(heal);
     }
     let survivable = faults.iter().all(|f| {
         let hang = matches!(f.kind, Kind::Slow { factor, .. } if factor.is_infinite());
-        matches!(f.at, When::Share(_))
+        let heal = matches!(f.kind, Kind::Net { cut: false, .. });
+        (heal || matches!(f.at, When::Share(_)))
             && !hang
             && !matches!(
                 f.kind,

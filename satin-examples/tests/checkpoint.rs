@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{one_at_a_time, run, run_with_stats, stderr, stdout, Stats, NQUEENS, RUN_LIMIT};
+use common::{one_at_a_time, run, run_with_stats, stderr, stdout, Guarded, Stats, NQUEENS, RUN_LIMIT};
 
 const SUSPENDED: i32 = 75;
 const ALL_KILLED: i32 = 3;
@@ -109,12 +109,12 @@ fn one_node_alone_resumes_after_a_kill() {
     let file = dir("lone").join("run.ckpt");
     let f = file.to_str().expect("utf-8");
     let _turn = one_at_a_time();
-    let mut child = Command::new(NQUEENS)
-        .args(["16", "--workers", "2", "--checkpoint", f, "--checkpoint-interval", "50ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nqueens starts");
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["16", "--workers", "2", "--checkpoint", f, "--checkpoint-interval", "50ms"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     // Kill it once some results are in the file (beyond its header).
     let deadline = Instant::now() + RUN_LIMIT;
     while std::fs::metadata(&file).map_or(0, |m| m.len()) < 600 {

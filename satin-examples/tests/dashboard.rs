@@ -8,39 +8,33 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{one_at_a_time, NQUEENS, RUN_LIMIT};
+use common::{one_at_a_time, Guarded, NQUEENS, RUN_LIMIT};
 
 /// A run with a dashboard, and where the dashboard is.
 struct Run {
-    child: Child,
+    /// Ended with the run (the guard kills it).
+    _child: Guarded,
     base: String,
     /// Holds the run's checkpoint file.
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts nqueens 17 on three local nodes with a dashboard and a
 /// checkpoint; node 2 is killed two seconds in.
 fn start() -> Run {
     let dir = tempfile::tempdir().expect("a scratch directory");
-    let mut child = Command::new(NQUEENS)
-        .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=2s"])
-        .arg("--checkpoint")
-        .arg(dir.path().join("run.ckpt"))
-        .args(["--checkpoint-interval", "200ms"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nqueens starts");
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=2s"])
+            .arg("--checkpoint")
+            .arg(dir.path().join("run.ckpt"))
+            .args(["--checkpoint-interval", "200ms"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
     let stderr = child.stderr.take().expect("piped");
     let mut lines = BufReader::new(stderr).lines();
     let base = loop {
@@ -51,7 +45,7 @@ fn start() -> Run {
     };
     // Keep draining stderr so the run never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    Run { child, base, _dir: dir }
+    Run { _child: child, base, _dir: dir }
 }
 
 /// The body of `GET path` on the dashboard.

@@ -8,10 +8,10 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-use common::{one_at_a_time, run_with_stats, stderr, stdout, RUN_LIMIT};
+use common::{one_at_a_time, run_with_stats, stderr, stdout, Guarded, RUN_LIMIT};
 
 const MERGESORT: &str = env!("CARGO_BIN_EXE_mergesort");
 
@@ -51,19 +51,19 @@ fn a_mergesort_on_three_nodes_removes_no_one_and_sends_at_most_three_times_its_i
 
 /// A node started by hand, its log read line by line on a thread.
 struct Process {
-    child: Option<Child>,
+    child: Option<Guarded>,
     log: mpsc::Receiver<String>,
 }
 
 impl Process {
     fn start(args: &[&str]) -> Process {
-        let mut child = Command::new(MERGESORT)
-            .args(args)
-            .env("RUST_LOG", "satin_net::driver=debug")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the node starts");
+        let mut child = Guarded::spawn(
+            Command::new(MERGESORT)
+                .args(args)
+                .env("RUST_LOG", "satin_net::driver=debug")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         let stderr = child.stderr.take().expect("piped");
         let (tx, log) = mpsc::channel();
         std::thread::spawn(move || {
@@ -97,15 +97,6 @@ impl Process {
     fn kill(&mut self) {
         if let Some(child) = &mut self.child {
             let _ = child.kill();
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
         }
     }
 }

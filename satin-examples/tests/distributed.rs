@@ -7,11 +7,11 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use rand::{Rng, SeedableRng};
 
-use common::{finish, one_at_a_time, run, stderr, stdout, Stats, NQUEENS};
+use common::{finish, one_at_a_time, run, stderr, stdout, Guarded, Stats, NQUEENS};
 
 /// A supervised run of nqueens with `args` that writes the nodes' figures.
 fn run_with_stats(args: &[&str]) -> (std::process::Output, Stats) {
@@ -140,7 +140,8 @@ fn listening_addr(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> 
 
 /// A long-running master on loopback, for knocking at.
 struct Master {
-    child: Child,
+    /// Ended with the test (the guard kills it).
+    _child: Guarded,
     addr: String,
     /// Its log, line by line (drained on a thread, so it never blocks on a
     /// full pipe).
@@ -149,12 +150,12 @@ struct Master {
 
 impl Master {
     fn start(pool: &str) -> Master {
-        let mut child = Command::new(NQUEENS)
-            .args(["18", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", pool])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("master starts");
+        let mut child = Guarded::spawn(
+            Command::new(NQUEENS)
+                .args(["18", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", pool])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
         let stderr = child.stderr.take().expect("piped");
         let mut lines = BufReader::new(stderr).lines();
         let addr = listening_addr(&mut lines);
@@ -164,7 +165,7 @@ impl Master {
                 let _ = tx.send(line);
             }
         });
-        Master { child, addr, log }
+        Master { _child: child, addr, log }
     }
 
     /// Waits for a line of its log that contains `needle`; the log read so
@@ -179,13 +180,6 @@ impl Master {
             seen.push('\n');
         }
         Err(seen)
-    }
-}
-
-impl Drop for Master {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -275,8 +269,8 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
     // command: the node the run started on (task 0) writes it.
     let answer_file = figures.path().join("answer.txt");
     let task = |rank: u32| {
-        Command::new(NQUEENS)
-            .args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
+        let mut cmd = Command::new(NQUEENS);
+        cmd.args(["16", "--slurm", "--slurm-port", &port, "--pool", &pool, "--idle-timeout-ms", "1000"])
             .arg("--stats-json")
             .arg(figures_of(rank))
             .arg("--answer-file")
@@ -286,14 +280,13 @@ fn tasks_started_as_srun_starts_them_find_their_master_in_any_order() {
             .env("SLURM_CPUS_PER_TASK", "1")
             .env("RUST_LOG", "satin_net=info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("a task starts")
+            .stderr(Stdio::piped());
+        Guarded::spawn(&mut cmd)
     };
     // Tasks 1 and 2 first: nobody listens at the master's port yet, and
     // the master starts only once both have knocked in vain.
-    let others: Vec<Child> = (1..3).map(task).collect();
-    let others: Vec<(Child, std::thread::JoinHandle<String>)> = (1..)
+    let others: Vec<Guarded> = (1..3).map(task).collect();
+    let others: Vec<(Guarded, std::thread::JoinHandle<String>)> = (1..)
         .zip(others)
         .map(|(rank, mut child)| {
             let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
@@ -420,14 +413,15 @@ impl TwoSites {
         Ok(sites)
     }
 
-    fn spawn(&self, ns: &str, args: &[&str]) -> Child {
-        Command::new("ip")
-            .args(["netns", "exec", ns, NQUEENS])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("ip netns exec starts")
+    fn spawn(&self, ns: &str, args: &[&str]) -> Guarded {
+        // (`ip netns exec` execs the node: the guard's pid is the node's.)
+        Guarded::spawn(
+            Command::new("ip")
+                .args(["netns", "exec", ns, NQUEENS])
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
     }
 }
 
@@ -556,12 +550,12 @@ fn children_of(parent: u32) -> Vec<u32> {
 fn the_nodes_end_with_their_supervisor() {
     let _one = one_at_a_time();
     // A run of hours: its nodes would not end on their own.
-    let mut supervisor = Command::new(NQUEENS)
-        .args(["20", "--local-nodes", "3", "--no-progress"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the supervisor starts");
+    let mut supervisor = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["20", "--local-nodes", "3", "--no-progress"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
     // Once every node listens, all three are running.
     let log = BufReader::new(supervisor.stderr.take().expect("piped"));
     let mut running = 0;
@@ -593,12 +587,12 @@ fn the_nodes_end_with_their_supervisor() {
 #[test]
 fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
     let pool = temp_pool("lone");
-    let mut child = Command::new(NQUEENS)
-        .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "300"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("a node starts");
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "300"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     listening_addr(&mut lines);
     let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));

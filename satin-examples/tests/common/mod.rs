@@ -1,8 +1,10 @@
 //! What the tests that start real node processes share: running a command
-//! with a bound on its time, one cluster at a time, and reading its output
-//! and the figures its nodes write (`--stats-json`).
+//! with a bound on its time, one cluster at a time, a guard that ends a
+//! process with its test, and reading its output and the figures its
+//! nodes write (`--stats-json`).
 #![allow(dead_code)] // each test binary uses its own part
 
+use std::ops::{Deref, DerefMut};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
@@ -33,19 +35,59 @@ pub fn run_with(args: &[&str], envs: &[(&str, &str)]) -> Output {
 /// Runs the binary `bin` with `args` and `envs` to completion, in its turn.
 pub fn run_bin(bin: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
     let _turn = one_at_a_time();
-    let child = Command::new(bin)
-        .args(args)
-        .envs(envs.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{bin} starts: {e}"));
+    let child = Guarded::spawn(
+        Command::new(bin).args(args).envs(envs.iter().copied()).stdout(Stdio::piped()).stderr(Stdio::piped()),
+    );
     finish(child)
+}
+
+/// A child process that is killed (SIGKILL) and reaped when dropped — when
+/// its test ends, pass or fail — so that no node outlives the suite (the
+/// node processes of a `--local-nodes` supervisor end with it: it sets
+/// their parent-death signal). Derefs to the [`Child`].
+pub struct Guarded(Option<Child>);
+
+impl Guarded {
+    /// Starts `cmd`, or fails the test saying which program did not start.
+    pub fn spawn(cmd: &mut Command) -> Guarded {
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("{:?} starts: {e}", cmd.get_program()));
+        Guarded(Some(child))
+    }
+}
+
+impl From<Child> for Guarded {
+    fn from(child: Child) -> Guarded {
+        Guarded(Some(child))
+    }
+}
+
+impl Deref for Guarded {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().expect("the child is held until dropped")
+    }
+}
+
+impl DerefMut for Guarded {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().expect("the child is held until dropped")
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// Waits for a child, failing the test (and killing the child) if it does
 /// not finish within `RUN_LIMIT`.
-pub fn finish(child: Child) -> Output {
+pub fn finish(child: impl Into<Guarded>) -> Output {
+    let mut guarded: Guarded = child.into();
+    let child = guarded.0.take().expect("the child is held until dropped");
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -54,8 +54,10 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
         let l = &args.launch;
         let how = if l.listen.is_some() || l.join.is_some() || l.slurm || l.k8s {
             "distributed run"
-        } else {
+        } else if l.checkpoint.is_some() {
             "run with checkpoint"
+        } else {
+            "run with a dashboard"
         };
         eprintln!("{name}: {how}, {:.3} s", start.elapsed().as_secs_f64());
         return r;

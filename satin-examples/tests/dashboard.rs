@@ -155,3 +155,35 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
     drop(run);
 }
+
+/// A run on this machine's cores alone serves the dashboard too: one row,
+/// this machine, with its counters and the estimate.
+#[test]
+fn a_run_on_one_machine_serves_the_dashboard() {
+    let _turn = one_at_a_time();
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["16", "--workers", "2", "--dashboard", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    let base = loop {
+        let line = lines.next().expect("the run says where its dashboard is").expect("text");
+        if let Some(url) = line.split("dashboard: ").nth(1) {
+            break url.trim_end_matches('/').to_string();
+        }
+    };
+    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    let s = until(&base, "this machine's figures", |s| s["nodes"][0]["figures"]["spawns"].as_u64().unwrap_or(0) > 0);
+    assert_eq!(s["nodes"].as_array().map(Vec::len), Some(1), "{s}");
+    assert_eq!(s["nodes"][0]["name"], "this machine", "{s}");
+    assert_eq!(s["nodes"][0]["master"], true, "{s}");
+    assert!((0.0..=1.0).contains(&s["progress"].as_f64().expect("a number")), "{s}");
+    assert!(s["events"].to_string().contains("the run starts on 2 workers"), "{s}");
+    assert!(get(&base, "/metrics").contains(r#"satin_node_up{node="this machine""#));
+    let out = common::finish(child);
+    let log = log.join().expect("log reader");
+    assert!(out.status.success(), "{log}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "14772512", "{log}");
+}

@@ -459,8 +459,8 @@ impl Launch {
     }
 
     /// Does [`run`] do more than run on this machine's cores: a node, a
-    /// supervisor, a launch under srun, a run that keeps a checkpoint, or
-    /// making a pool credential?
+    /// supervisor, a launch under srun, a run that keeps a checkpoint or
+    /// serves a dashboard, or making a pool credential?
     pub fn goes_beyond_this_process(&self) -> bool {
         self.is_distributed()
             || self.local_nodes.is_some()
@@ -468,6 +468,7 @@ impl Launch {
             || self.slurm
             || self.k8s
             || self.checkpoint.is_some()
+            || self.dashboard.is_some()
     }
 }
 

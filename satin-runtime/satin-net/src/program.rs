@@ -97,7 +97,17 @@ pub fn try_run<R: Send>(
     let lone = !args.is_distributed() && args.checkpoint.is_some();
     if !args.is_distributed() && !lone {
         let runtime = Arc::new(runtime);
+        let board = match args.dashboard {
+            Some(addr) => Some(
+                crate::dashboard::local::LocalDashboard::open(app, addr, Arc::clone(&runtime))
+                    .map_err(|e| RunError::Failed(format!("cannot serve the dashboard on {addr}: {e}")))?,
+            ),
+            None => None,
+        };
         let value = status_line::run_here(&runtime, f);
+        if let Some(board) = board {
+            board.close();
+        }
         if let Some(path) = &args.stats_json {
             report::write_local_stats(path, &runtime)
                 .map_err(|e| RunError::Failed(format!("cannot write the statistics to {}: {e}", path.display())))?;

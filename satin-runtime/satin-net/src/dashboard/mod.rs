@@ -1,6 +1,8 @@
 //! The dashboard (`--dashboard ADDR`): a read-only page in the browser, a
 //! JSON endpoint and Prometheus metrics, served by the run's first node
-//! (the master unless it changed) with axum on the driver's runtime.
+//! (the master unless it changed) with axum on the driver's runtime — or,
+//! for a run on this machine's cores alone, from a thread of its own
+//! (`local.rs`).
 //!
 //! - `/`: the page (`page.html`, one static file): the nodes, progress
 //!   and the estimate, jobs per second over time, the run's events.
@@ -10,6 +12,7 @@
 //! - `/metrics`: the Prometheus text format.
 
 pub(crate) mod board;
+pub(crate) mod local;
 mod metrics;
 
 use std::net::SocketAddr;
@@ -60,4 +63,16 @@ async fn status(State(board): State<Shared>) -> impl IntoResponse {
 async fn metrics_text(State(board): State<Shared>) -> impl IntoResponse {
     let text = metrics::render(&lock(&board));
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
+}
+
+/// CPU time this process used so far (user and system, all threads).
+pub(crate) fn process_cpu() -> std::time::Duration {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is valid for writes; RUSAGE_SELF names this process.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return std::time::Duration::ZERO;
+    }
+    let time = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
 }

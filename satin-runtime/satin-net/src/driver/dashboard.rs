@@ -108,19 +108,7 @@ impl Driver {
             table_hits: self.exec.table_hits(),
             recoveries: stats.recoveries,
             bytes_sent: self.io.net.sent().1,
-            cpu_ms: process_cpu().as_millis() as u64,
+            cpu_ms: dashboard::process_cpu().as_millis() as u64,
         }
     }
-}
-
-/// CPU time this process used so far (user and system, all threads).
-fn process_cpu() -> Duration {
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is valid for writes; RUSAGE_SELF names this process.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
 }

@@ -1,0 +1,92 @@
+//! The dashboard of a run on this machine's cores alone (no node, no
+//! network): one row, this machine, with its counters and the progress
+//! estimate sampled four times a second, served from a thread of its own.
+
+use std::net::SocketAddr;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use satin_core::Runtime;
+use satin_proto::NodeFigures;
+
+use super::{lock, serve, Board, Shared};
+
+/// This machine's row.
+const ME: u64 = 0;
+
+/// A dashboard that samples a runtime until it is closed.
+pub(crate) struct LocalDashboard {
+    board: Shared,
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl LocalDashboard {
+    /// Serves the dashboard of `runtime`'s run on `addr`; says where on
+    /// standard error (as nodes do), or why not.
+    pub(crate) fn open(app: &str, addr: SocketAddr, runtime: Arc<Runtime>) -> std::io::Result<LocalDashboard> {
+        let board: Shared = Arc::new(Mutex::new(Board::new(app, None)));
+        lock(&board).alive(ME, "this machine".into(), None, true);
+        lock(&board).event(format!("the run starts on {} workers", runtime.workers()));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (bound, bound_rx) = mpsc::channel::<std::io::Result<SocketAddr>>();
+        let shared = Arc::clone(&board);
+        let thread = std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return drop(bound.send(Err(e))),
+            };
+            rt.block_on(async move {
+                let served = serve(addr, Arc::clone(&shared)).await;
+                let ok = served.is_ok();
+                let _ = bound.send(served);
+                if !ok {
+                    return;
+                }
+                // Sampled on a thread of its own (the server answers on
+                // this one meanwhile).
+                let sampler = tokio::task::spawn_blocking(move || loop {
+                    sample(&shared, &runtime);
+                    match stopped.recv_timeout(Duration::from_millis(250)) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return sample(&shared, &runtime),
+                    }
+                });
+                let _ = sampler.await;
+            });
+        })?;
+        let local = bound_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))?;
+        eprintln!("dashboard: http://{local}/");
+        Ok(LocalDashboard { board, stop, thread })
+    }
+
+    /// The run is over: the page says so, and the server stops.
+    pub(crate) fn close(self) {
+        lock(&self.board).finished();
+        lock(&self.board).event("the run is over");
+        drop(self.stop);
+        let _ = self.thread.join();
+    }
+}
+
+/// The runtime's counters and estimate, onto the board.
+fn sample(board: &Shared, runtime: &Runtime) {
+    let stats = runtime.stats();
+    let figures = NodeFigures {
+        cluster: String::new(),
+        spawns: stats.spawns,
+        jobs_stolen: stats.steals,
+        jobs_given: 0,
+        table_entries: 0,
+        table_lookups: 0,
+        table_hits: 0,
+        recoveries: 0,
+        bytes_sent: 0,
+        cpu_ms: super::process_cpu().as_millis() as u64,
+    };
+    let mut b = lock(board);
+    b.update(ME, stats.steals, 0, runtime.progress());
+    b.figures(ME, &figures);
+}

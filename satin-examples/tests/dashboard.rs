@@ -187,3 +187,40 @@ fn a_run_on_one_machine_serves_the_dashboard() {
     assert!(out.status.success(), "{log}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "14772512", "{log}");
 }
+
+/// Under `--local-nodes` the supervisor — the process the user started —
+/// serves the dashboard from what the master of the moment reports: the
+/// page outlives node 0, the first master.
+#[test]
+fn the_supervisor_serves_the_dashboard_after_node_0_is_killed() {
+    let _turn = one_at_a_time();
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["17", "--local-nodes", "3", "--workers", "1", "--dashboard", "127.0.0.1:0"])
+            .args(["--chaos", "kill:node=0,at=2s"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    let base = loop {
+        let line = lines.next().expect("the run says where its dashboard is").expect("text");
+        // The supervisor's own line, not a node's (`[node 0] …`).
+        if let Some(url) = line.strip_prefix("dashboard: ") {
+            break url.trim_end_matches('/').to_string();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    let first = until(&base, "node 0 reporting as master", |s| s["reported_by"] == "0");
+    assert_eq!(first["served_by"], "supervisor", "{first}");
+    let node = |s: &serde_json::Value, name: &str| {
+        s["nodes"].as_array().and_then(|n| n.iter().find(|n| n["name"] == name).cloned()).unwrap_or_default()
+    };
+    let after = until(&base, "another master reporting node 0 crashed", |s| {
+        s["reported_by"] != "0" && node(s, "0")["state"] == "crashed"
+    });
+    let master = after["reported_by"].as_str().expect("a node").to_string();
+    assert_eq!(node(&after, &master)["master"], true, "{after}");
+    let p = after["progress"].as_f64().expect("a number");
+    until(&base, "progress advancing under the new master", |s| s["progress"].as_f64().unwrap_or(0.0) > p);
+    assert!(get(&base, "/metrics").contains(r#"satin_node_up{node="0",state="crashed"} 0"#));
+}

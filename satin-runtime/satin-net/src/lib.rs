@@ -302,7 +302,8 @@ pub struct Launch {
     /// Serve a read-only dashboard of the run at ADDR (e.g.
     /// 127.0.0.1:8080; port 0 picks one): the page at `/`, JSON at
     /// `/api/status`, Prometheus metrics at `/metrics`. The first node
-    /// serves it (with --local-nodes, node 0); it prints `dashboard:
+    /// serves it (a run on one machine: this process; with --local-nodes,
+    /// the supervisor, whatever node dies); it prints `dashboard:
     /// http://ADDR/`.
     #[arg(long, value_name = "ADDR")]
     pub dashboard: Option<SocketAddr>,
@@ -617,6 +618,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         dashboard: args.dashboard.filter(|_| args.join.is_none()),
         report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
+        board_to_supervisor: std::env::var_os(dashboard::relay::BOARD_ENV).is_some(),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,

@@ -2,7 +2,9 @@
 //! JSON endpoint and Prometheus metrics, served by the run's first node
 //! (the master unless it changed) with axum on the driver's runtime — or,
 //! for a run on this machine's cores alone, from a thread of its own
-//! (`local.rs`).
+//! (`local.rs`); under `--local-nodes` the supervisor serves what the
+//! master of the moment reports (`relay.rs`), so the page outlives any
+//! node.
 //!
 //! - `/`: the page (`page.html`, one static file): the nodes, progress
 //!   and the estimate, jobs per second over time, the run's events.
@@ -14,6 +16,7 @@
 pub(crate) mod board;
 pub(crate) mod local;
 mod metrics;
+pub(crate) mod relay;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -51,8 +54,11 @@ pub(crate) async fn serve(addr: SocketAddr, board: Shared) -> std::io::Result<So
     Ok(local)
 }
 
+/// The page (one static file: no CDN, it works offline).
+pub(crate) const PAGE: &str = include_str!("page.html");
+
 async fn page() -> Html<&'static str> {
-    Html(include_str!("page.html"))
+    Html(PAGE)
 }
 
 async fn status(State(board): State<Shared>) -> impl IntoResponse {

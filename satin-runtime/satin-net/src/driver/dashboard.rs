@@ -7,11 +7,23 @@ use super::*;
 use crate::dashboard::{self, Board};
 
 impl Driver {
-    /// Opens the dashboard if this node serves one, and says where.
+    /// Opens the dashboard if this node serves one, and says where; under
+    /// a supervisor that serves it, keeps the board only (reported while
+    /// master, `report_board`).
     pub(super) async fn open_dashboard(&mut self) {
-        let Some(addr) = self.spec.dashboard else { return };
         let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
         let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
+        let Some(addr) = self.spec.dashboard else {
+            if self.spec.board_to_supervisor {
+                self.board = Some(board);
+                let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
+                self.on_board(|b| {
+                    b.alive(me, name, Some(address), false);
+                    b.event("the run starts");
+                });
+            }
+            return;
+        };
         match dashboard::serve(addr, Arc::clone(&board)).await {
             Ok(local) => {
                 eprintln!("dashboard: http://{local}/");
@@ -81,8 +93,21 @@ impl Driver {
         if self.node.is_master() {
             let me = self.spec.me.id;
             self.on_board(|b| b.figures(me, &figures));
+            self.report_board();
         } else {
             self.node.share_figures(figures);
+        }
+    }
+
+    /// Under a supervisor that serves the dashboard, the master reports
+    /// its board (a line the supervisor takes off the log).
+    pub(super) fn report_board(&self) {
+        if !self.spec.board_to_supervisor || !self.node.is_master() {
+            return;
+        }
+        if let Some(board) = &self.board {
+            let line = crate::dashboard::relay::board_line(&board.lock().unwrap_or_else(|e| e.into_inner()));
+            eprintln!("{line}");
         }
     }
 

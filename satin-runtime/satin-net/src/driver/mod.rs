@@ -48,6 +48,9 @@ pub(crate) struct NodeSpec {
     /// Report the estimate to the supervisor while master (it draws the
     /// status line).
     pub(crate) report_status: bool,
+    /// Keep a board and report it to the supervisor while master (it
+    /// serves the dashboard: `dashboard/relay.rs`).
+    pub(crate) board_to_supervisor: bool,
     /// The checkpoint file, if the run keeps one.
     pub(crate) checkpoint: Option<CheckpointSpec>,
     /// A run of this process alone (a local run that keeps a checkpoint):
@@ -512,6 +515,7 @@ impl Driver {
         self.on_board(crate::dashboard::Board::finished);
         let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));
+        self.report_board();
         if let Some(t) = &mut self.trace {
             if let Err(e) = t.write() {
                 warn!("cannot write the trace: {e}");

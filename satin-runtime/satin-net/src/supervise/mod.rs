@@ -107,8 +107,9 @@ struct Cluster {
     trace: Option<std::path::PathBuf>,
     /// `--stats-json`: each node writes its part beside it.
     stats_json: Option<std::path::PathBuf>,
-    /// `--dashboard`: node 0 serves it (not in the calibration run).
-    dashboard: Option<SocketAddr>,
+    /// `--dashboard`: the supervisor serves what the master of the moment
+    /// reports (not in the calibration run).
+    relay: Option<crate::dashboard::relay::Relay>,
     /// The status line, drawn from the master's reports.
     status: super::status_line::SupervisorLine,
     /// How many nodes the cluster starts with.
@@ -152,8 +153,8 @@ impl Cluster {
         if self.status.drawn() {
             cmd.env(super::status_line::SUPERVISOR_STATUS_ENV, "1");
         }
-        if let (Some(addr), 0) = (self.dashboard, node) {
-            cmd.arg("--dashboard").arg(addr.to_string());
+        if self.relay.is_some() {
+            cmd.env(crate::dashboard::relay::BOARD_ENV, "1");
         }
         match start {
             Start::Listen => cmd.args(["--listen", "127.0.0.1:0"]),
@@ -169,8 +170,12 @@ impl Cluster {
         let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
         let tx = self.events.clone();
         let status = self.status.clone();
+        let relay = self.relay.clone();
         let log = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if relay.as_ref().is_some_and(|r| r.take_line(node, &line)) {
+                    continue;
+                }
                 status.log_line(node, &line);
                 if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
                     let _ = tx.send(Event::Listening { node, addr });
@@ -319,7 +324,7 @@ impl Drop for Cluster {
 /// their figures to `stats` if given.
 enum RunKind<'a> {
     Calibration,
-    Run { stats: Option<&'a std::path::Path> },
+    Run { stats: Option<&'a std::path::Path>, relay: Option<crate::dashboard::relay::Relay> },
 }
 
 /// One run of the cluster; returns the master's output and how long it took.
@@ -332,9 +337,9 @@ fn run_cluster(
     run: RunKind<'_>,
     kind: Kind,
 ) -> Result<(ClusterEnd, Duration, Duration), RunError> {
-    let (calibration, stats) = match run {
-        RunKind::Calibration => (true, None),
-        RunKind::Run { stats } => (false, stats),
+    let (calibration, stats, relay) = match run {
+        RunKind::Calibration => (true, None, None),
+        RunKind::Run { stats, relay } => (false, stats, relay),
     };
     let (tx, rx) = channel();
     let mut cluster = Cluster {
@@ -352,7 +357,7 @@ fn run_cluster(
         events: tx,
         trace: args.trace.clone(),
         stats_json: stats.map(std::path::Path::to_path_buf),
-        dashboard: args.dashboard.filter(|_| !calibration),
+        relay,
         status: super::status_line::SupervisorLine::new(super::status_line::status_line_wanted(args.no_progress)),
         size: n,
     };
@@ -610,6 +615,14 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             (at, e.kind)
         })
         .collect();
+    // The dashboard is the supervisor's: it outlives any node.
+    let relay = match args.dashboard {
+        Some(addr) => Some(
+            crate::dashboard::relay::Relay::serve(app, addr)
+                .map_err(|e| RunError::Failed(format!("cannot serve the dashboard on {addr}: {e}")))?,
+        ),
+        None => None,
+    };
     // The nodes' figures: in the file asked for, or in a scratch one for
     // the table printed at the end.
     let mut _scratch = None; // removed with its file when the run is over
@@ -625,7 +638,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
         }
     };
     let (outcome, took, cpu) =
-        run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref() }, kind)?;
+        run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref(), relay }, kind)?;
     if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {
             eprintln!("{app}: {line}");

@@ -1,0 +1,122 @@
+//! The dashboard a supervisor (`--local-nodes`) serves: every node keeps a
+//! board, whichever is master reports it once a second on its log (a line
+//! the supervisor takes off it, as it takes the status line's reports),
+//! and the supervisor — the process the user started — serves the latest.
+//! So the page outlives any node, the first included, and shows the run
+//! as the master of the moment knows it.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::{metrics, Board};
+
+/// Set by the supervisor for its nodes: keep a board and report it.
+pub(crate) const BOARD_ENV: &str = "SATIN_BOARD_TO_SUPERVISOR";
+/// How a node's report starts.
+const BOARD_PREFIX: &str = "satin-board: ";
+
+/// The line a master writes for its supervisor: its status and metrics.
+pub(crate) fn board_line(board: &Board) -> String {
+    let report = json!({ "status": board.status(), "metrics": metrics::render(board) });
+    format!("{BOARD_PREFIX}{report}")
+}
+
+/// What the supervisor serves: the latest report, and from which node.
+struct Latest {
+    app: String,
+    started: Instant,
+    status: Option<Value>,
+    metrics: String,
+    from: Option<usize>,
+}
+
+/// The supervisor's side, shared by its log readers and its server.
+#[derive(Clone)]
+pub(crate) struct Relay(Arc<Mutex<Latest>>);
+
+impl Relay {
+    /// Serves the relay on `addr` from a thread of its own; says where.
+    pub(crate) fn serve(app: &str, addr: SocketAddr) -> std::io::Result<Relay> {
+        let relay = Relay(Arc::new(Mutex::new(Latest {
+            app: app.to_string(),
+            started: Instant::now(),
+            status: None,
+            metrics: String::new(),
+            from: None,
+        })));
+        let (bound, bound_rx) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
+        let state = relay.clone();
+        std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return drop(bound.send(Err(e))),
+            };
+            rt.block_on(async move {
+                let listener = match tokio::net::TcpListener::bind(addr).await {
+                    Ok(l) => l,
+                    Err(e) => return drop(bound.send(Err(e))),
+                };
+                let _ = bound.send(listener.local_addr());
+                let app = Router::new()
+                    .route("/", get(page))
+                    .route("/api/status", get(status))
+                    .route("/metrics", get(metrics_text))
+                    .with_state(state);
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::warn!("dashboard: {e}");
+                }
+            });
+        })?;
+        let local = bound_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))?;
+        eprintln!("dashboard: http://{local}/");
+        Ok(relay)
+    }
+
+    /// Takes node `node`'s report off its log: true if `line` was one.
+    pub(crate) fn take_line(&self, node: usize, line: &str) -> bool {
+        let Some(text) = line.strip_prefix(BOARD_PREFIX) else { return false };
+        if let Ok(mut report) = serde_json::from_str::<Value>(text) {
+            let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            latest.metrics = report["metrics"].as_str().unwrap_or_default().to_string();
+            latest.status = Some(report["status"].take());
+            latest.from = Some(node);
+        }
+        true
+    }
+
+    /// The latest status, with who reported it; an empty one before the
+    /// first report.
+    fn status(&self) -> Value {
+        let latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut status = latest.status.clone().unwrap_or_else(|| {
+            json!({
+                "app": latest.app, "elapsed_s": latest.started.elapsed().as_secs_f64(), "progress": 0.0,
+                "eta_s": null, "done": false, "nodes": [], "events": [], "jobs_per_s": [], "trace": null,
+            })
+        });
+        status["served_by"] = json!("supervisor");
+        status["reported_by"] = json!(latest.from.map(|n| n.to_string()));
+        status
+    }
+}
+
+async fn page() -> Html<&'static str> {
+    Html(super::PAGE)
+}
+
+async fn status(State(relay): State<Relay>) -> impl IntoResponse {
+    Json(relay.status())
+}
+
+async fn metrics_text(State(relay): State<Relay>) -> impl IntoResponse {
+    let text = relay.0.lock().unwrap_or_else(|e| e.into_inner()).metrics.clone();
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
+}

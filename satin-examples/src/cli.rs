@@ -56,8 +56,10 @@ pub fn run<R: Send>(name: &str, args: &RunArgs, app: impl FnOnce() -> R + Send) 
             "distributed run"
         } else if l.checkpoint.is_some() {
             "run with checkpoint"
-        } else {
+        } else if l.dashboard.is_some() {
             "run with a dashboard"
+        } else {
+            "run with a report"
         };
         eprintln!("{name}: {how}, {:.3} s", start.elapsed().as_secs_f64());
         return r;

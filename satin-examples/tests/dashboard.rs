@@ -224,3 +224,36 @@ fn the_supervisor_serves_the_dashboard_after_node_0_is_killed() {
     until(&base, "progress advancing under the new master", |s| s["progress"].as_f64().unwrap_or(0.0) > p);
     assert!(get(&base, "/metrics").contains(r#"satin_node_up{node="0",state="crashed"} 0"#));
 }
+
+/// `--report FILE`: what the dashboard showed last, as one page that
+/// opens offline — written by the supervisor from the last master's board
+/// (here after node 2's crash), and shown by a browser with no server.
+#[test]
+fn a_report_is_one_page_that_opens_offline_with_the_runs_end() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = dir.path().join("run.html");
+    let f = file.to_str().expect("utf-8");
+    let args = ["16", "--local-nodes", "3", "--workers", "1", "--report", f, "--chaos", "kill:node=2,at=1s"];
+    let out = common::run(&args);
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains(&format!("report: {f}")), "{log}");
+    let page = std::fs::read_to_string(&file).expect("the report was written");
+    assert!(page.contains("<title>satin run</title>") && page.contains("window.SATIN_REPORT = {"), "{page}");
+    assert!(!page.contains("src=\"http"), "the page loads something from the network");
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .expect("headless Chromium is needed for this test: `.ci/run` installs it (apt-get install chromium)");
+    let profile = tempfile::tempdir().expect("a browser profile");
+    let out = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=2000", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{f}"))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(dom.matches("data-node=").count(), 3, "the report lists three nodes:\n{dom}");
+    assert!(dom.contains(r#"data-state="crashed""#), "the report does not show the crash:\n{dom}");
+    assert!(dom.contains(" — done</h1>"), "the report does not show the run's end:\n{dom}");
+}

@@ -170,6 +170,12 @@ fn task_graph_runs_refuse_what_they_cannot_do() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
     }
+    // No dashboard for task graphs yet: said, not ignored.
+    for flag in [["--dashboard", "127.0.0.1:0"], ["--report", "/tmp/never.html"]] {
+        let out = run(DAG, &[&["run", &graph()][..], &flag[..]].concat(), &[]);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("task-graph runs have no dashboard yet"), "{}", stderr(&out));
+    }
     // Faults a static schedule has no meaning for.
     for (chaos, words) in [
         ("leave:node=1,at=1s", "no graceful leave"),

@@ -307,6 +307,13 @@ pub struct Launch {
     /// http://ADDR/`.
     #[arg(long, value_name = "ADDR")]
     pub dashboard: Option<SocketAddr>,
+    /// After the run, write what the dashboard showed last as one
+    /// self-contained HTML page to FILE (it opens offline, on any
+    /// machine). Written by the process that would serve the dashboard:
+    /// this one on one machine, the supervisor with --local-nodes, the
+    /// first node across machines.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Largest frame this node accepts or sends, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
@@ -460,8 +467,8 @@ impl Launch {
     }
 
     /// Does [`run`] do more than run on this machine's cores: a node, a
-    /// supervisor, a launch under srun, a run that keeps a checkpoint or
-    /// serves a dashboard, or making a pool credential?
+    /// supervisor, a launch under srun, a run that keeps a checkpoint,
+    /// serves a dashboard or writes a report, or making a pool credential?
     pub fn goes_beyond_this_process(&self) -> bool {
         self.is_distributed()
             || self.local_nodes.is_some()
@@ -470,6 +477,7 @@ impl Launch {
             || self.k8s
             || self.checkpoint.is_some()
             || self.dashboard.is_some()
+            || self.report.is_some()
     }
 }
 
@@ -617,6 +625,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         config,
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
         dashboard: args.dashboard.filter(|_| args.join.is_none()),
+        report: args.report.clone().filter(|_| args.join.is_none()),
         report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
         board_to_supervisor: std::env::var_os(dashboard::relay::BOARD_ENV).is_some(),
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),

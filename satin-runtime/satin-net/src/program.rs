@@ -87,7 +87,7 @@ pub fn try_run<R: Send>(
     // however busy the cores are (`sched/priority.rs`).
     let builder = if args.is_distributed() { builder.lower_worker_priority(WORKER_PRIORITY_STEPS) } else { builder };
     let runtime = builder
-        .track_progress(status || reports || args.dashboard.is_some())
+        .track_progress(status || reports || args.dashboard.is_some() || args.report.is_some())
         .build()
         .map_err(|e| RunError::Failed(e.to_string()))?;
     if args.checkpoint.is_some() && args.ft != FtArg::Table {
@@ -99,16 +99,19 @@ pub fn try_run<R: Send>(
     let lone = !args.is_distributed() && args.checkpoint.is_some();
     if !args.is_distributed() && !lone {
         let runtime = Arc::new(runtime);
-        let board = match args.dashboard {
-            Some(addr) => Some(
-                crate::dashboard::local::LocalDashboard::open(app, addr, Arc::clone(&runtime))
-                    .map_err(|e| RunError::Failed(format!("cannot serve the dashboard on {addr}: {e}")))?,
-            ),
-            None => None,
+        let board = if args.dashboard.is_some() || args.report.is_some() {
+            let open = crate::dashboard::local::LocalDashboard::open(app, args.dashboard, Arc::clone(&runtime));
+            Some(open.map_err(|e| RunError::Failed(format!("cannot serve the dashboard: {e}")))?)
+        } else {
+            None
         };
         let value = status_line::run_here(&runtime, f);
         if let Some(board) = board {
-            board.close();
+            let report = args.report.as_deref();
+            board.close(report).map_err(|e| {
+                let file = report.map(|p| p.display().to_string()).unwrap_or_default();
+                RunError::Failed(format!("cannot write the report to {file}: {e}"))
+            })?;
         }
         if let Some(path) = &args.stats_json {
             report::write_local_stats(path, &runtime)

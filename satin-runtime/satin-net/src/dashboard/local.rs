@@ -24,14 +24,15 @@ pub(crate) struct LocalDashboard {
 }
 
 impl LocalDashboard {
-    /// Serves the dashboard of `runtime`'s run on `addr`; says where on
-    /// standard error (as nodes do), or why not.
-    pub(crate) fn open(app: &str, addr: SocketAddr, runtime: Arc<Runtime>) -> std::io::Result<LocalDashboard> {
+    /// Serves the dashboard of `runtime`'s run on `addr` (if given; a
+    /// `--report` alone only samples); says where on standard error (as
+    /// nodes do), or why not.
+    pub(crate) fn open(app: &str, addr: Option<SocketAddr>, runtime: Arc<Runtime>) -> std::io::Result<LocalDashboard> {
         let board: Shared = Arc::new(Mutex::new(Board::new(app, None)));
         lock(&board).alive(ME, "this machine".into(), None, true);
         lock(&board).event(format!("the run starts on {} workers", runtime.workers()));
         let (stop, stopped) = mpsc::channel::<()>();
-        let (bound, bound_rx) = mpsc::channel::<std::io::Result<SocketAddr>>();
+        let (bound, bound_rx) = mpsc::channel::<std::io::Result<Option<SocketAddr>>>();
         let shared = Arc::clone(&board);
         let thread = std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
             let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -39,7 +40,10 @@ impl LocalDashboard {
                 Err(e) => return drop(bound.send(Err(e))),
             };
             rt.block_on(async move {
-                let served = serve(addr, Arc::clone(&shared)).await;
+                let served = match addr {
+                    Some(addr) => serve(addr, Arc::clone(&shared)).await.map(Some),
+                    None => Ok(None),
+                };
                 let ok = served.is_ok();
                 let _ = bound.send(served);
                 if !ok {
@@ -58,16 +62,24 @@ impl LocalDashboard {
             });
         })?;
         let local = bound_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))?;
-        eprintln!("dashboard: http://{local}/");
+        if let Some(local) = local {
+            eprintln!("dashboard: http://{local}/");
+        }
         Ok(LocalDashboard { board, stop, thread })
     }
 
-    /// The run is over: the page says so, and the server stops.
-    pub(crate) fn close(self) {
+    /// The run is over: the page says so, the server stops, and the
+    /// report, if asked for, is written.
+    pub(crate) fn close(self, report: Option<&std::path::Path>) -> std::io::Result<()> {
         lock(&self.board).finished();
         lock(&self.board).event("the run is over");
         drop(self.stop);
         let _ = self.thread.join();
+        let Some(path) = report else { return Ok(()) };
+        let status = serde_json::to_value(lock(&self.board).status()).unwrap_or_default();
+        super::report::write(path, &status)?;
+        eprintln!("report: {}", path.display());
+        Ok(())
     }
 }
 

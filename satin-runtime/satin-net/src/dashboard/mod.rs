@@ -17,6 +17,7 @@ pub(crate) mod board;
 pub(crate) mod local;
 mod metrics;
 pub(crate) mod relay;
+pub(crate) mod report;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

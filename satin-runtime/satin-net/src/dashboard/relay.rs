@@ -43,15 +43,20 @@ struct Latest {
 pub(crate) struct Relay(Arc<Mutex<Latest>>);
 
 impl Relay {
-    /// Serves the relay on `addr` from a thread of its own; says where.
-    pub(crate) fn serve(app: &str, addr: SocketAddr) -> std::io::Result<Relay> {
-        let relay = Relay(Arc::new(Mutex::new(Latest {
+    /// A relay that keeps what the masters report (for `--report`).
+    pub(crate) fn new(app: &str) -> Relay {
+        Relay(Arc::new(Mutex::new(Latest {
             app: app.to_string(),
             started: Instant::now(),
             status: None,
             metrics: String::new(),
             from: None,
-        })));
+        })))
+    }
+
+    /// Serves the relay on `addr` from a thread of its own; says where.
+    pub(crate) fn serve(self, addr: SocketAddr) -> std::io::Result<Relay> {
+        let relay = self;
         let (bound, bound_rx) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
         let state = relay.clone();
         std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
@@ -90,6 +95,13 @@ impl Relay {
             latest.from = Some(node);
         }
         true
+    }
+
+    /// `--report FILE`: the latest status as one page.
+    pub(crate) fn write_report(&self, path: &std::path::Path) -> std::io::Result<()> {
+        super::report::write(path, &self.status())?;
+        eprintln!("report: {}", path.display());
+        Ok(())
     }
 
     /// The latest status, with who reported it; an empty one before the

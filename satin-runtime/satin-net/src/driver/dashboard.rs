@@ -14,7 +14,7 @@ impl Driver {
         let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
         let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
         let Some(addr) = self.spec.dashboard else {
-            if self.spec.board_to_supervisor {
+            if self.spec.board_to_supervisor || self.spec.report.is_some() {
                 self.board = Some(board);
                 let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
                 self.on_board(|b| {
@@ -96,6 +96,16 @@ impl Driver {
             self.report_board();
         } else {
             self.node.share_figures(figures);
+        }
+    }
+
+    /// `--report FILE`: the board as it is at the end, as one page.
+    pub(super) fn write_report(&self) {
+        let (Some(path), Some(board)) = (&self.spec.report, &self.board) else { return };
+        let status = serde_json::to_value(board.lock().unwrap_or_else(|e| e.into_inner()).status()).unwrap_or_default();
+        match crate::dashboard::report::write(path, &status) {
+            Ok(()) => eprintln!("report: {}", path.display()),
+            Err(e) => warn!("cannot write the report to {}: {e}", path.display()),
         }
     }
 

@@ -51,6 +51,8 @@ pub(crate) struct NodeSpec {
     /// Keep a board and report it to the supervisor while master (it
     /// serves the dashboard: `dashboard/relay.rs`).
     pub(crate) board_to_supervisor: bool,
+    /// `--report FILE`: the board written as one HTML page at the end.
+    pub(crate) report: Option<std::path::PathBuf>,
     /// The checkpoint file, if the run keeps one.
     pub(crate) checkpoint: Option<CheckpointSpec>,
     /// A run of this process alone (a local run that keeps a checkpoint):
@@ -516,6 +518,7 @@ impl Driver {
         let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));
         self.report_board();
+        self.write_report();
         if let Some(t) = &mut self.trace {
             if let Err(e) = t.write() {
                 warn!("cannot write the trace: {e}");

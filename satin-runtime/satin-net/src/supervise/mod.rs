@@ -283,7 +283,8 @@ impl Cluster {
 /// supervisor's own flags — and, for a calibration run, the checkpoint (it
 /// must neither read nor fill the run's file).
 fn node_args(n: u32, args: &Launch, calibration: bool) -> Vec<String> {
-    let mut own = vec!["--local-nodes", "--chaos", "--trace", "--stats-json", "--dashboard", "--answer-file"];
+    let mut own =
+        vec!["--local-nodes", "--chaos", "--trace", "--stats-json", "--dashboard", "--report", "--answer-file"];
     if calibration {
         own.extend(["--checkpoint", "--checkpoint-interval"]);
     }
@@ -615,13 +616,16 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             (at, e.kind)
         })
         .collect();
-    // The dashboard is the supervisor's: it outlives any node.
-    let relay = match args.dashboard {
-        Some(addr) => Some(
-            crate::dashboard::relay::Relay::serve(app, addr)
+    // The dashboard and the report are the supervisor's: they outlive any
+    // node.
+    let relay = match (args.dashboard, &args.report) {
+        (Some(addr), _) => Some(
+            crate::dashboard::relay::Relay::new(app)
+                .serve(addr)
                 .map_err(|e| RunError::Failed(format!("cannot serve the dashboard on {addr}: {e}")))?,
         ),
-        None => None,
+        (None, Some(_)) => Some(crate::dashboard::relay::Relay::new(app)),
+        (None, None) => None,
     };
     // The nodes' figures: in the file asked for, or in a scratch one for
     // the table printed at the end.
@@ -638,7 +642,12 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
         }
     };
     let (outcome, took, cpu) =
-        run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref(), relay }, kind)?;
+        run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref(), relay: relay.clone() }, kind)?;
+    if let (Some(path), Some(relay)) = (&args.report, &relay) {
+        relay
+            .write_report(path)
+            .map_err(|e| RunError::Failed(format!("cannot write the report to {}: {e}", path.display())))?;
+    }
     if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {
             eprintln!("{app}: {line}");

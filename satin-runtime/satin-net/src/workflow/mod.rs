@@ -90,6 +90,9 @@ pub fn try_run_workflow(
     if args.stats_json.is_some() && args.init_pool.is_none() {
         return Err(RunError::Usage("task-graph runs do not write --stats-json yet".into()));
     }
+    if args.dashboard.is_some() || args.report.is_some() {
+        return Err(RunError::Usage("task-graph runs have no dashboard yet (--dashboard, --report)".into()));
+    }
     // (Task-graph nodes keep no `--stats-json` figures.)
     let two = (2, "a task's duplicate runs on another node");
     match first_steps(app, args, two, supervise::Kind::Graph)? {

@@ -227,7 +227,8 @@ pub struct Launch {
     /// How long a joining node keeps trying while its contact does not
     /// answer yet (or its join gets lost), in milliseconds (default
     /// 10000; 60000 with --slurm, whose tasks start in no particular
-    /// order).
+    /// order). In a task-graph run: how long its master waits for its
+    /// --nodes nodes before it starts with those it has (default 60000).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub join_wait_ms: Option<u64>,
     /// Name of this node's cluster: nodes steal inside their own cluster

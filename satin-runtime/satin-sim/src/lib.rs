@@ -6,6 +6,9 @@
 //! Each step takes the earliest event (ties in scheduling order), hands it
 //! to its node's core or executor, then pumps that node: start work, pass
 //! finished jobs to the core, let an idle core steal, carry out its actions.
+//!
+//! [`graph`] does the same for task-graph runs: every node a real
+//! `satin_dag::GraphNode`, under faults of the same language.
 
 #![warn(missing_docs)]
 

@@ -120,7 +120,11 @@ pub fn try_run_workflow(
     let pool = load_pool(args)?;
     let id = if master { MASTER } else { fresh_id() };
     let me = Identity::from_launch(args, id, args.join, Hello::new(app, &["task graph"]), None);
-    let cfg = GraphConfig { replan, emulate_comm, ..GraphConfig::new(nodes, params, unit) };
+    let mut cfg = GraphConfig { replan, emulate_comm, ..GraphConfig::new(nodes, params, unit) };
+    // How long the master waits for its nodes: `--join-wait-ms` if given.
+    if let Some(ms) = args.join_wait_ms {
+        cfg.gather_wait = Duration::from_millis(ms);
+    }
     let faults =
         super::network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", super::netfault::FAULTS_ENV)))?;
     match node::run(me, cfg, faults, &pool, workflow) {

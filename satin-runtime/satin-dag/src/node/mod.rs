@@ -331,10 +331,10 @@ impl GraphNode {
 
     /// `msg` came from node `from`.
     pub fn handle_message(&mut self, now: Time, from: NodeId, msg: GraphMsg) {
-        self.now = self.now.max(now);
-        if self.ended {
-            return;
-        }
+        self.input(now, |node| node.on_message(now, from, msg));
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: GraphMsg) {
         match msg {
             GraphMsg::Join => self.on_join(now, from),
             GraphMsg::Start { roster, digest } => {
@@ -356,7 +356,6 @@ impl GraphNode {
             GraphMsg::Ended => self.on_ended(from),
             GraphMsg::Need { task } => self.on_need(from, task),
         }
-        self.step(now);
     }
 
     /// A connection this node opened to `id` is up.
@@ -368,31 +367,28 @@ impl GraphNode {
 
     /// Node `id` is gone to this node, as `loss` says.
     pub fn handle_peer_lost(&mut self, now: Time, id: NodeId, loss: Loss) {
-        self.now = self.now.max(now);
-        if self.ended {
-            return;
-        }
-        self.peer_lost(now, id, loss);
-        self.step(now);
+        self.input(now, |node| node.peer_lost(now, id, loss));
     }
 
     /// The worker ran `item` to its end (`output`) or stopped it on an
     /// abort (`None`).
     pub fn handle_task_ran(&mut self, now: Time, item: Item, output: Option<Vec<u8>>) {
-        self.now = self.now.max(now);
-        if self.ended {
-            return;
-        }
-        self.on_ran(now, item, output);
-        self.step(now);
+        self.input(now, |node| node.on_ran(now, item, output));
     }
 
     /// The time [`poll_timeout`](Self::poll_timeout) named has come.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.input(now, |_| {});
+    }
+
+    /// Every input: the clock moves on; a node whose part ended takes
+    /// nothing; after the input, what moves the run on (`step`).
+    fn input(&mut self, now: Time, take: impl FnOnce(&mut GraphNode)) {
         self.now = self.now.max(now);
         if self.ended {
             return;
         }
+        take(self);
         self.step(now);
     }
 

@@ -71,9 +71,8 @@ impl Net {
         while let Some(a) = self.nodes[i].poll_action() {
             match a {
                 Action::Send { to, msg } => {
-                    if !self.linked(i, to) {
-                        self.at(now + 2 * MS, Ev::Linked { at: i, peer: to });
-                    }
+                    // Every send links anew: `handle_linked` is idempotent.
+                    self.at(now + 2 * MS, Ev::Linked { at: i, peer: to });
                     self.at(now + MS / 1000, Ev::Msg { to: to as usize, from: i as NodeId, msg })
                 }
                 Action::Run { item, inputs, planned } => {
@@ -88,10 +87,6 @@ impl Net {
         if let Some(t) = self.nodes[i].poll_timeout() {
             self.at(t, Ev::Timer { at: i });
         }
-    }
-
-    fn linked(&self, _i: usize, _to: NodeId) -> bool {
-        false // every send links anew: `handle_linked` is idempotent
     }
 
     /// Runs until nothing is left or `until`.

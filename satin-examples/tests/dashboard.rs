@@ -1,8 +1,9 @@
 //! The dashboard of a real run (`--dashboard`): three local nodes, one
 //! killed with `--chaos`; the JSON and the metrics read over HTTP, and
 //! the page loaded in headless Chromium, which must show the nodes, the
-//! progress advancing and the killed node as crashed. The screenshot is
-//! kept as `target/dashboard.png`.
+//! progress advancing and the killed node as crashed, the task stream
+//! and each node's CPU and memory. The screenshots are kept as
+//! `target/tmp/dashboard.png` and `target/tmp/report.png`.
 
 mod common;
 
@@ -23,12 +24,13 @@ struct Run {
 }
 
 /// Starts nqueens 17 on three local nodes with a dashboard and a
-/// checkpoint; node 2 is killed two seconds in.
+/// checkpoint; node 2 is killed three seconds in (it has reported the
+/// job it runs by then: the page draws it as lost).
 fn start() -> Run {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let mut child = Guarded::spawn(
         Command::new(NQUEENS)
-            .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=2s"])
+            .args(["17", "--local-nodes", "3", "--dashboard", "127.0.0.1:0", "--chaos", "kill:node=2,at=3s"])
             .arg("--checkpoint")
             .arg(dir.path().join("run.ckpt"))
             .args(["--checkpoint-interval", "200ms"])
@@ -77,6 +79,23 @@ fn until(base: &str, what: &str, done: impl Fn(&serde_json::Value) -> bool) -> s
     }
 }
 
+/// The nodes with bars in the task stream: jobs that ended, or that run.
+fn bar_nodes(s: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    let mut bars = s["task_stream"]["bars"].as_array().cloned().unwrap_or_default();
+    let running = s["task_stream"]["running"].as_object().cloned().unwrap_or_default();
+    bars.extend(running.values().flat_map(|r| r.as_array().cloned().unwrap_or_default()));
+    bars.iter().filter_map(|b| b[0].as_str().map(str::to_string)).collect()
+}
+
+/// The bars of kind `kind` in the task stream.
+fn bars_of_kind(s: &serde_json::Value, kind: &str) -> usize {
+    let Some(index) = s["task_stream"]["kinds"].as_array().and_then(|k| k.iter().position(|k| k == kind)) else {
+        return 0;
+    };
+    let bars = s["task_stream"]["bars"].as_array().cloned().unwrap_or_default();
+    bars.iter().filter(|b| b[4].as_u64() == Some(index as u64)).count()
+}
+
 fn states(s: &serde_json::Value) -> Vec<String> {
     s["nodes"].as_array().expect("nodes").iter().map(|n| n["state"].as_str().unwrap_or("?").to_string()).collect()
 }
@@ -109,6 +128,15 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     assert!(first["eta_s"].is_null() || first["eta_s"].as_f64().is_some(), "{first}");
     let later = until(&run.base, "progress advancing", |s| s["progress"].as_f64().unwrap_or(0.0) > p0);
     assert!(later["elapsed_s"].as_f64() > first["elapsed_s"].as_f64(), "{later}");
+    // The task stream: jobs that moved, as bars, from more than one node;
+    // and each reporting node's use of its machine over time.
+    let streamed = until(&run.base, "two nodes' jobs in the task stream", |s| bar_nodes(s).len() >= 2);
+    assert_eq!(streamed["task_stream"]["kinds"][2], "redone", "{streamed}");
+    for node in working(&streamed) {
+        let usage = node["usage"].as_array().cloned().unwrap_or_default();
+        assert!(!usage.is_empty(), "no CPU and memory samples: {streamed}");
+        assert!(usage.iter().all(|u| u[2].as_f64().unwrap_or(0.0) > 0.0), "no memory: {streamed}");
+    }
     let crashed = until(&run.base, "the killed node shown as crashed", |s| states(s).iter().any(|st| st == "crashed"));
     assert_eq!(states(&crashed).iter().filter(|st| *st == "alive").count(), 2, "{crashed}");
     let events = |s: &serde_json::Value| s["events"].to_string();
@@ -143,6 +171,9 @@ fn the_dashboard_shows_the_nodes_the_progress_and_a_crash() {
     assert!(dom.contains(r#"data-state="crashed""#), "the page does not show the crash:\n{dom}");
     assert_eq!(dom.matches("data-node=").count(), 3, "the page lists three nodes:\n{dom}");
     assert!(dom.contains("data-cpu="), "the page shows no node's CPU time:\n{dom}");
+    assert!(dom.contains("data-bar-node="), "the page draws no task stream:\n{dom}");
+    assert!(dom.contains("data-lost="), "the killed node's running job is not drawn as lost:\n{dom}");
+    assert!(dom.matches("data-usage-node=").count() >= 4, "no CPU and memory lines of two nodes:\n{dom}");
     let shown: f64 = dom
         .split(r#"data-progress=""#)
         .nth(1)
@@ -182,6 +213,9 @@ fn a_run_on_one_machine_serves_the_dashboard() {
     assert!((0.0..=1.0).contains(&s["progress"].as_f64().expect("a number")), "{s}");
     assert!(s["events"].to_string().contains("the run starts on 2 workers"), "{s}");
     assert!(get(&base, "/metrics").contains(r#"satin_node_up{node="this machine""#));
+    // Jobs one worker took from the other, as bars on the stream.
+    let s = until(&base, "this machine's jobs in the task stream", |s| bars_of_kind(s, "stolen") > 0);
+    assert_eq!(bar_nodes(&s).into_iter().collect::<Vec<_>>(), ["this machine"], "{s}");
     let out = common::finish(child);
     let log = log.join().expect("log reader");
     assert!(out.status.success(), "{log}");
@@ -220,6 +254,9 @@ fn the_supervisor_serves_the_dashboard_after_node_0_is_killed() {
     });
     let master = after["reported_by"].as_str().expect("a node").to_string();
     assert_eq!(node(&after, &master)["master"], true, "{after}");
+    // Node 0 reported to no one but its own board: the samples of its use
+    // of the machine are still shown, kept from its own reports.
+    assert!(!node(&after, "0")["usage"].as_array().cloned().unwrap_or_default().is_empty(), "{after}");
     // And it goes on: the next report comes (once a second), not a copy.
     let t = after["elapsed_s"].as_f64().expect("a number");
     until(&base, "a later report", |s| s["elapsed_s"].as_f64().unwrap_or(0.0) > t || s["done"] == true);
@@ -234,7 +271,9 @@ fn a_report_is_one_page_that_opens_offline_with_the_runs_end() {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let file = dir.path().join("run.html");
     let f = file.to_str().expect("utf-8");
-    let args = ["16", "--local-nodes", "3", "--workers", "1", "--report", f, "--chaos", "kill:node=2,at=1s"];
+    // Two workers a node: jobs move between workers too, and node 2 has
+    // reported some by its death.
+    let args = ["16", "--local-nodes", "3", "--workers", "2", "--report", f, "--chaos", "kill:node=2,at=1500ms"];
     let out = common::run(&args);
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{log}");
@@ -257,4 +296,20 @@ fn a_report_is_one_page_that_opens_offline_with_the_runs_end() {
     assert_eq!(dom.matches("data-node=").count(), 3, "the report lists three nodes:\n{dom}");
     assert!(dom.contains(r#"data-state="crashed""#), "the report does not show the crash:\n{dom}");
     assert!(dom.contains(" — done</h1>"), "the report does not show the run's end:\n{dom}");
+    // The task stream: bars of every node, and the killed node's work run
+    // again elsewhere.
+    for n in 0..3 {
+        assert!(dom.contains(&format!(r#"data-bar-node="{n}""#)), "no bar of node {n} in the report:\n{dom}");
+    }
+    let redone = |line: &&str| line.contains(r#"data-kind="redone""#) && !line.contains(r#"data-bar-node="2""#);
+    assert!(dom.split("<rect").any(|r| redone(&r)), "no redone job on a live node:\n{dom}");
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let out = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=2000", "--window-size=1300,1100"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{f}"))
+        .output()
+        .expect("chromium runs");
+    assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
 }

@@ -344,6 +344,23 @@ impl LocalExecutor {
         self.runtime.registry().set_publish_after(after);
     }
 
+    /// Records the jobs that move, for a task stream (see
+    /// [`Runtime::record_jobs`]).
+    pub fn record_jobs(&self, on: bool) {
+        self.runtime.record_jobs(on);
+    }
+
+    /// The jobs recorded since the last call (see
+    /// [`Runtime::take_job_spans`]).
+    pub fn take_job_spans(&self) -> Vec<crate::JobSpan> {
+        self.runtime.take_job_spans()
+    }
+
+    /// The recorded jobs running now (see [`Runtime::running_job_spans`]).
+    pub fn running_job_spans(&self) -> Vec<crate::JobSpan> {
+        self.runtime.running_job_spans()
+    }
+
     /// Calls spawned on this node's runtime so far.
     pub fn spawns(&self) -> u64 {
         self.runtime.stats().spawns
@@ -389,6 +406,7 @@ impl LocalExecutor {
             key: job.key,
             payload: job.payload,
             redone: job.redone,
+            duplicate: job.duplicate,
             epoch: job.epoch,
             place: Place { depth: job.depth, frame: job.parent, redone: job.redone, lookup_depth: 0 },
         };
@@ -409,6 +427,7 @@ impl Executor for LocalExecutor {
             stamp,
             payload: take.payload,
             redone: take.redone,
+            duplicate: false,
             epoch: take.epoch,
             depth: take.place.depth,
             parent: take.place.frame,

@@ -27,7 +27,7 @@ pub use job::{
     TravelMut, TypeParam, WriteBackError,
 };
 pub use satin_macros::divide_and_conquer;
-pub use sched::{sequential, BuildError, Builder, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
+pub use sched::{sequential, BuildError, Builder, JobSpan, Ran, RunStats, Runtime, DEFAULT_SPAWN_LIMIT};
 
 /// Items used by the code that `#[divide_and_conquer]` generates. Not a public
 /// API: names and signatures here change without notice.

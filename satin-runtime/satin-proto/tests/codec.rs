@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use satin_proto::checkpoint::ResultMeta;
 use satin_proto::codec::{decode, encode, encode_segments, FrameError, HandshakeError, Hello, PROTOCOL_VERSION};
 use satin_proto::JobKey;
-use satin_proto::{Entry, JobSpec, Msg};
+use satin_proto::{Entry, JobBar, JobKind, JobSpec, Msg, NodeFigures};
 
 fn arb_msg() -> impl Strategy<Value = Msg> {
     let key = any::<[u8; 32]>().prop_map(JobKey);
@@ -15,14 +15,14 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
     ];
     prop_oneof![
         any::<u64>().prop_map(|id| Msg::StealRequest { id }),
-        (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<bool>(), any::<(u32, u32, u64)>()).prop_map(
-            |(id, key, stamp, payload, redone, (epoch, depth, parent))| {
+        (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<(bool, bool)>(), any::<(u32, u32, u64)>())
+            .prop_map(|(id, key, stamp, payload, (redone, duplicate), (epoch, depth, parent))| {
+                let payload = payload.into();
                 Msg::StealReply {
                     id,
-                    job: Some(JobSpec { key, stamp, payload: payload.into(), redone, epoch, depth, parent }),
+                    job: Some(JobSpec { key, stamp, payload, redone, duplicate, epoch, depth, parent }),
                 }
-            }
-        ),
+            }),
         (any::<u64>(), key.clone(), bytes.clone()).prop_map(|(stamp, key, value)| Msg::JobResult {
             stamp,
             key,
@@ -50,6 +50,21 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         Just(Msg::AnswerValue { run: 3, value: None }),
         Just(Msg::Shown { run: 1 }),
         Just(Msg::ProgramOver { runs: 4 }),
+        (any::<(u64, u64)>(), proptest::collection::vec(any::<(u16, u64, u64, u8, bool)>(), 0..40)).prop_map(
+            |((cpu_ms, rss_bytes), bars)| {
+                let jobs = bars
+                    .into_iter()
+                    .map(|(worker, start_us, took_us, k, running)| JobBar {
+                        worker,
+                        start_us,
+                        took_us,
+                        kind: JobKind::ALL[k as usize % JobKind::ALL.len()],
+                        running,
+                    })
+                    .collect();
+                Msg::Figures(NodeFigures { cpu_ms, rss_bytes, jobs, ..Default::default() })
+            }
+        ),
     ]
 }
 

@@ -509,6 +509,7 @@ impl Executor for ModelExecutor<'_> {
                 stamp,
                 payload: payload.into(),
                 redone: inst.redone,
+                duplicate: false,
                 epoch: inst.epoch,
                 depth: inst.depth,
                 parent: inst.parent_frame,

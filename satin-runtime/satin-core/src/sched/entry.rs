@@ -13,6 +13,7 @@ use super::registry::Registry;
 use super::remote::RemotePanic;
 use super::tls::CurrentGuard;
 use crate::job::registry::run_call;
+use satin_proto::JobKind;
 
 /// How an entry job ended.
 #[derive(Debug)]
@@ -48,6 +49,8 @@ pub(crate) struct EntrySpec {
     pub(crate) key: crate::JobKey,
     pub(crate) payload: satin_proto::Bytes,
     pub(crate) redone: bool,
+    /// A copy of a late job (stragglers), for the task stream.
+    pub(crate) duplicate: bool,
     pub(crate) epoch: u32,
     pub(crate) place: Place,
 }
@@ -86,7 +89,17 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
     // SAFETY: per the function contract; the box is reclaimed exactly once.
     let job = unsafe { Box::from_raw(data as *mut EntryJob) };
     let EntryJob { spec, abort, done } = *job;
-    let EntrySpec { key, payload, redone, epoch, place } = spec;
+    let EntrySpec { key, payload, redone, duplicate, epoch, place } = spec;
+    let spans = &worker.registry().spans;
+    let recorded = spans.on().then(|| {
+        let kind = match place.depth == 0 {
+            _ if duplicate => JobKind::Duplicate,
+            _ if redone || epoch > 0 => JobKind::Redone,
+            true => JobKind::Root,
+            false => JobKind::Stolen,
+        };
+        (spans.started(worker.index(), kind), kind)
+    });
     let start = Instant::now();
     let outcome = {
         let ctx = Ctx::entry(worker, &abort, redone, epoch, place);
@@ -110,6 +123,14 @@ unsafe fn execute(data: *const (), exec: Exec<'_>) -> bool {
             Err(p) => EntryOutcome::Failed(panic_message(&*p)),
         }
     };
+    if let Some((recorded, kind)) = recorded {
+        let kind = match outcome {
+            EntryOutcome::Aborted => JobKind::Aborted,
+            EntryOutcome::Failed(_) => JobKind::Failed,
+            _ => kind,
+        };
+        worker.registry().spans.ended(worker.index(), recorded, kind);
+    }
     done(outcome, Ran { worker: worker.index(), start, took: start.elapsed() });
     true
 }

@@ -2,6 +2,7 @@
 //! Design notes: `README.md` beside this file.
 
 mod affinity;
+mod bars;
 mod ctx;
 mod entry;
 mod ft;
@@ -18,6 +19,7 @@ mod slot;
 mod tls;
 mod track;
 
+pub use bars::JobSpan;
 pub use ctx::Ctx;
 pub(crate) use ctx::Place;
 pub(crate) use entry::EntrySpec;
@@ -295,6 +297,23 @@ impl Runtime {
 
     pub(crate) fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// Records, from now on (or no longer), the jobs that move between
+    /// workers or nodes, for a task stream ([`Runtime::take_job_spans`]).
+    pub fn record_jobs(&self, on: bool) {
+        self.registry.spans.set_on(on);
+    }
+
+    /// The jobs recorded since the last call, oldest first (see
+    /// [`Runtime::record_jobs`]).
+    pub fn take_job_spans(&self) -> Vec<JobSpan> {
+        self.registry.spans.take()
+    }
+
+    /// The recorded kinds of jobs running now, each as a span so far.
+    pub fn running_job_spans(&self) -> Vec<JobSpan> {
+        self.registry.spans.running()
     }
 
     /// Counters since the runtime started.

@@ -67,6 +67,8 @@ pub(crate) struct Registry {
     pub(crate) born: std::time::Instant,
     /// The progress of each run, if tracked (`Builder::track_progress`).
     pub(crate) progress: Option<Arc<crate::progress::Progress>>,
+    /// The jobs that moved, when recorded (`Runtime::record_jobs`).
+    pub(crate) spans: super::bars::JobSpans,
 }
 
 impl Registry {
@@ -95,6 +97,7 @@ impl Registry {
             thread_ids: std::sync::Mutex::new(Vec::new()),
             born: std::time::Instant::now(),
             progress,
+            spans: super::bars::JobSpans::new(workers),
         };
         (Arc::new(registry), deques)
     }

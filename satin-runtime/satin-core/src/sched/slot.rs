@@ -22,6 +22,7 @@ use super::registry::{Registry, WorkerCounters, WorkerThread};
 use super::remote::{Completion, RemotePanic, RemoteTake};
 use super::tls::CurrentGuard;
 use crate::Job;
+use satin_proto::JobKind;
 
 const NEW: u8 = 0; // created, not spawned
 const DEFERRED: u8 = 5; // spawned while the worker had enough queued: kept here, run at the sync
@@ -330,6 +331,10 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
         return false;
     }
     slot.state.store(RUNNING, Ordering::Relaxed);
+    // The task stream draws the jobs that moved here or run again.
+    let recorded = (redone || matches!(taken, Taken::Stolen { .. })) && worker.registry().spans.on();
+    let started_kind = if redone { JobKind::Redone } else { JobKind::Stolen };
+    let start = recorded.then(|| worker.registry().spans.started(worker.index(), started_kind));
     if let Taken::Stolen { victim } = taken {
         WorkerCounters::bump(&worker.counters().steals);
         slot.thief.store(worker.index(), Ordering::Relaxed);
@@ -352,6 +357,15 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
             }
         }
     };
+    if let Some(start) = start {
+        let kind = match outcome {
+            SlotResult::Aborted => JobKind::Aborted,
+            SlotResult::Panic(_) => JobKind::Failed,
+            SlotResult::Value(_) | SlotResult::Encoded(..) if redone => JobKind::Redone,
+            SlotResult::Value(_) | SlotResult::Encoded(..) => JobKind::Stolen,
+        };
+        worker.registry().spans.ended(worker.index(), start, kind);
+    }
     // SAFETY: the owner reads `outcome` only after it acquires DONE below.
     unsafe { *slot.outcome.get() = Some(outcome) };
     let stolen = taken != Taken::Popped;

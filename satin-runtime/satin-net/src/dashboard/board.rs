@@ -1,19 +1,23 @@
 //! What the dashboard shows, as the master's driver keeps it: the nodes
-//! and their state, the progress estimate, jobs per second over time and
-//! the run's events. The driver writes it as things happen; the server
+//! and their state, each one's CPU and memory over time, the progress
+//! estimate and jobs per second over time, the task stream and the run's
+//! events. The driver writes it as things happen; the server
 //! reads a copy per request.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use satin_core::progress::Estimate;
 use satin_proto::{NodeFigures, NodeId, NodeStats};
 
+use super::stream::{unix_us, TaskStream};
+
 /// Events kept (the oldest go first).
 const EVENTS: usize = 200;
-/// Samples of the job rate kept: ten minutes at one a second.
+/// Samples of the job rate, of the estimate and of each node's use of
+/// its machine kept: ten minutes at one a second.
 const RATE_SAMPLES: usize = 600;
 
 /// A node as the dashboard lists it.
@@ -37,6 +41,9 @@ pub(crate) struct NodeRow {
     /// What the node itself last reported (`None` before its first
     /// report): its calls, table, recoveries, traffic and CPU time.
     pub(crate) figures: Option<ReportedFigures>,
+    /// Its use of its machine over time, one sample per report: (Unix
+    /// ms, CPU cores busy since the last report, MB resident).
+    pub(crate) usage: VecDeque<(u64, f64, f64)>,
 }
 
 /// A node's own figures as the dashboard shows them.
@@ -50,6 +57,7 @@ pub(crate) struct ReportedFigures {
     pub(crate) recoveries: u64,
     pub(crate) bytes_sent: u64,
     pub(crate) cpu_s: f64,
+    pub(crate) rss_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,6 +75,7 @@ struct Event {
 pub(crate) struct Board {
     app: String,
     started: Instant,
+    started_unix_ms: u64,
     nodes: BTreeMap<NodeId, NodeRow>,
     /// Peers that said they leave: their removal is a leave, not a crash.
     leaving: std::collections::BTreeSet<NodeId>,
@@ -75,6 +84,9 @@ pub(crate) struct Board {
     rate: VecDeque<(f64, f64)>,
     last_sample: Option<(Instant, u64)>,
     estimate: Option<Estimate>,
+    /// (Unix ms, progress, seconds left if known), once a second.
+    progress_over_time: VecDeque<(u64, f64, Option<f64>)>,
+    stream: TaskStream,
     /// Duplicates started and won, and drops, at the last look.
     stragglers_seen: (u64, u64, u64),
     trace: Option<String>,
@@ -86,12 +98,15 @@ pub(crate) struct Board {
 pub(crate) struct Status<'a> {
     app: &'a str,
     elapsed_s: f64,
+    started_unix_ms: u64,
     progress: f64,
     eta_s: Option<f64>,
     done: bool,
     nodes: Vec<&'a NodeRow>,
     events: &'a VecDeque<Event>,
     jobs_per_s: &'a VecDeque<(f64, f64)>,
+    progress_over_time: &'a VecDeque<(u64, f64, Option<f64>)>,
+    task_stream: &'a TaskStream,
     trace: Option<&'a str>,
 }
 
@@ -100,12 +115,15 @@ impl Board {
         Board {
             app: app.to_string(),
             started: Instant::now(),
+            started_unix_ms: unix_us(SystemTime::now()) / 1000,
             nodes: BTreeMap::new(),
             leaving: Default::default(),
             events: VecDeque::new(),
             rate: VecDeque::new(),
             last_sample: None,
             estimate: None,
+            progress_over_time: VecDeque::new(),
+            stream: TaskStream::default(),
             stragglers_seen: (0, 0, 0),
             trace,
             done: false,
@@ -149,6 +167,7 @@ impl Board {
             jobs_stolen: 0,
             jobs_given: 0,
             figures: None,
+            usage: VecDeque::new(),
         });
         if matches!(row.state, "alive" | "dropped") {
             row.name = name;
@@ -184,9 +203,27 @@ impl Board {
     }
 
     /// Node `id` reported its own figures: they replace the master's view
-    /// of its jobs.
+    /// of its jobs; its use of the machine is sampled and the jobs it
+    /// ended go onto the task stream.
     pub(crate) fn figures(&mut self, id: NodeId, f: &NodeFigures) {
         let Some(row) = self.nodes.get_mut(&id) else { return };
+        let now_ms = unix_us(SystemTime::now()) / 1000;
+        let cpu_s = f.cpu_ms as f64 / 1e3;
+        let rss_mb = f.rss_bytes as f64 / 1e6;
+        // CPU cores busy since the last report (the first counts from
+        // the board's start, or from the node's if it came later).
+        let (since_ms, cpu_before) = match &row.figures {
+            Some(before) => (row.usage.back().map_or(self.started_unix_ms, |u| u.0), before.cpu_s),
+            None => (self.started_unix_ms, 0.0),
+        };
+        if now_ms > since_ms {
+            let cores = ((cpu_s - cpu_before).max(0.0) / ((now_ms - since_ms) as f64 / 1e3) * 100.0).round() / 100.0;
+            if row.usage.len() == RATE_SAMPLES {
+                row.usage.pop_front();
+            }
+            row.usage.push_back((now_ms, cores, (rss_mb * 10.0).round() / 10.0));
+        }
+        self.stream.add(&row.name, &f.jobs);
         row.jobs_stolen = f.jobs_stolen;
         row.jobs_given = f.jobs_given;
         row.figures = Some(ReportedFigures {
@@ -197,7 +234,8 @@ impl Board {
             table_hits: f.table_hits,
             recoveries: f.recoveries,
             bytes_sent: f.bytes_sent,
-            cpu_s: f.cpu_ms as f64 / 1e3,
+            cpu_s,
+            rss_bytes: f.rss_bytes,
         });
     }
 
@@ -253,15 +291,35 @@ impl Board {
                 }
                 self.rate.push_back((self.since_start(), rate));
                 self.last_sample = Some((now, jobs));
+                self.sample_progress();
             }
             Some(_) => {}
             None => self.last_sample = Some((now, jobs)),
         }
     }
 
+    /// The estimate now, onto its history.
+    fn sample_progress(&mut self) {
+        if self.progress_over_time.len() == RATE_SAMPLES {
+            self.progress_over_time.pop_front();
+        }
+        let eta = self.eta_s().map(|s| (s * 10.0).round() / 10.0);
+        let sample = (unix_us(SystemTime::now()) / 1000, (self.progress() * 1e4).round() / 1e4, eta);
+        self.progress_over_time.push_back(sample);
+    }
+
     /// The run is over.
     pub(crate) fn finished(&mut self) {
         self.done = true;
+        self.sample_progress();
+    }
+
+    fn eta_s(&self) -> Option<f64> {
+        if self.is_done() {
+            Some(0.0)
+        } else {
+            self.estimate.and_then(|e| e.eta).map(|d| d.as_secs_f64())
+        }
     }
 
     fn is_done(&self) -> bool {
@@ -270,17 +328,18 @@ impl Board {
 
     /// The JSON of `/api/status`.
     pub(crate) fn status(&self) -> Status<'_> {
-        let done = self.is_done();
-        let eta_s = if done { Some(0.0) } else { self.estimate.and_then(|e| e.eta).map(|d| d.as_secs_f64()) };
         Status {
             app: &self.app,
             elapsed_s: self.since_start(),
+            started_unix_ms: self.started_unix_ms,
             progress: self.progress(),
-            eta_s,
-            done,
+            eta_s: self.eta_s(),
+            done: self.is_done(),
             nodes: self.nodes.values().collect(),
             events: &self.events,
             jobs_per_s: &self.rate,
+            progress_over_time: &self.progress_over_time,
+            task_stream: &self.stream,
             trace: self.trace.as_deref(),
         }
     }

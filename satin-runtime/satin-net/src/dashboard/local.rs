@@ -29,6 +29,7 @@ impl LocalDashboard {
     /// nodes do), or why not.
     pub(crate) fn open(app: &str, addr: Option<SocketAddr>, runtime: Arc<Runtime>) -> std::io::Result<LocalDashboard> {
         let board: Shared = Arc::new(Mutex::new(Board::new(app, None)));
+        runtime.record_jobs(true);
         lock(&board).alive(ME, "this machine".into(), None, true);
         lock(&board).event(format!("the run starts on {} workers", runtime.workers()));
         let (stop, stopped) = mpsc::channel::<()>();
@@ -96,7 +97,9 @@ fn sample(board: &Shared, runtime: &Runtime) {
         table_hits: 0,
         recoveries: 0,
         bytes_sent: 0,
-        cpu_ms: super::process_cpu().as_millis() as u64,
+        cpu_ms: super::process::cpu().as_millis() as u64,
+        rss_bytes: super::process::resident_bytes(),
+        jobs: super::stream::bars_of(runtime.take_job_spans(), runtime.running_job_spans()),
     };
     let mut b = lock(board);
     b.update(ME, stats.steals, 0, runtime.progress());

@@ -43,6 +43,8 @@ pub(crate) fn render(board: &Board) -> String {
     let bytes = counter(&mut registry, "node_sent_bytes", "Bytes the node sent to other nodes");
     let entries = Family::<NodeLabels, Gauge>::default();
     registry.register("node_table_entries", "Entries in the node's result table", entries.clone());
+    let memory = Family::<NodeLabels, Gauge>::default();
+    registry.register("node_resident_bytes", "Memory the node's process holds (resident set)", memory.clone());
     let cpu = Family::<NodeLabels, Counter<f64, std::sync::atomic::AtomicU64>>::default();
     registry.register("node_cpu_seconds", "CPU time of the node's process", cpu.clone());
     for row in board.rows() {
@@ -58,6 +60,7 @@ pub(crate) fn render(board: &Board) -> String {
             bytes.get_or_create(&labels).inc_by(f.bytes_sent);
             entries.get_or_create(&labels).set(f.table_entries as i64);
             cpu.get_or_create(&labels).inc_by(f.cpu_s);
+            memory.get_or_create(&labels).set(f.rss_bytes as i64);
         }
     }
     let progress = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
@@ -78,13 +81,20 @@ mod tests {
         let mut b = Board::new("app", None);
         b.alive(1, "127.0.0.1:7000".into(), None, true);
         b.update(1, 3, 5, None);
-        let figures = satin_proto::NodeFigures { spawns: 40, bytes_sent: 900, cpu_ms: 1500, ..Default::default() };
+        let figures = satin_proto::NodeFigures {
+            spawns: 40,
+            bytes_sent: 900,
+            cpu_ms: 1500,
+            rss_bytes: 7_000_000,
+            ..Default::default()
+        };
         b.figures(1, &figures);
         let text = render(&b);
         assert!(text.contains(r#"satin_node_spawns_total{node="127.0.0.1:7000",state="alive"} 40"#), "{text}");
         assert!(text.contains(r#"satin_node_sent_bytes_total{node="127.0.0.1:7000",state="alive"} 900"#), "{text}");
         assert!(text.contains(r#"satin_node_cpu_seconds_total{node="127.0.0.1:7000",state="alive"} 1.5"#), "{text}");
         assert!(text.contains(r#"satin_node_up{node="127.0.0.1:7000",state="alive"} 1"#), "{text}");
+        assert!(text.contains(r#"satin_node_resident_bytes{node="127.0.0.1:7000",state="alive"} 7000000"#), "{text}");
         // The node's own report replaced the master's count (0 given).
         assert!(text.contains(r#"satin_node_jobs_given{node="127.0.0.1:7000",state="alive"} 0"#), "{text}");
         assert!(text.contains("satin_run_progress_ratio 0"), "{text}");

@@ -7,17 +7,24 @@
 //! node.
 //!
 //! - `/`: the page (`page.html`, one static file): the nodes, progress
-//!   and the estimate, jobs per second over time, the run's events.
-//! - `/api/status`: JSON — `elapsed_s`, `progress` (0 to 1), `eta_s`
-//!   (`null` when unknown), `done`, `nodes` (`name`, `state`, …),
-//!   `events`, `jobs_per_s`, `trace`.
+//!   and the estimate, the task stream (`stream.rs`), each node's CPU and
+//!   memory over time, the estimate and jobs per second over time, the
+//!   run's events.
+//! - `/api/status`: JSON — `elapsed_s`, `started_unix_ms`, `progress` (0
+//!   to 1), `eta_s` (`null` when unknown), `done`, `nodes` (`name`,
+//!   `state`, …, `usage`: `[Unix ms, CPU cores busy, MB resident]` over
+//!   time), `events`, `jobs_per_s`, `progress_over_time` (`[Unix ms,
+//!   progress, eta_s]`), `task_stream`, `trace`.
 //! - `/metrics`: the Prometheus text format.
 
 pub(crate) mod board;
+mod history;
 pub(crate) mod local;
 mod metrics;
+pub(crate) mod process;
 pub(crate) mod relay;
 pub(crate) mod report;
+pub(crate) mod stream;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -70,16 +77,4 @@ async fn status(State(board): State<Shared>) -> impl IntoResponse {
 async fn metrics_text(State(board): State<Shared>) -> impl IntoResponse {
     let text = metrics::render(&lock(&board));
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
-}
-
-/// CPU time this process used so far (user and system, all threads).
-pub(crate) fn process_cpu() -> std::time::Duration {
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is valid for writes; RUSAGE_SELF names this process.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return std::time::Duration::ZERO;
-    }
-    let time = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
 }

@@ -3,7 +3,8 @@
 //! the supervisor takes off it, as it takes the status line's reports),
 //! and the supervisor — the process the user started — serves the latest.
 //! So the page outlives any node, the first included, and shows the run
-//! as the master of the moment knows it.
+//! as the master of the moment knows it — with the time series of every
+//! master's reports merged (`history.rs`).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,7 @@ struct Latest {
     app: String,
     started: Instant,
     status: Option<Value>,
+    history: super::history::History,
     metrics: String,
     from: Option<usize>,
 }
@@ -49,6 +51,7 @@ impl Relay {
             app: app.to_string(),
             started: Instant::now(),
             status: None,
+            history: Default::default(),
             metrics: String::new(),
             from: None,
         })))
@@ -91,7 +94,10 @@ impl Relay {
         if let Ok(mut report) = serde_json::from_str::<Value>(text) {
             let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
             latest.metrics = report["metrics"].as_str().unwrap_or_default().to_string();
-            latest.status = Some(report["status"].take());
+            let mut status = report["status"].take();
+            latest.history.absorb(&status);
+            latest.history.fill(&mut status);
+            latest.status = Some(status);
             latest.from = Some(node);
         }
         true
@@ -111,7 +117,10 @@ impl Relay {
         let mut status = latest.status.clone().unwrap_or_else(|| {
             json!({
                 "app": latest.app, "elapsed_s": latest.started.elapsed().as_secs_f64(), "progress": 0.0,
+                "started_unix_ms": super::stream::unix_us(std::time::SystemTime::now()) / 1000
+                    - latest.started.elapsed().as_millis() as u64,
                 "eta_s": null, "done": false, "nodes": [], "events": [], "jobs_per_s": [], "trace": null,
+                "progress_over_time": [], "task_stream": { "kinds": [], "bars": [], "running": {} },
             })
         });
         status["served_by"] = json!("supervisor");

@@ -11,6 +11,10 @@ impl Driver {
     /// a supervisor that serves it, keeps the board only (reported while
     /// master, `report_board`).
     pub(super) async fn open_dashboard(&mut self) {
+        // Whichever node is master when someone looks draws every node's
+        // jobs: each records its own from the start (a recorded job costs
+        // two clock reads; only jobs that moved are recorded).
+        self.exec.record_jobs(true);
         let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
         let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
         let Some(addr) = self.spec.dashboard else {
@@ -89,7 +93,7 @@ impl Driver {
     /// node's figures to the master (through the core), or onto the
     /// board of the master that serves one.
     pub(super) fn share_figures(&mut self) {
-        let figures = self.figures();
+        let figures = self.figures_and_jobs();
         if self.node.is_master() {
             let me = self.spec.me.id;
             self.on_board(|b| b.figures(me, &figures));
@@ -97,6 +101,22 @@ impl Driver {
         } else {
             self.node.share_figures(figures);
         }
+    }
+
+    /// At the end, the master's last figures and the jobs it ended since
+    /// its last report go onto its board (its root among them), before
+    /// the board is reported for the last time.
+    pub(super) fn last_figures(&mut self) {
+        if self.board.is_some() && self.node.is_master() {
+            let (me, figures) = (self.spec.me.id, self.figures_and_jobs());
+            self.on_board(|b| b.figures(me, &figures));
+        }
+    }
+
+    /// This node's figures and the jobs it ended since the last call.
+    fn figures_and_jobs(&self) -> NodeFigures {
+        let jobs = dashboard::stream::bars_of(self.exec.take_job_spans(), self.exec.running_job_spans());
+        NodeFigures { jobs, ..self.figures() }
     }
 
     /// `--report FILE`: the board as it is at the end, as one page.
@@ -130,7 +150,7 @@ impl Driver {
         }
     }
 
-    /// This node's figures now.
+    /// This node's figures now, without its jobs.
     fn figures(&self) -> NodeFigures {
         let stats = self.node.stats();
         NodeFigures {
@@ -143,7 +163,11 @@ impl Driver {
             table_hits: self.exec.table_hits(),
             recoveries: stats.recoveries,
             bytes_sent: self.io.net.sent().1,
-            cpu_ms: dashboard::process_cpu().as_millis() as u64,
+            cpu_ms: dashboard::process::cpu().as_millis() as u64,
+            rss_bytes: dashboard::process::resident_bytes(),
+            // The jobs ended since the last report go with it alone
+            // (`share_figures`).
+            jobs: Vec::new(),
         }
     }
 }

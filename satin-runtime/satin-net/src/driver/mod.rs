@@ -514,6 +514,7 @@ impl Driver {
             s.finish();
         }
         self.exec.run_ended();
+        self.last_figures();
         self.on_board(crate::dashboard::Board::finished);
         let label = self.spec.me.label.clone();
         self.marker(&format!("node {label} done"));

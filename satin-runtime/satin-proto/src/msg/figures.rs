@@ -26,4 +26,66 @@ pub struct NodeFigures {
     pub bytes_sent: u64,
     /// CPU time of its process, in milliseconds.
     pub cpu_ms: u64,
+    /// Memory its process holds now (resident set), in bytes.
+    pub rss_bytes: u64,
+    /// Jobs that ended on it since its last report, for the dashboard's
+    /// task stream (at most [`JOB_BARS_PER_REPORT`], the longest), then
+    /// the ones running now (`running`, their duration so far).
+    pub jobs: Vec<JobBar>,
+}
+
+/// The most job bars one report carries: a node that ended more keeps
+/// the longest (the short ones would be a pixel wide anyway).
+pub const JOB_BARS_PER_REPORT: usize = 400;
+
+/// One job as the task stream draws it: a bar on a worker's row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobBar {
+    /// The worker thread that ran it (its index on the node).
+    pub worker: u16,
+    /// When it started: microseconds since the Unix epoch (wall clock, so
+    /// that the bars of nodes on one machine line up).
+    pub start_us: u64,
+    /// How long it ran, in microseconds.
+    pub took_us: u64,
+    /// What kind of job it was.
+    pub kind: JobKind,
+    /// Still running when reported: `took_us` is its time so far.
+    pub running: bool,
+}
+
+/// What kind of job a bar stands for (the task stream colours them apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum JobKind {
+    /// The run's root call, in its first run.
+    Root,
+    /// A job taken from another worker or another node.
+    Stolen,
+    /// A job run again after the node that had it crashed (or a restarted
+    /// root).
+    Redone,
+    /// A copy of a late job, raced against the original (stragglers).
+    Duplicate,
+    /// A job stopped before it ended (its result was no longer wanted).
+    Aborted,
+    /// A job that panicked or could not be decoded.
+    Failed,
+}
+
+impl JobKind {
+    /// Every kind, in the order of [`JobKind::name`]'s legend.
+    pub const ALL: [JobKind; 6] =
+        [JobKind::Root, JobKind::Stolen, JobKind::Redone, JobKind::Duplicate, JobKind::Aborted, JobKind::Failed];
+
+    /// Its name on the dashboard.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Root => "root",
+            JobKind::Stolen => "stolen",
+            JobKind::Redone => "redone",
+            JobKind::Duplicate => "duplicate",
+            JobKind::Aborted => "aborted",
+            JobKind::Failed => "failed",
+        }
+    }
 }

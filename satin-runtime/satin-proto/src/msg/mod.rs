@@ -14,7 +14,7 @@ use crate::JobKey;
 mod figures;
 mod quorum;
 
-pub use figures::NodeFigures;
+pub use figures::{JobBar, JobKind, NodeFigures, JOB_BARS_PER_REPORT};
 pub use quorum::{Change, LogEntry, QMsg, Seat, Snapshot};
 
 /// A node's identity for one lifetime: a restarted process is a new node.
@@ -39,6 +39,9 @@ pub struct JobSpec {
     /// Re-executed after a crash: look up the result table before running,
     /// and so do all descendants.
     pub redone: bool,
+    /// A copy of a late job that the master hands out to race the
+    /// original (stragglers); `redone` is set too.
+    pub duplicate: bool,
     /// Which incarnation of the root job this job descends from: 0 for the
     /// first, one more at every restart of the root. A job waits for
     /// (adopts) a running job only of an older epoch, and a frame of an
@@ -59,6 +62,7 @@ impl JobSpec {
             stamp,
             payload: payload.into(),
             redone: false,
+            duplicate: false,
             epoch: 0,
             depth: crate::checkpoint::DEPTH_UNKNOWN,
             parent: 0,

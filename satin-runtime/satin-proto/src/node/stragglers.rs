@@ -192,7 +192,7 @@ impl Node {
         let (base, policy) =
             self.copies_of(orig).map(|(_, s)| (s.spec.clone(), s.policy)).next().expect("a late job has a copy");
         self.ledger.next_stamp += 1;
-        let spec = JobSpec { stamp: self.ledger.next_stamp, redone: true, ..base };
+        let spec = JobSpec { stamp: self.ledger.next_stamp, redone: true, duplicate: true, ..base };
         self.ledger.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now) });
         self.stats.duplicates_started += 1;
         spec
@@ -331,7 +331,7 @@ impl Node {
             return;
         }
         self.stats.redone += 1;
-        exec.requeue(JobSpec { stamp: copy.orig, redone: true, ..copy.spec });
+        exec.requeue(JobSpec { stamp: copy.orig, redone: true, duplicate: false, ..copy.spec });
     }
 
     /// Copy `stamp` failed on thief `from` (it panicked there): retried

@@ -315,7 +315,7 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
         // the job back where this process's workers find it.
         Exec::Remote(_) if J::LOCAL.is_some() => return false,
         Exec::Remote(out) => {
-            *out = Some(slot.take_remote(data));
+            *out = Some(slot.take_remote(data, redone));
             return true;
         }
     };
@@ -379,8 +379,10 @@ unsafe fn execute_as<J: Job>(data: *const (), exec: Exec<'_>, redone: bool) -> b
 
 impl<J: Job> Slot<J> {
     /// Another machine takes this job: encode the call but keep it here, in
-    /// case the thief dies and it has to run here after all.
-    fn take_remote(&self, data: *const ()) -> RemoteTake {
+    /// case the thief dies and it has to run here after all. A job run
+    /// again (`redone`: its last thief died) goes as redone: its new
+    /// thief looks up what the dead one's work left in the result table.
+    fn take_remote(&self, data: *const (), redone: bool) -> RemoteTake {
         self.thief.store(REMOTE, Ordering::Relaxed);
         self.state.store(RUNNING, Ordering::Relaxed);
         // SAFETY: the job is out of the deque; only this taker reads it, and
@@ -392,7 +394,7 @@ impl<J: Job> Slot<J> {
         let (key, payload) = crate::job::registry::encode_keyed_call(job);
         RemoteTake {
             key,
-            redone: self.place.get().redone,
+            redone: redone || self.place.get().redone,
             epoch: spawner.epoch,
             place: self.place.get(),
             payload: payload.into(),

@@ -313,3 +313,57 @@ fn a_report_is_one_page_that_opens_offline_with_the_runs_end() {
         .expect("chromium runs");
     assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Across machines (here, processes that join one another on loopback):
+/// a node other than the first given `--dashboard` serves the run as the
+/// master of the moment knows it — the first node's board at first, sent
+/// to it once a second — and goes on serving after that master is killed,
+/// from the new master's board.
+#[test]
+fn a_joiner_with_a_dashboard_serves_the_master_s_view_and_outlives_it() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let pool = dir.path().join("pool.pem");
+    let pool = pool.to_str().expect("utf-8");
+    let out = common::run(&["1", "--init-pool", pool]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _turn = one_at_a_time();
+    let node = |extra: &[&str]| {
+        let mut child = Guarded::spawn(
+            Command::new(NQUEENS)
+                .args(["17", "--workers", "1", "--pool", pool, "--idle-timeout-ms", "1500"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
+        let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+        let mut said = |what: &str| -> String {
+            let line = lines.by_ref().map_while(Result::ok).find(|l| l.contains(what));
+            line.and_then(|l| l.split(what).nth(1).map(|r| r.trim().trim_end_matches('/').to_string()))
+                .unwrap_or_else(|| panic!("the node never said {what:?}"))
+        };
+        let listens = said("listening on ");
+        let dashboard = extra.contains(&"--dashboard").then(|| said("dashboard: "));
+        std::thread::spawn(move || lines.for_each(drop));
+        (child, listens, dashboard)
+    };
+    let (first, first_addr, _) = node(&["--listen", "127.0.0.1:0"]);
+    let (_watcher, watcher_addr, base) = node(&["--join", &first_addr, "--dashboard", "127.0.0.1:0"]);
+    let base = base.expect("the joiner serves a dashboard");
+    let (_third, _, _) = node(&["--join", &first_addr]);
+    let three = |s: &serde_json::Value| s["nodes"].as_array().is_some_and(|n| n.len() == 3);
+    let before = until(&base, "the first node's board with three nodes", |s| {
+        s["reported_by"] == first_addr.as_str() && three(s)
+    });
+    assert_eq!(before["served_by"], watcher_addr.as_str(), "{before}");
+    assert!(get(&base, "/").contains("<title>satin run</title>"), "the joiner serves no page");
+    drop(first);
+    let after = until(&base, "a new master's board, the first node crashed", |s| {
+        let crashed = s["nodes"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["address"] == first_addr.as_str() && n["state"] == "crashed"));
+        s["reported_by"] != first_addr.as_str() && s["reported_by"].is_string() && crashed
+    });
+    let master = after["reported_by"].as_str().expect("a node").to_string();
+    let row = after["nodes"].as_array().and_then(|n| n.iter().find(|n| n["name"] == master.as_str()).cloned());
+    assert_eq!(row.map(|r| r["master"].clone()), Some(serde_json::json!(true)), "{after}");
+}

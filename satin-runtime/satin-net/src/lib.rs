@@ -302,10 +302,11 @@ pub struct Launch {
     pub no_progress: bool,
     /// Serve a read-only dashboard of the run at ADDR (e.g.
     /// 127.0.0.1:8080; port 0 picks one): the page at `/`, JSON at
-    /// `/api/status`, Prometheus metrics at `/metrics`. The first node
-    /// serves it (a run on one machine: this process; with --local-nodes,
-    /// the supervisor, whatever node dies); it prints `dashboard:
-    /// http://ADDR/`.
+    /// `/api/status`, Prometheus metrics at `/metrics`. A run on one
+    /// machine: this process serves it; with --local-nodes, the
+    /// supervisor, whatever node dies; across machines, any node given
+    /// it (the first its own board, any other the master of the moment's,
+    /// sent to it once a second); it prints `dashboard: http://ADDR/`.
     #[arg(long, value_name = "ADDR")]
     pub dashboard: Option<SocketAddr>,
     /// After the run, write what the dashboard showed last as one
@@ -625,7 +626,8 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         me: Identity::from_launch(args, id, contact, hello, label),
         config,
         progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
-        dashboard: args.dashboard.filter(|_| args.join.is_none()),
+        dashboard: args.dashboard.filter(|_| contact.is_none()),
+        master_view: args.dashboard.filter(|_| contact.is_some()),
         report: args.report.clone().filter(|_| args.join.is_none()),
         report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
         board_to_supervisor: std::env::var_os(dashboard::relay::BOARD_ENV).is_some(),

@@ -295,7 +295,10 @@ impl World<'_> {
             Action::Forget { .. } => {}
             // Simulated nodes report no figures for a dashboard, and
             // their executor publishes what the core lets it.
-            Action::PeerFigures { .. } | Action::ShareFigures | Action::PublishAfter { .. } => {}
+            Action::PeerFigures { .. }
+            | Action::MasterBoard { .. }
+            | Action::ShareFigures
+            | Action::PublishAfter { .. } => {}
             Action::Expelled { by, carry, rejoin } => {
                 self.report.expelled += 1;
                 if rejoin {

@@ -99,6 +99,7 @@ fn sample(board: &Shared, runtime: &Runtime) {
         bytes_sent: 0,
         cpu_ms: super::process::cpu().as_millis() as u64,
         rss_bytes: super::process::resident_bytes(),
+        watches: false,
         jobs: super::stream::bars_of(runtime.take_job_spans(), runtime.running_job_spans()),
     };
     let mut b = lock(board);

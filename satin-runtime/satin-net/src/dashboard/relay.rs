@@ -5,6 +5,11 @@
 //! So the page outlives any node, the first included, and shows the run
 //! as the master of the moment knows it — with the time series of every
 //! master's reports merged (`history.rs`).
+//!
+//! Across machines a node other than the first that is given
+//! `--dashboard` serves a relay too, fed by the boards the master of the
+//! moment sends it (`Msg::Board`, see `proto/node/figures.rs`) instead of
+//! log lines.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -24,9 +29,13 @@ pub(crate) const BOARD_ENV: &str = "SATIN_BOARD_TO_SUPERVISOR";
 /// How a node's report starts.
 const BOARD_PREFIX: &str = "satin-board: ";
 
-/// The line a master writes for its supervisor: its status and metrics.
-pub(crate) fn board_line(board: &Board) -> String {
-    let report = json!({ "status": board.status(), "metrics": metrics::render(board) });
+/// A master's report of its board: its status and metrics, as JSON.
+pub(crate) fn board_report(board: &Board) -> String {
+    json!({ "status": board.status(), "metrics": metrics::render(board) }).to_string()
+}
+
+/// The line a master writes for its supervisor: its report.
+pub(crate) fn board_line(report: &str) -> String {
     format!("{BOARD_PREFIX}{report}")
 }
 
@@ -37,7 +46,10 @@ struct Latest {
     status: Option<Value>,
     history: super::history::History,
     metrics: String,
-    from: Option<usize>,
+    /// Who reported the latest (a node's short name).
+    from: Option<String>,
+    /// Who serves it: `supervisor`, or a node's short name.
+    served_by: String,
 }
 
 /// The supervisor's side, shared by its log readers and its server.
@@ -45,8 +57,9 @@ struct Latest {
 pub(crate) struct Relay(Arc<Mutex<Latest>>);
 
 impl Relay {
-    /// A relay that keeps what the masters report (for `--report`).
-    pub(crate) fn new(app: &str) -> Relay {
+    /// A relay that keeps what the masters report (for `--report`),
+    /// served by `served_by`.
+    pub(crate) fn new(app: &str, served_by: &str) -> Relay {
         Relay(Arc::new(Mutex::new(Latest {
             app: app.to_string(),
             started: Instant::now(),
@@ -54,6 +67,7 @@ impl Relay {
             history: Default::default(),
             metrics: String::new(),
             from: None,
+            served_by: served_by.to_string(),
         })))
     }
 
@@ -91,6 +105,13 @@ impl Relay {
     /// Takes node `node`'s report off its log: true if `line` was one.
     pub(crate) fn take_line(&self, node: usize, line: &str) -> bool {
         let Some(text) = line.strip_prefix(BOARD_PREFIX) else { return false };
+        self.take_report(&node.to_string(), text);
+        true
+    }
+
+    /// Takes a report (`board_report`) of node `from`, the master of the
+    /// moment; one that does not parse is dropped (the next replaces it).
+    pub(crate) fn take_report(&self, from: &str, text: &str) {
         if let Ok(mut report) = serde_json::from_str::<Value>(text) {
             let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
             latest.metrics = report["metrics"].as_str().unwrap_or_default().to_string();
@@ -98,9 +119,8 @@ impl Relay {
             latest.history.absorb(&status);
             latest.history.fill(&mut status);
             latest.status = Some(status);
-            latest.from = Some(node);
+            latest.from = Some(from.to_string());
         }
-        true
     }
 
     /// `--report FILE`: the latest status as one page.
@@ -123,8 +143,8 @@ impl Relay {
                 "progress_over_time": [], "task_stream": { "kinds": [], "bars": [], "running": {} },
             })
         });
-        status["served_by"] = json!("supervisor");
-        status["reported_by"] = json!(latest.from.map(|n| n.to_string()));
+        status["served_by"] = json!(latest.served_by);
+        status["reported_by"] = json!(latest.from);
         status
     }
 }

@@ -33,6 +33,7 @@ impl Driver {
                 }
                 Action::Suspended => self.end = Some(RunEnd::Suspended),
                 Action::PeerFigures { from, figures } => self.peer_figures(from, figures),
+                Action::MasterBoard { from, board } => self.master_board(from, board),
                 Action::ShareFigures => self.share_figures(),
                 Action::PublishAfter { after } => self.exec.set_publish_after(Duration::from_nanos(after)),
                 Action::Forget { peer } => {

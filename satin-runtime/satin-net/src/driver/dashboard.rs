@@ -7,9 +7,8 @@ use super::*;
 use crate::dashboard::{self, Board};
 
 impl Driver {
-    /// Opens the dashboard if this node serves one, and says where; under
-    /// a supervisor that serves it, keeps the board only (reported while
-    /// master, `report_board`).
+    /// Opens the dashboard if this node serves one, and says where; keeps
+    /// the board (reported while master, `report_board`).
     pub(super) async fn open_dashboard(&mut self) {
         // Whichever node is master when someone looks draws every node's
         // jobs: each records its own from the start (a recorded job costs
@@ -17,15 +16,24 @@ impl Driver {
         self.exec.record_jobs(true);
         let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
         let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
-        let Some(addr) = self.spec.dashboard else {
-            if self.spec.board_to_supervisor || self.spec.report.is_some() {
-                self.board = Some(board);
-                let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
-                self.on_board(|b| {
-                    b.alive(me, name, Some(address), false);
-                    b.event("the run starts");
-                });
+        if let Some(addr) = self.spec.master_view {
+            // A node that is not the first serves what the master of the
+            // moment sends it (and its own board while it is master).
+            match crate::dashboard::relay::Relay::new(&self.first_root.0, &self.spec.me.label).serve(addr) {
+                Ok(view) => self.view = Some(view),
+                Err(e) => warn!("cannot serve the dashboard on {addr}: {e}"),
             }
+        }
+        let Some(addr) = self.spec.dashboard else {
+            // Every node keeps a board: whichever is master shows it — to
+            // its supervisor, to the nodes that serve a dashboard, in its
+            // report (the board is read only when someone asks).
+            self.board = Some(board);
+            let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
+            self.on_board(|b| {
+                b.alive(me, name, Some(address), false);
+                b.event("the run starts");
+            });
             return;
         };
         match dashboard::serve(addr, Arc::clone(&board)).await {
@@ -129,15 +137,33 @@ impl Driver {
         }
     }
 
-    /// Under a supervisor that serves the dashboard, the master reports
-    /// its board (a line the supervisor takes off the log).
-    pub(super) fn report_board(&self) {
-        if !self.spec.board_to_supervisor || !self.node.is_master() {
+    /// While master (once a second, with its figures, and at its end):
+    /// the board to whoever shows it — a supervisor that serves the
+    /// dashboard (a line it takes off the log), the nodes that serve one
+    /// (`Node::share_board`), this node's own page if it serves the
+    /// master's view.
+    pub(super) fn report_board(&mut self) {
+        let wanted = self.spec.board_to_supervisor || self.node.board_watched() || self.view.is_some();
+        if !wanted || !self.node.is_master() {
             return;
         }
-        if let Some(board) = &self.board {
-            let line = crate::dashboard::relay::board_line(&board.lock().unwrap_or_else(|e| e.into_inner()));
-            eprintln!("{line}");
+        let Some(board) = &self.board else { return };
+        let report = crate::dashboard::relay::board_report(&board.lock().unwrap_or_else(|e| e.into_inner()));
+        if self.spec.board_to_supervisor {
+            eprintln!("{}", crate::dashboard::relay::board_line(&report));
+        }
+        if let Some(view) = &self.view {
+            view.take_report(&self.spec.me.label, &report);
+        }
+        if self.node.board_watched() {
+            self.node.share_board(report.into_bytes().into());
+        }
+    }
+
+    /// The master's board reached this node, which serves its view.
+    pub(super) fn master_board(&mut self, from: NodeId, board: satin_proto::Bytes) {
+        if let Some(view) = &self.view {
+            view.take_report(&self.peer_name(from), &String::from_utf8_lossy(&board));
         }
     }
 
@@ -165,6 +191,7 @@ impl Driver {
             bytes_sent: self.io.net.sent().1,
             cpu_ms: dashboard::process::cpu().as_millis() as u64,
             rss_bytes: dashboard::process::resident_bytes(),
+            watches: self.view.is_some(),
             // The jobs ended since the last report go with it alone
             // (`share_figures`).
             jobs: Vec::new(),

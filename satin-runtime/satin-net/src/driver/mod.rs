@@ -45,6 +45,9 @@ pub(crate) struct NodeSpec {
     pub(crate) progress: bool,
     /// Serve the dashboard here (the first node only).
     pub(crate) dashboard: Option<SocketAddr>,
+    /// Serve the dashboard of the master of the moment here (`--dashboard`
+    /// on a node that joins: `dashboard/relay.rs`).
+    pub(crate) master_view: Option<SocketAddr>,
     /// Report the estimate to the supervisor while master (it draws the
     /// status line).
     pub(crate) report_status: bool,
@@ -263,6 +266,8 @@ struct Driver {
     status: Option<StatusLine>,
     /// The dashboard's data, if this node serves one.
     board: Option<crate::dashboard::Shared>,
+    /// The master's view this node serves, if it serves one (`master_view`).
+    view: Option<crate::dashboard::relay::Relay>,
     /// When this node last reported its estimate to its supervisor.
     reported: Option<Instant>,
     /// On a master that reports to its supervisor: every peer's last figures.
@@ -381,6 +386,7 @@ pub(super) async fn drive(
         trace,
         status,
         board: None,
+        view: None,
         reported: None,
         peer_figures: Default::default(),
         seen_leader: (None, false),

@@ -620,11 +620,11 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     // node.
     let relay = match (args.dashboard, &args.report) {
         (Some(addr), _) => Some(
-            crate::dashboard::relay::Relay::new(app)
+            crate::dashboard::relay::Relay::new(app, "supervisor")
                 .serve(addr)
                 .map_err(|e| RunError::Failed(format!("cannot serve the dashboard on {addr}: {e}")))?,
         ),
-        (None, Some(_)) => Some(crate::dashboard::relay::Relay::new(app)),
+        (None, Some(_)) => Some(crate::dashboard::relay::Relay::new(app, "supervisor")),
         (None, None) => None,
     };
     // The nodes' figures: in the file asked for, or in a scratch one for

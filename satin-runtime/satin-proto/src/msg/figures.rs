@@ -28,6 +28,9 @@ pub struct NodeFigures {
     pub cpu_ms: u64,
     /// Memory its process holds now (resident set), in bytes.
     pub rss_bytes: u64,
+    /// It serves a dashboard (`--dashboard` on a node that is not the
+    /// first): the master sends it its board ([`crate::Msg::Board`]).
+    pub watches: bool,
     /// Jobs that ended on it since its last report, for the dashboard's
     /// task stream (at most [`JOB_BARS_PER_REPORT`], the longest), then
     /// the ones running now (`running`, their duration so far).

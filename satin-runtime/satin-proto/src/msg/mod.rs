@@ -130,6 +130,9 @@ pub enum Msg {
     Leave,
     /// The sender's figures, for the master's dashboard (`node/figures.rs`).
     Figures(NodeFigures),
+    /// The master's dashboard as it is now (JSON), for a node that serves
+    /// one (`NodeFigures::watches`; `node/figures.rs`).
+    Board(#[serde(with = "crate::shared_bytes")] Bytes),
     /// The sender is the run's origin, node `was` joined again after the
     /// majority removed it (see `node/origin.rs`).
     OriginMoved {
@@ -353,6 +356,7 @@ impl Msg {
             Msg::Quorum(_) => "Quorum",
             Msg::Leave => "Leave",
             Msg::Figures(_) => "Figures",
+            Msg::Board(_) => "Board",
             Msg::OriginMoved { .. } => "OriginMoved",
             Msg::StealRequest { .. } => "StealRequest",
             Msg::StealReply { .. } => "StealReply",

@@ -6,6 +6,13 @@
 //! the core sends them to the master of the moment, whose driver gets
 //! them as [`Action::PeerFigures`]. Figures are news, not state: one lost
 //! (the master changed, a link went down) is replaced by the next.
+//!
+//! A node that serves a dashboard says so in its figures (`watches`); the
+//! master hands its board to those nodes when its driver shares it
+//! ([`Node::share_board`]), and they get it as [`Action::MasterBoard`]:
+//! every such page shows the run as the master of the moment knows it.
+
+use bytes::Bytes;
 
 use super::{Action, Node, NodeId, Time, Timer};
 use crate::msg::{Msg, NodeFigures};
@@ -35,7 +42,37 @@ impl Node {
     /// Figures from `from`: for the driver, if this node is the master.
     pub(super) fn figures_from(&mut self, from: NodeId, figures: NodeFigures) {
         if self.is_master() {
+            if figures.watches {
+                self.board_watchers.insert(from);
+            } else {
+                self.board_watchers.remove(&from);
+            }
             self.actions.push_back(Action::PeerFigures { from, figures });
+        }
+    }
+
+    /// This master's board (the driver's, as JSON), for the live nodes
+    /// that serve a dashboard; nothing on a node that is not the master.
+    pub fn share_board(&mut self, board: Bytes) {
+        if self.stopped || !self.is_master() {
+            return;
+        }
+        let live: std::collections::BTreeSet<NodeId> = self.live_members().collect();
+        self.board_watchers.retain(|w| live.contains(w));
+        for &to in &self.board_watchers {
+            self.actions.push_back(Action::Send { to, msg: Msg::Board(board.clone()) });
+        }
+    }
+
+    /// Whether some node serves a dashboard of this master's board.
+    pub fn board_watched(&self) -> bool {
+        !self.board_watchers.is_empty()
+    }
+
+    /// A board from `from`: for the driver, if `from` is the master.
+    pub(super) fn board_from(&mut self, from: NodeId, board: Bytes) {
+        if from == self.master && !self.is_master() {
+            self.actions.push_back(Action::MasterBoard { from, board });
         }
     }
 }

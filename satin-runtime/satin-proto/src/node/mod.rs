@@ -95,6 +95,14 @@ pub enum Action {
         /// What it reported.
         figures: NodeFigures,
     },
+    /// The master's board reached this node, which serves a dashboard
+    /// (see `figures.rs`).
+    MasterBoard {
+        /// The master.
+        from: NodeId,
+        /// Its board (JSON).
+        board: Bytes,
+    },
     /// The run cannot go on (a crash with `FtMode::None`).
     Failed {
         /// Why.
@@ -264,6 +272,8 @@ pub struct Node {
     timers: timers::TimerTable,
     /// The publication threshold last given to the driver.
     published_after: Option<Time>,
+    /// Nodes that serve a dashboard of this master's board (`figures.rs`).
+    board_watchers: BTreeSet<NodeId>,
     /// Changes to the membership this node applied (the simulator watches).
     roster_changes: u64,
     /// This node as a thief.
@@ -312,6 +322,7 @@ impl Node {
             deposed: BTreeSet::new(),
             timers: Default::default(),
             published_after: None,
+            board_watchers: BTreeSet::new(),
             roster_changes: 0,
         }
     }
@@ -494,6 +505,7 @@ impl Node {
             Msg::ProgramOver { runs } => self.program_ended_elsewhere(now, runs, exec),
             Msg::OriginMoved { was } => self.origin_moved(now, from, was),
             Msg::Figures(figures) => self.figures_from(from, figures),
+            Msg::Board(board) => self.board_from(from, board),
             Msg::JobFailed { stamp, reason } => self.job_failed(now, from, stamp, reason, exec),
             Msg::JobRefused { stamp } => self.job_refused(from, stamp, exec),
             Msg::RunFailed { reason } => {

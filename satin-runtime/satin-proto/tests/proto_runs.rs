@@ -527,3 +527,37 @@ fn a_welcomed_node_treats_its_former_contact_as_any_member() {
     c.nodes[2].handle_closed(c.now, 0);
     assert!(!drain(&mut c.nodes[2]).iter().any(|a| matches!(a, Action::CannotJoin { .. } | Action::Stop)));
 }
+
+/// The boards node `i` was handed (`Action::MasterBoard`), with their sender.
+fn boards(c: &Cluster, i: usize) -> Vec<(NodeId, Vec<u8>)> {
+    c.ends[i]
+        .iter()
+        .filter_map(|a| match a {
+            Action::MasterBoard { from, board } => Some((*from, board.to_vec())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_master_s_board_goes_to_the_nodes_that_say_they_serve_a_page_and_the_next_master_s_after_it() {
+    let mut c = Cluster::new(3, false);
+    let watching = satin_proto::NodeFigures { watches: true, ..Default::default() };
+    c.nodes[2].share_figures(watching.clone());
+    c.nodes[1].share_figures(satin_proto::NodeFigures::default());
+    c.settle();
+    assert!(c.nodes[0].board_watched());
+    c.nodes[1].share_board(b"not the master's".to_vec().into());
+    c.nodes[0].share_board(b"{\"board\":0}".to_vec().into());
+    c.settle();
+    assert_eq!(boards(&c, 2), [(0, b"{\"board\":0}".to_vec())]);
+    assert!(boards(&c, 1).is_empty(), "node 1 serves no page");
+    assert!(boards(&c, 0).is_empty());
+    let master = c.lose_node_zero();
+    let watcher = 3 - master;
+    c.nodes[watcher].share_figures(watching);
+    c.settle();
+    c.nodes[master].share_board(b"{\"board\":1}".to_vec().into());
+    c.settle();
+    assert_eq!(boards(&c, watcher).last(), Some(&(master as NodeId, b"{\"board\":1}".to_vec())));
+}

@@ -206,8 +206,12 @@ impl Board {
     /// of its jobs; its use of the machine is sampled and the jobs it
     /// ended go onto the task stream.
     pub(crate) fn figures(&mut self, id: NodeId, f: &NodeFigures) {
+        self.figures_at(id, f, unix_us(SystemTime::now()) / 1000);
+    }
+
+    /// [`Board::figures`], received at `now_ms` (Unix ms).
+    fn figures_at(&mut self, id: NodeId, f: &NodeFigures, now_ms: u64) {
         let Some(row) = self.nodes.get_mut(&id) else { return };
-        let now_ms = unix_us(SystemTime::now()) / 1000;
         let cpu_s = f.cpu_ms as f64 / 1e3;
         let rss_mb = f.rss_bytes as f64 / 1e6;
         // CPU cores busy since the last report (the first counts from
@@ -379,6 +383,34 @@ mod tests {
         assert_eq!(json["nodes"][1]["state"], "crashed");
         assert_eq!(json["progress"], 0.0);
         assert!(json["eta_s"].is_null(), "unknown before any estimate");
+    }
+
+    #[test]
+    fn each_report_samples_the_node_s_cores_busy_and_memory_and_feeds_the_stream() {
+        let mut b = Board::new("app", None);
+        b.alive(1, "1".into(), None, true);
+        let t0 = b.started_unix_ms;
+        let bar = satin_proto::JobBar {
+            worker: 0,
+            start_us: t0 * 1000,
+            took_us: 700_000,
+            kind: satin_proto::JobKind::Redone,
+            running: false,
+        };
+        let report = |cpu_ms, rss_bytes, jobs| NodeFigures { cpu_ms, rss_bytes, jobs, ..Default::default() };
+        b.figures_at(1, &report(500, 20_000_000, vec![bar]), t0 + 1000);
+        b.figures_at(1, &report(2_500, 30_000_000, vec![]), t0 + 2000);
+        b.figures_at(9, &report(1, 1, vec![bar]), t0 + 2000);
+        let json = serde_json::to_value(b.status()).unwrap();
+        let usage = &json["nodes"][0]["usage"];
+        assert_eq!(usage[0], serde_json::json!([t0 + 1000, 0.5, 20.0]), "half a core in the first second");
+        assert_eq!(usage[1], serde_json::json!([t0 + 2000, 2.0, 30.0]), "two cores in the next");
+        assert_eq!(json["nodes"][0]["figures"]["rss_bytes"], 30_000_000);
+        assert_eq!(json["task_stream"]["bars"].as_array().unwrap().len(), 1, "an unknown node's bars are dropped");
+        assert_eq!(json["task_stream"]["bars"][0][4], 2, "the redone bar");
+        b.finished();
+        let json = serde_json::to_value(b.status()).unwrap();
+        assert_eq!(json["progress_over_time"].as_array().unwrap().last().unwrap()[1], 1.0);
     }
 
     #[test]

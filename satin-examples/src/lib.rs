@@ -11,6 +11,7 @@ pub mod dag;
 pub mod expanded;
 pub mod fib;
 pub mod forms;
+pub mod kdtree;
 pub mod knapsack;
 pub mod mergesort;
 pub mod montecarlo;

@@ -49,29 +49,33 @@ impl Borrowed<'_> {
         // type holds no reference (`&[T]` → `Vec<T>`, `&str` → `String`,
         // `&T` → `T`), so that a type that cannot travel fails `Param`'s
         // bound alone; through `Travel` otherwise.
+        // (a shared borrow decodes as `LentParam`: the data, or this
+        // node's own copy of a value of the run's root).
         let owned_form = |u: &Type| owned_form(u).map(|o| quote!(#o));
         let owned_types: Vec<TokenStream> = types
             .iter()
             .zip(kinds)
             .map(|(t, k)| match k {
                 ParamKind::Owned => quote!(#t),
-                ParamKind::Shared(u) | ParamKind::Mut(u) => {
-                    owned_form(u).unwrap_or_else(|| quote!(<#u as #krate::Travel>::Owned))
+                ParamKind::Shared(u) => {
+                    let data = owned_form(u).unwrap_or_else(|| quote!(<#u as #krate::Travel>::Owned));
+                    quote!(#krate::__private::LentParam<#u, #data>)
                 }
+                ParamKind::Mut(u) => owned_form(u).unwrap_or_else(|| quote!(<#u as #krate::Travel>::Owned)),
             })
             .collect();
         let named_owned = kinds.iter().all(|k| match k {
-            ParamKind::Owned => true,
-            ParamKind::Shared(u) | ParamKind::Mut(u) => owned_form(u).is_some(),
+            ParamKind::Owned | ParamKind::Shared(_) => true,
+            ParamKind::Mut(u) => owned_form(u).is_some(),
         });
         let borrow_args: Vec<TokenStream> = fields
             .iter()
             .zip(kinds)
             .map(|(f, k)| match k {
                 ParamKind::Owned => quote!(#f),
-                ParamKind::Shared(u) if owned_form(u).is_some() => quote!(&#f),
+                ParamKind::Shared(u) if owned_form(u).is_some() => quote!(#f.get(|__satin_o| __satin_o)),
+                ParamKind::Shared(u) => quote!(#f.get(<#u as #krate::Travel>::borrow)),
                 ParamKind::Mut(u) if owned_form(u).is_some() => quote!(&mut #f),
-                ParamKind::Shared(u) => quote!(<#u as #krate::Travel>::borrow(&#f)),
                 ParamKind::Mut(u) => quote!(<#u as #krate::TravelMut>::borrow_mut(&mut #f)),
             })
             .collect();
@@ -107,7 +111,10 @@ impl Borrowed<'_> {
                 const FN_ID: &'static str = <#job #job_static as #krate::Job>::FN_ID;
                 fn run_encoded(self, ctx: &#krate::__private::Ctx<'_>) -> ::std::vec::Vec<u8> {
                     let #owned(#(#binding),*) = self;
-                    let __satin_out = #krate::Job::run(#job(#(#borrow_args),*), ctx);
+                    let __satin_job = #job(#(#borrow_args),*);
+                    // What it borrows stays here until it returns: keyed once.
+                    let __satin_pinned = #krate::__private::pin(&__satin_job);
+                    let __satin_out = #krate::Job::run(__satin_job, ctx);
                     #encode.expect("postcard encodes any serde value into a Vec")
                 }
             }
@@ -131,7 +138,7 @@ impl Borrowed<'_> {
                 match k {
                     ParamKind::Owned => quote!(#krate::__private::ser_field(&mut __t, &self.#i)?;),
                     ParamKind::Shared(_) => quote!(#krate::__private::ser_lent(&mut __t, self.#i)?;),
-                    ParamKind::Mut(_) => quote!(#krate::__private::ser_lent(&mut __t, &*self.#i)?;),
+                    ParamKind::Mut(_) => quote!(#krate::__private::ser_lent_mut(&mut __t, &*self.#i)?;),
                 }
             })
             .collect();

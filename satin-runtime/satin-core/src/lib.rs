@@ -34,8 +34,9 @@ pub use sched::{sequential, BuildError, Builder, JobSpan, Ran, RunStats, Runtime
 #[doc(hidden)]
 pub mod __private {
     pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
-    pub use crate::job::fields::{de_field, ser_field, ser_lent};
+    pub use crate::job::fields::de_field;
     pub use crate::job::generic::{instance, GenericFn};
+    pub use crate::job::lent::{pin, ser_field, ser_lent, ser_lent_mut, LentParam, Pinned};
     pub use crate::job::receiver::ReceiverMut;
     pub use crate::job::{assert_param, assert_result, enter, JobFn, LocalCodec, Param, ResultValue, SerdeCodec};
     pub use crate::sched::{

@@ -22,6 +22,9 @@ pub(crate) struct NodeReport {
     pub(crate) table_replicas: usize,
     pub(crate) bytes_sent: u64,
     pub(crate) frames_sent: u64,
+    /// Bytes of calls and results this node's process encoded, hashed
+    /// for keys and decoded.
+    pub(crate) values: satin_proto::values::ValueCounts,
     /// Frames and bytes sent per message kind.
     pub(crate) sent_by_kind: std::collections::BTreeMap<&'static str, (u64, u64)>,
     /// Packets this node's network faults dropped (`--chaos`).
@@ -139,6 +142,9 @@ impl NodeReport {
             "table_homes": self.table_replicas,
             "frames_sent": self.frames_sent,
             "bytes_sent": self.bytes_sent,
+            "bytes_encoded": self.values.encoded,
+            "bytes_hashed": self.values.hashed,
+            "bytes_decoded": self.values.decoded,
             "sent_by_kind": self
                 .sent_by_kind
                 .iter()
@@ -206,7 +212,15 @@ pub(crate) fn table(nodes: &Value) -> Vec<String> {
 /// `--stats-json` does: `{"nodes": [{"node": "local", "workers": N,
 /// "pool": {..}}]}` ([`satin_core::RunStats`]).
 pub fn write_local_stats(path: &Path, runtime: &satin_core::Runtime) -> io::Result<()> {
-    let local = json!({ "node": "local", "workers": runtime.workers(), "pool": runtime.stats() });
+    let values = satin_proto::values::counts();
+    let local = json!({
+        "node": "local",
+        "workers": runtime.workers(),
+        "pool": runtime.stats(),
+        "bytes_encoded": values.encoded,
+        "bytes_hashed": values.hashed,
+        "bytes_decoded": values.decoded,
+    });
     write_nodes(path, vec![local])
 }
 
@@ -256,6 +270,7 @@ mod tests {
             table_replicas: 0,
             bytes_sent: 6,
             frames_sent: 1,
+            values: satin_proto::values::ValueCounts { encoded: 8, hashed: 9, decoded: 10 },
             sent_by_kind: [("JobResult", (1, 6))].into(),
             packets_dropped: 0,
             records_written: 0,
@@ -277,6 +292,8 @@ mod tests {
         assert_eq!(all["nodes"][0]["id"], (u64::MAX - 1).to_string());
         assert_eq!(all["nodes"][0]["stats"]["jobs_stolen"], 7);
         assert_eq!(all["nodes"][0]["incumbents"]["best"], 42);
+        assert_eq!([&all["nodes"][0]["bytes_encoded"], &all["nodes"][0]["bytes_hashed"]], [8, 9]);
+        assert_eq!(all["nodes"][0]["bytes_decoded"], 10);
         assert!(!a.exists(), "the parts are removed");
         let table = table(&all);
         assert_eq!(table.len(), 3, "a heading and a line per node: {table:?}");

@@ -16,6 +16,7 @@ impl JobKey {
         hasher.update(function_id.as_bytes());
         hasher.update(&[0]);
         hasher.update(params);
+        crate::values::hashed(params.len());
         JobKey(*hasher.finalize().as_bytes())
     }
 }

@@ -1,4 +1,5 @@
-//! A job's parameters serialised one field at a time through [`Param`].
+//! A job's parameters read back one field at a time through [`Param`]
+//! (written through `lent::ser_field` and `lent::ser_lent`).
 //!
 //! The macro writes the job type's `Serialize` and `Deserialize` with these
 //! rather than deriving them: a parameter type that cannot travel then
@@ -8,26 +9,11 @@
 //! struct and a newtype struct the same way), so content keys do not change.
 
 use serde::de::{Error, SeqAccess};
-use serde::ser::SerializeTuple;
 
-use super::borrow::Lent;
 use super::Param;
-
-/// Writes one parameter of a job.
-#[inline]
-pub fn ser_field<T: Param, S: SerializeTuple>(tuple: &mut S, value: &T) -> Result<(), S::Error> {
-    tuple.serialize_element(value)
-}
 
 /// Reads parameter `index` of a job.
 #[inline]
 pub fn de_field<'de, T: Param, A: SeqAccess<'de>>(seq: &mut A, index: usize) -> Result<T, A::Error> {
     seq.next_element::<T>()?.ok_or_else(|| A::Error::invalid_length(index, &"the parameters of a call"))
-}
-
-/// Writes one borrowed parameter of a job (`&U`, `&mut U`): as the owned
-/// data would be written.
-#[inline]
-pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -> Result<(), S::Error> {
-    tuple.serialize_element(value)
 }

@@ -5,6 +5,7 @@ pub(crate) mod borrow;
 pub(crate) mod codec;
 pub(crate) mod fields;
 pub(crate) mod generic;
+pub(crate) mod lent;
 pub(crate) mod local;
 pub(crate) mod receiver;
 pub(crate) mod registry;
@@ -106,7 +107,8 @@ pub trait Job: Serialize + Send + Sized {
     /// Runs the call as the plain sequential function.
     fn run_sequential(self) -> Self::Output;
 
-    /// The job's content key: blake3(function id ‖ postcard(params)).
+    /// The job's content key: blake3(function id ‖ 0 ‖ postcard(params)),
+    /// a borrowed parameter written as its digest (see `lent`).
     ///
     /// Computed only when needed (steals across machines, result table,
     /// checkpoints); the local fast path never hashes.
@@ -114,17 +116,18 @@ pub trait Job: Serialize + Send + Sized {
         key_of(Self::instance_id(), self)
     }
 
-    /// The key of a call of this function whose parameters encode
-    /// (postcard) as `params`.
+    /// The key of a call of this function whose key's bytes (postcard,
+    /// borrowed parameters as digests) are `params`.
     fn key_of_params(params: &[u8]) -> JobKey {
         JobKey::of_call(Self::instance_id(), params)
     }
 }
 
-/// blake3(`function_id` ‖ 0 ‖ postcard(`params`)), the encoding streamed
-/// into the hash: a call that carries megabytes is keyed without a copy
-/// of them (the same key as [`JobKey::of_call`] of the encoded bytes).
+/// blake3(`function_id` ‖ 0 ‖ postcard(`params`)), a borrowed parameter
+/// written as its digest (see `lent`), the encoding streamed into the
+/// hash: a call that carries megabytes is keyed without a copy of them.
 pub fn key_of<P: serde::Serialize + ?Sized>(function_id: &str, params: &P) -> JobKey {
+    let _keying = lent::keying();
     let mut hasher = blake3::Hasher::new();
     hasher.update(function_id.as_bytes());
     hasher.update(&[0]);
@@ -161,6 +164,9 @@ pub fn enter<J: Job>(job: J) -> J::Output {
 
 #[inline(never)]
 fn run_distributed<J: Job>(job: J, mut runner: crate::dist::RootRunner) -> J::Output {
+    // What the call borrows stays put until the run ends: its digests
+    // are hashed once, whatever the number of calls that carry it.
+    let _pinned = lent::pin_root(&job);
     let (key, payload) = registry::encode_keyed_call(&job);
     // The call's value itself is lent to this process's workers for the
     // run (see `typed_root.rs`); a call that writes back through `&mut`

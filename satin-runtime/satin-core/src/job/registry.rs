@@ -148,13 +148,35 @@ pub(crate) fn encode_call<J: Job>(job: &J) -> Vec<u8> {
     satin_proto::values::to_vec(&(J::instance_id(), job)).expect("postcard's format encodes any serde value into a Vec")
 }
 
-/// A call encoded as [`encode_call`] does, and its key, hashed from those
-/// bytes (the parameters are encoded once, however large).
+/// A call encoded as [`encode_call`] does, and its key (a borrowed
+/// parameter enters it as its digest, see `lent`: a pinned one costs no
+/// hashing).
 pub(crate) fn encode_keyed_call<J: Job>(job: &J) -> (JobKey, Vec<u8>) {
-    let payload = encode_call(job);
+    let (payload, written) = super::lent::writing(false, || encode_call(job));
+    (key_of_written(job, &payload, written.lends), payload)
+}
+
+/// The key of `job`, written out as `payload`: hashed from those bytes
+/// if it borrows nothing (they are its key's), from its digests if it
+/// does.
+fn key_of_written<J: Job>(job: &J, payload: &[u8], lends: bool) -> JobKey {
+    if lends {
+        return job.key();
+    }
     let (id, params) =
-        postcard::take_from_bytes::<&str>(&payload).expect("a call encoded here starts with its function id");
-    (JobKey::of_call(id, params), payload)
+        postcard::take_from_bytes::<&str>(payload).expect("a call encoded here starts with its function id");
+    JobKey::of_call(id, params)
+}
+
+/// A call as a thief gets it, and its key: as [`encode_call`] writes it,
+/// except that a value the run's root borrows is named by its digest
+/// (every node of the run holds it; see `lent`), the digests listed after
+/// the call's bytes.
+pub(crate) fn encode_stolen_call<J: Job>(job: &J) -> (JobKey, Vec<u8>) {
+    let (mut payload, written) = super::lent::writing(true, || encode_call(job));
+    let key = key_of_written(job, &payload, written.lends);
+    super::lent::named::append(&mut payload, &written.named);
+    (key, payload)
 }
 
 /// Why an encoded call cannot run here.
@@ -217,10 +239,11 @@ pub fn check_call(payload: &[u8]) -> Result<&'static str, CallError> {
 
 /// Whether this process can run the encoded call: `false` only for a
 /// function it does not know (a generic function's instantiation that has
-/// not registered here; see `generic.rs`). Undecodable parameters are
-/// for the run itself to report.
+/// not registered here; see `generic.rs`), or a call that names by digest
+/// a value of the run's root this process does not hold. Undecodable
+/// parameters are for the run itself to report.
 pub fn knows_call(payload: &[u8]) -> bool {
-    !matches!(split_call(payload), Err(CallError::UnknownFunction(_)))
+    !matches!(split_call(payload), Err(CallError::UnknownFunction(_))) && super::lent::named::all_held(payload)
 }
 
 /// Encodes a call the way a remote steal sends it (see [`check_call`]).

@@ -391,7 +391,7 @@ impl<J: Job> Slot<J> {
         // SAFETY: the spawning context outlives the slot's completion, which
         // has not happened yet.
         let spawner = unsafe { &*(self.spawner.get() as *const Ctx<'_>) };
-        let (key, payload) = crate::job::registry::encode_keyed_call(job);
+        let (key, payload) = crate::job::registry::encode_stolen_call(job);
         RemoteTake {
             key,
             redone: redone || self.place.get().redone,

@@ -41,12 +41,17 @@ pub(crate) fn lookup_depth_limit() -> u32 {
 
 pub(crate) const DEFAULT_LOOKUP_DEPTH: u32 = 6;
 
-/// The call's key: small parameters encoded on the stack, large ones
-/// streamed into the hash (no copy of a call's data).
+/// The call's key: small parameters (borrowed ones as their digests)
+/// encoded on the stack, large ones streamed into the hash (no copy of a
+/// call's data).
 fn key<J: Job>(job: &J) -> JobKey {
     let mut buf = [0u8; 128];
-    match postcard::to_slice(job, &mut buf) {
-        Ok(b) => J::key_of_params(b),
+    let small = {
+        let _keying = crate::job::lent::keying();
+        postcard::to_slice(job, &mut buf).map(|b| b.len())
+    };
+    match small {
+        Ok(n) => J::key_of_params(&buf[..n]),
         Err(_) => job.key(),
     }
 }

@@ -491,6 +491,7 @@ impl Driver {
             table_replicas: self.node.table_replicas(),
             bytes_sent: sent.1,
             frames_sent: sent.0,
+            values: satin_proto::values::counts(),
             sent_by_kind: sent.2,
             packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
             records_written: self.checkpoint_written.0,

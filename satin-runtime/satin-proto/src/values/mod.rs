@@ -14,12 +14,14 @@
 //! them (what remains is mostly the memory they take). Errors are
 //! postcard's own [`postcard::Error`].
 
+mod counters;
 mod de;
 mod ser;
 #[cfg(test)]
 mod tests;
 mod varint;
 
+pub use counters::{counts, hashed, ValueCounts};
 pub use postcard::Error;
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,7 @@ use serde::{Deserialize, Serialize};
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
     let mut out = ser::VecOut(Vec::new());
     value.serialize(&mut ser::Serializer { out: &mut out })?;
+    counters::encoded(out.0.len());
     Ok(out.0)
 }
 
@@ -37,6 +40,9 @@ pub fn to_segments<T: Serialize + ?Sized>(value: &T, first: Vec<u8>) -> Result<S
     let mut out = ser::SegmentOut { head: None, open: first, cut: Vec::new() };
     crate::shared_bytes::offer_while(|| value.serialize(&mut ser::Serializer { out: &mut out }))?;
     let ser::SegmentOut { head, open, mut cut } = out;
+    counters::encoded(
+        head.as_ref().map_or(0, Vec::len) + open.len() + cut.iter().map(bytes::Bytes::len).sum::<usize>(),
+    );
     Ok(match head {
         None => Segments { head: open, rest: cut },
         Some(head) => {
@@ -76,6 +82,7 @@ pub fn hash_into<T: Serialize + ?Sized>(value: &T, hasher: &mut blake3::Hasher) 
     let mut out = ser::HashOut::new(hasher);
     value.serialize(&mut ser::Serializer { out: &mut out })?;
     out.flush();
+    counters::hashed(out.hashed);
     Ok(())
 }
 
@@ -110,5 +117,6 @@ pub fn from_bytes<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
 pub fn take_from_bytes<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<(T, &'a [u8]), Error> {
     let mut de = de::Deserializer { input: bytes };
     let value = T::deserialize(&mut de)?;
+    counters::decoded(bytes.len() - de.input.len());
     Ok((value, de.input))
 }

@@ -110,16 +110,19 @@ fn push_varint(buf: &mut Vec<u8>, v: u64) {
 pub(super) struct HashOut<'h> {
     hasher: &'h mut blake3::Hasher,
     buf: Vec<u8>,
+    /// How many bytes went into the hasher.
+    pub(super) hashed: usize,
 }
 
 const HASH_BUFFER: usize = 64 * 1024;
 
 impl<'h> HashOut<'h> {
     pub(super) fn new(hasher: &'h mut blake3::Hasher) -> Self {
-        HashOut { hasher, buf: Vec::with_capacity(HASH_BUFFER) }
+        HashOut { hasher, buf: Vec::with_capacity(HASH_BUFFER), hashed: 0 }
     }
 
     pub(super) fn flush(&mut self) {
+        self.hashed += self.buf.len();
         self.hasher.update(&self.buf);
         self.buf.clear();
     }
@@ -143,6 +146,7 @@ impl Out for HashOut<'_> {
     fn bytes(&mut self, b: &[u8]) {
         if b.len() >= HASH_BUFFER / 2 {
             self.flush();
+            self.hashed += b.len();
             self.hasher.update(b);
         } else {
             self.room(b.len());

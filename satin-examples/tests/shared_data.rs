@@ -1,0 +1,36 @@
+//! A structure every call borrows, as real processes: the k-d tree count
+//! passes the whole tree down the recursion unchanged. On three local
+//! nodes each node hashes it about once for keys (not once per keyed
+//! call), and thieves borrow their own copy of the root's tree (named by
+//! its digest) instead of receiving it: little is encoded or sent.
+
+mod common;
+
+use common::{run_with_stats, stderr, stdout};
+use satin_examples::kdtree;
+
+const KDTREE: &str = env!("CARGO_BIN_EXE_kdtree");
+
+#[test]
+fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
+    let (n, r) = (300_000, 0.002);
+    let tree = kdtree::build_plain(kdtree::random_points(n, 1), 0);
+    let expected = kdtree::count_close_plain(&tree, &tree, r);
+    let tree_bytes = postcard::to_stdvec(&tree).expect("encodes").len() as u64;
+    let args = ["300000", "--radius", "0.002", "--local-nodes", "3", "--no-progress"];
+    let (out, stats) = run_with_stats(KDTREE, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), expected.to_string(), "{log}");
+    assert_eq!(stats.nodes().len(), 3, "{log}");
+    assert!(stats.others(0, "jobs_stolen") > 0, "no node stole, nothing was tested:\n{log}");
+    for node in stats.nodes() {
+        // Its root's tree once, and the subtrees its keyed calls carry
+        // (a level's subtrees add up to one tree): before, the whole tree
+        // was hashed at every keyed call and encoded at every steal.
+        let hashed = stats.of(node, "bytes_hashed");
+        assert!(hashed <= 6 * tree_bytes, "node {node} hashed {hashed} bytes for a tree of {tree_bytes}:\n{log}");
+        let sent = stats.of(node, "bytes_sent");
+        assert!(sent <= tree_bytes / 4, "node {node} sent {sent} bytes for a tree of {tree_bytes}:\n{log}");
+    }
+}

@@ -1,0 +1,227 @@
+//! Values that stay put for a while, and their digests, hashed once.
+//!
+//! What a distributed run's root call borrows lies where the program
+//! holds it until the run ends, and what a stolen call borrows lies in
+//! its decoded parameters until the call returns: [`pin`] notes where
+//! (address, size and type), and the first key that carries such a value
+//! hashes it and leaves its digest here for every later one. A pinned
+//! value cannot move or be freed while it is pinned (the pin lives in the
+//! frame that borrows it), so a place names one value for the pin's life.
+//!
+//! The root's borrowed values are on every node of the run (each node's
+//! program makes the same call), so a stolen call that borrows one goes
+//! out naming it by its digest, and the thief borrows its own copy
+//! ([`resolve`]); the root's pin then waits, when the run ends, until no
+//! such borrow is left.
+
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use super::mode;
+
+/// Where a borrowed value lies: address, size and type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Spot {
+    addr: usize,
+    size: usize,
+    ty: &'static str,
+}
+
+impl Spot {
+    pub(super) fn of<U: ?Sized>(value: &U) -> Spot {
+        Spot {
+            addr: value as *const U as *const u8 as usize,
+            size: std::mem::size_of_val(value),
+            ty: std::any::type_name::<U>(),
+        }
+    }
+}
+
+/// A pinned value's pointer, its lifetime and type erased: the bits of a
+/// `*const U` (thin or wide), read back only as the same `U` (its
+/// [`Spot::ty`] checked first).
+#[derive(Clone, Copy)]
+pub(super) struct Erased([usize; 2]);
+
+impl Erased {
+    fn of<U: ?Sized>(value: &U) -> Erased {
+        let ptr: *const U = value;
+        let mut bits = [0usize; 2];
+        let n = std::mem::size_of::<*const U>();
+        assert!(n <= std::mem::size_of_val(&bits), "a pointer is at most two words");
+        // SAFETY: `n` bytes of a pointer copied into a buffer at least as
+        // large; they are read back only as the same pointer type.
+        unsafe { std::ptr::copy_nonoverlapping(&ptr as *const *const U as *const u8, bits.as_mut_ptr() as *mut u8, n) };
+        Erased(bits)
+    }
+
+    /// # Safety
+    /// `self` was made by `Erased::of::<U>` with this very `U`.
+    pub(super) unsafe fn as_ptr<U: ?Sized>(self) -> *const U {
+        // SAFETY: per the contract, the bytes are those of a `*const U`.
+        unsafe { std::ptr::read_unaligned(self.0.as_ptr() as *const *const U) }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Borrowed by the run's root call: every node of the run holds it.
+    Root,
+    /// Borrowed by a call on this node only.
+    Here,
+}
+
+struct Pin {
+    spot: Spot,
+    at: Erased,
+    kind: Kind,
+    /// The pin that made it (see [`Pinned`]).
+    owner: u64,
+    digest: Arc<OnceLock<[u8; 32]>>,
+    /// Borrows of it that other nodes' calls made ([`resolve`]).
+    uses: Arc<()>,
+}
+
+static PINS: Mutex<Vec<Pin>> = Mutex::new(Vec::new());
+static RELEASED: Condvar = Condvar::new();
+static NEXT_OWNER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn pins() -> std::sync::MutexGuard<'static, Vec<Pin>> {
+    PINS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The borrowed parameters of a call, pinned until this drops.
+#[must_use = "a value is pinned only while the guard lives"]
+pub struct Pinned(u64);
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let mut all = pins();
+        let mut gone = Vec::new();
+        all.retain(|p| {
+            let mine = p.owner == self.0;
+            if mine {
+                gone.push(Arc::clone(&p.uses));
+            }
+            !mine
+        });
+        // Calls of other nodes that borrow the value here must end first.
+        while gone.iter().any(|u| Arc::strong_count(u) > 1) {
+            all = RELEASED.wait(all).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// A borrow of a pinned value by a call another node sent: the pin waits
+/// for it.
+pub(crate) struct Use(Option<Arc<()>>);
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        // Released under the lock the pin waits with: no wake-up is missed.
+        let all = pins();
+        drop(self.0.take());
+        RELEASED.notify_all();
+        drop(all);
+    }
+}
+
+/// Pins what the run's root call `job` borrows until the guard drops;
+/// the caller holds `job`'s borrows for at least as long.
+pub(crate) fn pin_root<J: crate::Job>(job: &J) -> Pinned {
+    pin_as(job, Kind::Root)
+}
+
+/// Pins what `job`, a call run here, borrows until the guard drops; the
+/// caller holds `job`'s borrows for at least as long.
+pub fn pin<J: crate::Job>(job: &J) -> Pinned {
+    pin_as(job, Kind::Here)
+}
+
+fn pin_as<J: crate::Job>(job: &J, kind: Kind) -> Pinned {
+    let owner = NEXT_OWNER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // A call that changes its data pins nothing: its data may change.
+    if J::MUTATES || J::LOCAL.is_some() {
+        return Pinned(owner);
+    }
+    let noted = mode::spots_of(job);
+    if !noted.is_empty() {
+        let mut all = pins();
+        for (spot, at) in noted {
+            // A value pinned already (two parameters borrowing one value,
+            // a stolen call borrowing the root's) shares its digest.
+            let digest = all.iter().find(|p| p.spot == spot).map_or_else(Default::default, |p| Arc::clone(&p.digest));
+            all.push(Pin { spot, at, kind, owner, digest, uses: Arc::new(()) });
+        }
+    }
+    Pinned(owner)
+}
+
+/// Where `value` lies, to pin it.
+pub(super) fn note<U: ?Sized>(value: &U) -> (Spot, Erased) {
+    (Spot::of(value), Erased::of(value))
+}
+
+/// The digest of `value`: remembered if it is pinned, hashed otherwise.
+pub(super) fn digest_of<U: serde::Serialize + ?Sized>(value: &U) -> [u8; 32] {
+    let spot = Spot::of(value);
+    let pinned = {
+        let all = pins();
+        all.iter().find(|p| p.spot == spot).map(|p| Arc::clone(&p.digest))
+    };
+    match pinned {
+        Some(digest) => *digest.get_or_init(|| mode::hash(value)),
+        None => mode::hash(value),
+    }
+}
+
+/// The digest by which another node of the run can name `value`: `Some`
+/// if it is a value the root call borrows, keyed already.
+pub(super) fn shared_digest<U: ?Sized>(value: &U) -> Option<[u8; 32]> {
+    let spot = Spot::of(value);
+    let all = pins();
+    let root = all.iter().find(|p| p.spot == spot && p.kind == Kind::Root)?;
+    root.digest.get().copied()
+}
+
+/// Any root value of any type pinned here with `digest`.
+pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
+    pins().iter().any(|p| p.kind == Kind::Root && p.digest.get() == Some(digest))
+}
+
+/// A borrow of the root's value of type `U` named `digest`, if this node
+/// pins one: its pointer, and the use the pin waits for.
+pub(super) fn resolve<U: ?Sized>(digest: &[u8; 32]) -> Option<(*const U, Use)> {
+    let ty = std::any::type_name::<U>();
+    let all = pins();
+    let p = all.iter().find(|p| p.kind == Kind::Root && p.spot.ty == ty && p.digest.get() == Some(digest))?;
+    // SAFETY: `p.at` was made from a `&U` of this very type (`ty` checked).
+    let ptr = unsafe { p.at.as_ptr::<U>() };
+    Some((ptr, Use(Some(Arc::clone(&p.uses)))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_place_names_address_size_and_type() {
+        let v = [1u64, 2, 3];
+        assert_eq!(Spot::of(&v[..]), Spot::of(&v[..]));
+        assert_ne!(Spot::of(&v[..]), Spot::of(&v[..2]), "a shorter slice at the same address");
+        let whole: &[u64] = &v;
+        let first: &u64 = &v[0];
+        assert_ne!(Spot::of(whole).ty, Spot::of(first).ty);
+    }
+
+    #[test]
+    fn an_erased_pointer_reads_back_as_itself() {
+        let v = [1u64, 2, 3];
+        let s: &[u64] = &v[1..];
+        // SAFETY: made from a `&[u64]`, read as one.
+        let back = unsafe { &*Erased::of(s).as_ptr::<[u64]>() };
+        assert_eq!(back, &[2, 3]);
+        let t = "text";
+        // SAFETY: made from a `&str`, read as one.
+        assert_eq!(unsafe { &*Erased::of(t).as_ptr::<str>() }, "text");
+    }
+}

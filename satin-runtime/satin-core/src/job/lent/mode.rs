@@ -98,7 +98,7 @@ pub fn ser_field<T: Param, S: SerializeTuple>(tuple: &mut S, value: &T) -> Resul
 }
 
 /// Writes one shared borrowed parameter of a job (`&U`): its data, or a
-/// digest that names it (see [`Wire`]); in a key, its digest.
+/// digest that names it (see `param.rs`); in a key, its digest.
 #[inline]
 pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -> Result<(), S::Error> {
     let mode = mode();

@@ -79,7 +79,7 @@ fn abandoning_everything_ends_jobs_that_wait_for_other_nodes() {
     let job = __SatinJob_fib(40);
     exec.run_stolen(JobSpec::new(job.key(), 1, encode_job(&job)), 9);
     // A remote thief takes a child: the job will wait for it at its sync.
-    let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp));
+    let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp, &[]));
     assert!(taken.is_some());
     // Everything else done, the worker parks at that sync.
     while exec.has_work() {
@@ -157,7 +157,8 @@ fn a_frame_of_an_older_epoch_never_has_newer_work_nested_above_it() {
     let old = __SatinJob_fib(36);
     exec.run_stolen(JobSpec::new(old.key(), 1, encode_job(&old)), 9);
     // A remote thief takes a child: the old job waits for it at its sync.
-    let taken = (0..).find_map(|stamp| exec.take_for_thief(100 + stamp).map(|t| (100 + stamp, t))).expect("a child");
+    let taken =
+        (0..).find_map(|stamp| exec.take_for_thief(100 + stamp, &[]).map(|t| (100 + stamp, t))).expect("a child");
     while exec.has_work() {
         std::thread::yield_now();
     }
@@ -282,7 +283,8 @@ fn a_mut_slice_stolen_by_another_node_comes_back_sorted() {
         .collect();
     let root = __SatinJob_quicksort(&mut data.clone());
     a.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
-    let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
+    let (stamp, taken) =
+        (0..).find_map(|s| a.take_for_thief(100 + s, &[]).map(|t| (100 + s, t))).expect("a part to steal");
     b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
     let part = stolen_outcome(&rx_b);
     let (_, sorted_part): ((), Vec<u64>) = postcard::from_bytes(&part).expect("the result and the slice");
@@ -327,7 +329,8 @@ fn a_result_from_another_node_that_decides_a_race_stops_the_local_branch() {
     RACE_LEAVES.store(0, std::sync::atomic::Ordering::Relaxed);
     let root = __SatinJob_any_leaf(0, n, n / 2);
     a.run_root(JobSpec { depth: 0, ..JobSpec::new(root.key(), 0, encode_job(&root)) });
-    let (stamp, taken) = (0..).find_map(|s| a.take_for_thief(100 + s).map(|t| (100 + s, t))).expect("a part to steal");
+    let (stamp, taken) =
+        (0..).find_map(|s| a.take_for_thief(100 + s, &[]).map(|t| (100 + s, t))).expect("a part to steal");
     assert_eq!(taken.key, __SatinJob_any_leaf(n / 2, n, n / 2).key(), "the thief takes the right half");
     b.run_stolen(JobSpec::new(taken.key, 1, taken.payload.clone()), 1);
     let part = stolen_outcome(&rx_b);

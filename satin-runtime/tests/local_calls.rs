@@ -252,7 +252,7 @@ fn a_remote_thief_never_takes_a_local_call() {
     // executor has had a millisecond to report.
     let mut asked = 0u64;
     let outcome = loop {
-        assert!(exec.take_for_thief(1000 + asked).is_none(), "a remote thief took a local call");
+        assert!(exec.take_for_thief(1000 + asked, &[]).is_none(), "a remote thief took a local call");
         asked += 1;
         match rx.recv_timeout(std::time::Duration::from_millis(1)) {
             Ok(ExecEvent::RootDone { value, .. }) => break value,

@@ -415,8 +415,9 @@ impl LocalExecutor {
 }
 
 impl Executor for LocalExecutor {
-    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
-        let take = self.runtime.registry().take_for_remote(stamp)?;
+    fn take_for_thief(&mut self, stamp: u64, holds: &[[u8; 32]]) -> Option<JobSpec> {
+        // Values the thief holds go by their digests (see `job/lent`).
+        let take = crate::job::lent::for_thief(holds, || self.runtime.registry().take_for_remote(stamp))?;
         if let Some(p) = self.runtime.progress_tracker() {
             if take.place.depth != crate::checkpoint::DEPTH_UNKNOWN {
                 p.stolen(stamp, take.place.frame, take.place.depth);
@@ -432,6 +433,10 @@ impl Executor for LocalExecutor {
             depth: take.place.depth,
             parent: take.place.frame,
         })
+    }
+
+    fn held_values(&self) -> Vec<[u8; 32]> {
+        crate::job::lent::held_values()
     }
 
     fn can_run(&self, job: &JobSpec) -> bool {

@@ -116,7 +116,7 @@ mod tests {
                 Frame::Hello { hello: Hello::new(app, &["f"]), id, cluster, addr, label: "3".into() }
             }),
             (any::<u64>(), addr, "[0-9]{0,3}").prop_map(|(id, addr, label)| Frame::Peer { id, addr, label }),
-            any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id })),
+            any::<u64>().prop_map(|id| Frame::Proto(Msg::StealRequest { id, holds: vec![[id as u8; 32]] })),
             proptest::collection::vec(any::<u8>(), 0..200).prop_map(|value| Frame::Proto(Msg::Terminate {
                 run: 1,
                 value: Some(value.into()),

@@ -85,7 +85,15 @@ pub struct Abandoned {
 pub trait Executor {
     /// Removes the oldest stealable job (thieves take the largest work) and
     /// marks it with `stamp`, by which it is delivered or re-queued later.
-    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec>;
+    /// The thief holds the values digested in `holds`
+    /// ([`Executor::held_values`]): the job may name those it borrows.
+    fn take_for_thief(&mut self, stamp: u64, holds: &[[u8; 32]]) -> Option<JobSpec>;
+    /// Digests of the values this node holds for jobs to name (what its
+    /// program's call of the current run borrows); sent with each steal
+    /// request.
+    fn held_values(&self) -> Vec<[u8; 32]> {
+        Vec::new()
+    }
     /// Whether this node can run `job` at all. A job it cannot run (a
     /// generic function's instantiation this process has never used, see
     /// `job/generic.rs`) goes back to its owner, which runs it itself.

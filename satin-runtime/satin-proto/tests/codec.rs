@@ -14,7 +14,7 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         1 => proptest::collection::vec(any::<u8>(), 4096..9000),
     ];
     prop_oneof![
-        any::<u64>().prop_map(|id| Msg::StealRequest { id }),
+        any::<u64>().prop_map(|id| Msg::StealRequest { id, holds: vec![[id as u8; 32]] }),
         (any::<u64>(), key.clone(), any::<u64>(), bytes.clone(), any::<(bool, bool)>(), any::<(u32, u32, u64)>())
             .prop_map(|(id, key, stamp, payload, (redone, duplicate), (epoch, depth, parent))| {
                 let payload = payload.into();

@@ -20,7 +20,7 @@ struct Recorder {
 }
 
 impl Executor for Recorder {
-    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
+    fn take_for_thief(&mut self, stamp: u64, _holds: &[[u8; 32]]) -> Option<JobSpec> {
         self.jobs.pop_front().map(|j| JobSpec { stamp, ..j })
     }
     fn can_run(&self, _job: &JobSpec) -> bool {

@@ -496,7 +496,7 @@ impl ModelExecutor<'_> {
 }
 
 impl Executor for ModelExecutor<'_> {
-    fn take_for_thief(&mut self, stamp: u64) -> Option<JobSpec> {
+    fn take_for_thief(&mut self, stamp: u64, _holds: &[[u8; 32]]) -> Option<JobSpec> {
         while let Some(id) = self.deque.pop_front() {
             let Some(inst) = self.instances.get_mut(&id) else { continue };
             inst.state = State::StolenOut;

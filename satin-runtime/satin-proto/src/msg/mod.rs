@@ -143,6 +143,10 @@ pub enum Msg {
     StealRequest {
         /// Names the request; the reply carries it back.
         id: u64,
+        /// Digests of values the thief holds (what its program's call of
+        /// this run borrows, `Executor::held_values`): a job that borrows
+        /// one may name it instead of carrying it.
+        holds: Vec<[u8; 32]>,
     },
     /// The answer to `StealRequest`: the oldest stealable job, or none.
     StealReply {

@@ -475,7 +475,7 @@ impl Node {
                 self.pump_quorum(now, exec);
             }
             Msg::Leave => self.handle_peer_dead(now, from, exec),
-            Msg::StealRequest { id } => self.steal_request(now, from, id, exec),
+            Msg::StealRequest { id, holds } => self.steal_request(now, from, id, &holds, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
             Msg::JobResult { stamp, key, value } => self.job_result(now, from, stamp, key, value, exec),
             Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),

@@ -47,36 +47,44 @@ impl Node {
             return;
         }
         self.timers.stop(Timer::StealBackoff);
+        let holds = exec.held_values();
         match self.config.steal {
             StealPolicy::Random => {
                 if self.steal.local.is_none() && self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_any(&mut self.rng) {
-                        self.steal.local = Some((victim, self.request(now, victim), now));
+                        self.steal.local = Some((victim, self.request(now, victim, &holds), now));
                     }
                 }
             }
             StealPolicy::MasterWorker => {
                 let master = self.master;
                 if self.steal.local.is_none() && master != self.id && self.is_alive(master) {
-                    self.steal.local = Some((master, self.request(now, master), now));
+                    self.steal.local = Some((master, self.request(now, master, &holds), now));
                 }
             }
             StealPolicy::ClusterAware => {
                 if self.steal.local.is_none() {
                     if let Some(victim) = self.roster.random_local(&mut self.rng) {
-                        self.steal.local = Some((victim, self.request(now, victim), now));
+                        self.steal.local = Some((victim, self.request(now, victim, &holds), now));
                     }
                 }
                 if self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_wide(&mut self.rng) {
-                        self.steal.wide = Some((victim, self.request(now, victim), now));
+                        self.steal.wide = Some((victim, self.request(now, victim, &holds), now));
                     }
                 }
             }
         }
     }
 
-    pub(super) fn steal_request(&mut self, now: Time, thief: NodeId, id: u64, exec: &mut impl Executor) {
+    pub(super) fn steal_request(
+        &mut self,
+        now: Time,
+        thief: NodeId,
+        id: u64,
+        holds: &[[u8; 32]],
+        exec: &mut impl Executor,
+    ) {
         // A request can overtake its sender's `Leave`, or come from a node
         // declared dead: a job given to it would be lost. A dropped node
         // gets nothing until its cool-down is over.
@@ -84,7 +92,7 @@ impl Node {
             self.joined && self.is_alive(thief) && !self.is_dropped(now, thief) && !self.quorum.in_minority();
         // Under master–worker only the master gives work.
         let thief_ok = thief_ok && (self.config.steal != StealPolicy::MasterWorker || self.master == self.id);
-        let mut job = if thief_ok { exec.take_for_thief(self.ledger.next_stamp + 1) } else { None };
+        let mut job = if thief_ok { exec.take_for_thief(self.ledger.next_stamp + 1, holds) } else { None };
         if let Some(spec) = &job {
             self.ledger.next_stamp += 1;
             self.stats.jobs_given += 1;
@@ -123,10 +131,11 @@ impl Node {
         late
     }
 
-    fn request(&mut self, now: Time, victim: NodeId) -> u64 {
+    fn request(&mut self, now: Time, victim: NodeId, holds: &[[u8; 32]]) -> u64 {
         self.steal.next_request += 1;
         self.stats.steal_requests += 1;
-        self.actions.push_back(Action::Send { to: victim, msg: Msg::StealRequest { id: self.steal.next_request } });
+        let msg = Msg::StealRequest { id: self.steal.next_request, holds: holds.to_vec() };
+        self.actions.push_back(Action::Send { to: victim, msg });
         if let Some(limit) = self.config.steal_timeout {
             self.timers.set_earliest(Timer::StealReply, now + limit);
         }

@@ -10,12 +10,14 @@
 //! is hashed once per process however many calls carry it: its digest is
 //! remembered by where it lies.
 //!
-//! A value the root borrows is on every node of the run (each node's
-//! program makes the same call): a stolen call that borrows it travels
-//! with its digest in its place, and the thief borrows its own copy
-//! (`param.rs`) — no encoding, no decoding, nothing sent. A thief that
-//! does not hold it (its program made another call) refuses the job,
-//! which then runs on its own node.
+//! A value the root borrows is on every node whose program has made the
+//! run's call: a thief lists the digests of what it holds in its steal
+//! request, and a stolen call that borrows one of them travels with its
+//! digest in its place; the thief borrows its own copy (`param.rs`) — no
+//! encoding, no decoding, nothing sent. A node whose program is behind
+//! (it waits at an earlier call) gets the data. A thief that does not
+//! hold a value a job names (a copy meant for another thief) refuses the
+//! job, which then runs on its own node.
 //!
 //! The generated `Serialize` of a job writes each borrowed parameter
 //! through `ser_lent`, which does what the thread is doing now (`mode.rs`):
@@ -32,8 +34,9 @@ pub(crate) mod named;
 mod param;
 mod pins;
 
-pub(crate) use mode::{keying, writing};
+pub(crate) use mode::{for_thief, keying, writing};
 pub use mode::{ser_field, ser_lent, ser_lent_mut};
 pub use param::LentParam;
 pub(crate) use pins::pin_root;
+pub(crate) use pins::root_digests as held_values;
 pub use pins::{pin, Pinned};

@@ -30,6 +30,27 @@ thread_local! {
     static NAMED: RefCell<Vec<[u8; 32]>> = const { RefCell::new(Vec::new()) };
     /// Whether a `Write` or `Send` pass met a borrowed parameter.
     static LENT_SEEN: Cell<bool> = const { Cell::new(false) };
+    /// The digests of the values the thief a `Send` pass writes for holds.
+    static THIEF_HOLDS: RefCell<Vec<[u8; 32]>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `take` (which takes a job for a remote thief and writes it out)
+/// knowing that the thief holds the values digested in `holds`: only
+/// those are named instead of written.
+pub(crate) fn for_thief<R>(holds: &[[u8; 32]], take: impl FnOnce() -> R) -> R {
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            THIEF_HOLDS.with(|h| h.borrow_mut().clear());
+        }
+    }
+    THIEF_HOLDS.with(|h| *h.borrow_mut() = holds.to_vec());
+    let _forget = Forget;
+    take()
+}
+
+fn thief_holds(digest: &[u8; 32]) -> bool {
+    THIEF_HOLDS.with(|h| h.borrow().contains(digest))
 }
 
 /// Puts the thread in `mode` until the guard drops (unwinding too).
@@ -107,7 +128,7 @@ pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -
     }
     match mode {
         Mode::Write => tuple.serialize_element(&Wire::Data(value)),
-        Mode::Send => match pins::shared_digest(value) {
+        Mode::Send => match pins::shared_digest(value).filter(thief_holds) {
             Some(digest) => {
                 NAMED.with(|n| n.borrow_mut().push(digest));
                 tuple.serialize_element(&Wire::<U>::Named(digest))

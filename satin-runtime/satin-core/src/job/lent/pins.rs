@@ -183,6 +183,15 @@ pub(super) fn shared_digest<U: ?Sized>(value: &U) -> Option<[u8; 32]> {
     root.digest.get().copied()
 }
 
+/// The digests of the root values pinned here (keyed already).
+pub(crate) fn root_digests() -> Vec<[u8; 32]> {
+    let mut digests: Vec<[u8; 32]> =
+        pins().iter().filter(|p| p.kind == Kind::Root).filter_map(|p| p.digest.get().copied()).collect();
+    digests.sort_unstable();
+    digests.dedup();
+    digests
+}
+
 /// Any root value of any type pinned here with `digest`.
 pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
     pins().iter().any(|p| p.kind == Kind::Root && p.digest.get() == Some(digest))

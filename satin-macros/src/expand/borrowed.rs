@@ -79,9 +79,8 @@ impl Borrowed<'_> {
                 ParamKind::Mut(u) => quote!(<#u as #krate::TravelMut>::borrow_mut(&mut #f)),
             })
             .collect();
-        let arity = kinds.len();
         let serialize = self.serialize_impl(kinds, &job_params, &job_where);
-        let owned_deserialize = self.owned_deserialize_impl(&owned, &owned_args, &owned_types, named_owned, arity);
+        let owned_deserialize = self.owned_deserialize_impl(&owned, &owned_args, &owned_types, named_owned, kinds);
         let (mutates, encode, binding) = self.write_back(kinds);
         let entry = quote!(#krate::__private::JobFn::borrowing::<#owned #owned_args>()#policy);
         let (instance, submit) = registration(krate, type_params, &quote!(#owned #owned_args), &entry);
@@ -211,12 +210,21 @@ impl Borrowed<'_> {
         owned_args: &TokenStream,
         owned_types: &[TokenStream],
         named_owned: bool,
-        arity: usize,
+        kinds: &[ParamKind],
     ) -> TokenStream {
         let Borrowed { krate, serde_crate, fields, type_params, .. } = *self;
         let serde = quote!(#krate::__private::serde);
         if named_owned {
-            deserialize_impl(krate, owned, arity, type_params)
+            // A shared borrow's data is read through its own bound (`O:
+            // Param`), so that a type that cannot travel fails it alone.
+            let readers: Vec<Ident> = kinds
+                .iter()
+                .map(|k| match k {
+                    ParamKind::Shared(_) => format_ident!("de_lent"),
+                    _ => format_ident!("de_field"),
+                })
+                .collect();
+            deserialize_impl(krate, owned, &readers, type_params)
         } else {
             quote! {
                 impl<'de> #serde::Deserialize<'de> for #owned #owned_args {

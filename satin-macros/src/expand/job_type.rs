@@ -77,7 +77,8 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize, type_params: 
     let serde = quote!(#krate::__private::serde);
     let private = quote!(#krate::__private);
     let index = (0..arity).map(syn::Index::from).collect::<Vec<_>>();
-    let deserialize = deserialize_impl(krate, job, arity, type_params);
+    let readers = vec![quote::format_ident!("de_field"); arity];
+    let deserialize = deserialize_impl(krate, job, &readers, type_params);
     let lt = generics::static_lifetime();
     let (decl, args, where_) = (type_params.params(None), type_params.args(), type_params.where_with(Some(&lt)));
     quote! {
@@ -94,10 +95,18 @@ fn owned_serde_impls(krate: &syn::Path, job: &Ident, arity: usize, type_params: 
 }
 
 /// `Deserialize` of a job type whose fields are all owned, one field at a
-/// time through `Param` (see `owned_serde_impls`).
-pub(super) fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize, type_params: &TypeParams) -> TokenStream {
+/// time through `Param` (see `owned_serde_impls`): each read by its
+/// function of `__private` (`de_field`, or `de_lent` for a shared
+/// borrow's owned form).
+pub(super) fn deserialize_impl(
+    krate: &syn::Path,
+    job: &Ident,
+    readers: &[Ident],
+    type_params: &TypeParams,
+) -> TokenStream {
     let serde = quote!(#krate::__private::serde);
     let private = quote!(#krate::__private);
+    let arity = readers.len();
     let positions = 0..arity;
     // The visitor, an item of its own, declares the type parameters again.
     let lt = generics::static_lifetime();
@@ -114,7 +123,7 @@ pub(super) fn deserialize_impl(krate: &syn::Path, job: &Ident, arity: usize, typ
                     }
                     #[allow(unused_mut, unused_variables)]
                     fn visit_seq<__A: #serde::de::SeqAccess<'de>>(self, mut __a: __A) -> ::core::result::Result<#job #args, __A::Error> {
-                        ::core::result::Result::Ok(#job(#( #private::de_field(&mut __a, #positions)? ),*))
+                        ::core::result::Result::Ok(#job(#( #private::#readers(&mut __a, #positions)? ),*))
                     }
                 }
                 #serde::Deserializer::deserialize_tuple(__d, #arity, __Visitor(::core::marker::PhantomData))

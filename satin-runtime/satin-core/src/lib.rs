@@ -34,7 +34,7 @@ pub use sched::{sequential, BuildError, Builder, JobSpan, Ran, RunStats, Runtime
 #[doc(hidden)]
 pub mod __private {
     pub use crate::job::borrow::{assert_borrowed_param, assert_mut_param};
-    pub use crate::job::fields::de_field;
+    pub use crate::job::fields::{de_field, de_lent};
     pub use crate::job::generic::{instance, GenericFn};
     pub use crate::job::lent::{pin, ser_field, ser_lent, ser_lent_mut, LentParam, Pinned};
     pub use crate::job::receiver::ReceiverMut;

@@ -17,3 +17,13 @@ use super::Param;
 pub fn de_field<'de, T: Param, A: SeqAccess<'de>>(seq: &mut A, index: usize) -> Result<T, A::Error> {
     seq.next_element::<T>()?.ok_or_else(|| A::Error::invalid_length(index, &"the parameters of a call"))
 }
+
+/// Reads shared borrowed parameter `index` of a job: its data, or the
+/// digest of a value this node holds (see `lent`).
+#[inline]
+pub fn de_lent<'de, U: ?Sized, O: Param, A: SeqAccess<'de>>(
+    seq: &mut A,
+    index: usize,
+) -> Result<super::lent::LentParam<U, O>, A::Error> {
+    seq.next_element()?.ok_or_else(|| A::Error::invalid_length(index, &"the parameters of a call"))
+}

@@ -170,8 +170,8 @@ fn key_of_written<J: Job>(job: &J, payload: &[u8], lends: bool) -> JobKey {
 
 /// A call as a thief gets it, and its key: as [`encode_call`] writes it,
 /// except that a value the run's root borrows is named by its digest
-/// (every node of the run holds it; see `lent`), the digests listed after
-/// the call's bytes.
+/// where the thief holds it (see `lent::for_thief`), the digests listed
+/// after the call's bytes.
 pub(crate) fn encode_stolen_call<J: Job>(job: &J) -> (JobKey, Vec<u8>) {
     let (mut payload, written) = super::lent::writing(true, || encode_call(job));
     let key = key_of_written(job, &payload, written.lends);

@@ -15,7 +15,7 @@ enum Mode {
     /// Each parameter's bytes, as any node decodes them (the root call).
     Write,
     /// As `Write`, but a value the run's root borrows is named by its
-    /// digest: every node of the run holds it (a stolen call).
+    /// digest if the thief said it holds it (a stolen call).
     Send,
     /// A borrowed parameter's digest in place of its bytes (keys).
     Key,

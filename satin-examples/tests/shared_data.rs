@@ -34,3 +34,29 @@ fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
         assert!(sent <= tree_bytes / 4, "node {node} sent {sent} bytes for a tree of {tree_bytes}:\n{log}");
     }
 }
+
+/// Two runs of one program: the first builds the tree (on the master),
+/// the second counts over it. The other nodes' programs wait in the first
+/// call, so they do not hold the second run's tree: a thief gets it once,
+/// with its digest, keeps it, and names it in its later steal requests —
+/// before, every stolen job of the second run carried the whole tree.
+#[test]
+fn a_value_the_next_run_borrows_crosses_to_each_node_once() {
+    let (n, r) = (300_000, 0.002);
+    let tree = kdtree::build_plain(kdtree::random_points(n, 1), 0);
+    let expected = kdtree::count_close_plain(&tree, &tree, r);
+    let tree_bytes = postcard::to_stdvec(&tree).expect("encodes").len() as u64;
+    let args = ["300000", "--radius", "0.002", "--build", "--local-nodes", "3", "--no-progress"];
+    let (out, stats) = run_with_stats(KDTREE, &args, &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), expected.to_string(), "{log}");
+    assert_eq!(stats.nodes().len(), 3, "{log}");
+    let stolen = stats.total("jobs_stolen");
+    assert!(stolen >= 6, "only {stolen} steals in two runs: too few to tell:\n{log}");
+    // The first run sends halves of the points and brings subtrees back
+    // (about a tree in all); the second, the tree once to each thief.
+    let sent = stats.total("bytes_sent");
+    assert!(sent <= 4 * tree_bytes, "{sent} bytes sent in all for a tree of {tree_bytes} ({stolen} steals):\n{log}");
+    eprintln!("tree {tree_bytes} bytes; sent {sent} in all, {stolen} steals");
+}

@@ -21,7 +21,7 @@ pub fn de_field<'de, T: Param, A: SeqAccess<'de>>(seq: &mut A, index: usize) -> 
 /// Reads shared borrowed parameter `index` of a job: its data, or the
 /// digest of a value this node holds (see `lent`).
 #[inline]
-pub fn de_lent<'de, U: ?Sized, O: Param, A: SeqAccess<'de>>(
+pub fn de_lent<'de, U: super::Travel<Owned = O> + ?Sized, O: Param, A: SeqAccess<'de>>(
     seq: &mut A,
     index: usize,
 ) -> Result<super::lent::LentParam<U, O>, A::Error> {

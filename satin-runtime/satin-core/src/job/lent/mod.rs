@@ -15,9 +15,12 @@
 //! request, and a stolen call that borrows one of them travels with its
 //! digest in its place; the thief borrows its own copy (`param.rs`) — no
 //! encoding, no decoding, nothing sent. A node whose program is behind
-//! (it waits at an earlier call) gets the data. A thief that does not
-//! hold a value a job names (a copy meant for another thief) refuses the
-//! job, which then runs on its own node.
+//! (it waits at an earlier call) gets the data, with its digest if it is
+//! large, and keeps it for the life of the program (`cache.rs`): it lists
+//! that digest too in its later steal requests, so the value crosses to a
+//! node once, in this run and the next. A thief that does not hold a
+//! value a job names (a copy meant for another thief) refuses the job,
+//! which then runs on its own node.
 //!
 //! The generated `Serialize` of a job writes each borrowed parameter
 //! through `ser_lent`, which does what the thread is doing now (`mode.rs`):
@@ -29,6 +32,7 @@
 //! pinned value changed through interior mutability (a `Mutex` or an
 //! atomic inside it) keeps the digest it had when first keyed.
 
+mod cache;
 mod mode;
 pub(crate) mod named;
 mod param;
@@ -37,6 +41,6 @@ mod pins;
 pub(crate) use mode::{for_thief, keying, writing};
 pub use mode::{ser_field, ser_lent, ser_lent_mut};
 pub use param::LentParam;
+pub(crate) use pins::held_values;
 pub(crate) use pins::pin_root;
-pub(crate) use pins::root_digests as held_values;
 pub use pins::{pin, Pinned};

@@ -5,8 +5,9 @@ use std::cell::{Cell, RefCell};
 
 use serde::ser::SerializeTuple;
 
+use super::cache;
 use super::param::Wire;
-use super::pins::{self, Erased, Spot};
+use super::pins::{self, Digest, Erased, Spot};
 use crate::job::borrow::Lent;
 use crate::job::Param;
 
@@ -128,12 +129,16 @@ pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -
     }
     match mode {
         Mode::Write => tuple.serialize_element(&Wire::Data(value)),
-        Mode::Send => match pins::shared_digest(value).filter(thief_holds) {
-            Some(digest) => {
-                NAMED.with(|n| n.borrow_mut().push(digest));
-                tuple.serialize_element(&Wire::<U>::Named(digest))
+        Mode::Send => match pins::shared_digest(value) {
+            Some(digest) if thief_holds(&digest.hash) => {
+                NAMED.with(|n| n.borrow_mut().push(digest.hash));
+                tuple.serialize_element(&Wire::<U>::Named(digest.hash))
             }
-            None => tuple.serialize_element(&Wire::Data(value)),
+            // Large and keyed: the thief keeps it for later calls.
+            Some(digest) if digest.len >= cache::KEEP_FROM => {
+                tuple.serialize_element(&Wire::Keyed(digest.hash, digest.len, value))
+            }
+            _ => tuple.serialize_element(&Wire::Data(value)),
         },
         Mode::Key => tuple.serialize_element(&pins::digest_of(value)),
         Mode::Pin => {
@@ -158,10 +163,10 @@ pub fn ser_lent_mut<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &
 }
 
 /// The digest of `value`'s encoding: blake3 of its postcard bytes.
-pub(super) fn hash<U: serde::Serialize + ?Sized>(value: &U) -> [u8; 32] {
+pub(super) fn hash<U: serde::Serialize + ?Sized>(value: &U) -> Digest {
     let _write = InMode::enter(Mode::Write);
     let mut hasher = blake3::Hasher::new();
     satin_proto::values::hash_into(value, &mut hasher)
         .expect("postcard's format encodes any serde value with a known length");
-    *hasher.finalize().as_bytes()
+    Digest { hash: *hasher.finalize().as_bytes(), len: hasher.count() }
 }

@@ -16,14 +16,14 @@
 
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use super::mode;
+use super::{cache, mode};
 
 /// Where a borrowed value lies: address, size and type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Spot {
     addr: usize,
     size: usize,
-    ty: &'static str,
+    pub(super) ty: &'static str,
 }
 
 impl Spot {
@@ -36,6 +36,13 @@ impl Spot {
     }
 }
 
+/// A value's digest: blake3 of its encoding, and the encoding's length.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Digest {
+    pub(crate) hash: [u8; 32],
+    pub(crate) len: u64,
+}
+
 /// A pinned value's pointer, its lifetime and type erased: the bits of a
 /// `*const U` (thin or wide), read back only as the same `U` (its
 /// [`Spot::ty`] checked first).
@@ -43,7 +50,7 @@ impl Spot {
 pub(super) struct Erased([usize; 2]);
 
 impl Erased {
-    fn of<U: ?Sized>(value: &U) -> Erased {
+    pub(super) fn of<U: ?Sized>(value: &U) -> Erased {
         let ptr: *const U = value;
         let mut bits = [0usize; 2];
         let n = std::mem::size_of::<*const U>();
@@ -76,7 +83,10 @@ struct Pin {
     kind: Kind,
     /// The pin that made it (see [`Pinned`]).
     owner: u64,
-    digest: Arc<OnceLock<[u8; 32]>>,
+    digest: Arc<OnceLock<Digest>>,
+    /// Other nodes may hold it: the root's, or one kept from another node
+    /// (`cache.rs`). Only such a value goes out by its digest.
+    shared: bool,
     /// Borrows of it that other nodes' calls made ([`resolve`]).
     uses: Arc<()>,
 }
@@ -148,9 +158,16 @@ fn pin_as<J: crate::Job>(job: &J, kind: Kind) -> Pinned {
         let mut all = pins();
         for (spot, at) in noted {
             // A value pinned already (two parameters borrowing one value,
-            // a stolen call borrowing the root's) shares its digest.
-            let digest = all.iter().find(|p| p.spot == spot).map_or_else(Default::default, |p| Arc::clone(&p.digest));
-            all.push(Pin { spot, at, kind, owner, digest, uses: Arc::new(()) });
+            // a stolen call borrowing the root's) shares its digest; one
+            // kept from another node comes with it.
+            let (digest, shared) = match all.iter().find(|p| p.spot == spot) {
+                Some(p) => (Arc::clone(&p.digest), p.shared || kind == Kind::Root),
+                None => match cache::digest_at(&spot) {
+                    Some(kept) => (Arc::new(OnceLock::from(kept)), true),
+                    None => (Arc::default(), kind == Kind::Root),
+                },
+            };
+            all.push(Pin { spot, at, kind, owner, digest, shared, uses: Arc::new(()) });
         }
     }
     Pinned(owner)
@@ -169,32 +186,38 @@ pub(super) fn digest_of<U: serde::Serialize + ?Sized>(value: &U) -> [u8; 32] {
         all.iter().find(|p| p.spot == spot).map(|p| Arc::clone(&p.digest))
     };
     match pinned {
-        Some(digest) => *digest.get_or_init(|| mode::hash(value)),
-        None => mode::hash(value),
+        Some(digest) => digest.get_or_init(|| mode::hash(value)).hash,
+        None => mode::hash(value).hash,
     }
 }
 
-/// The digest by which another node of the run can name `value`: `Some`
-/// if it is a value the root call borrows, keyed already.
-pub(super) fn shared_digest<U: ?Sized>(value: &U) -> Option<[u8; 32]> {
+/// The digest of `value` if it is a value other nodes may hold (the
+/// root's, or one kept from another node), keyed already: a node that
+/// holds it is sent the digest alone, another the digest with the data.
+/// (A part of such a value — a subtree a call was given — travels as
+/// data: it is not kept.)
+pub(super) fn shared_digest<U: ?Sized>(value: &U) -> Option<Digest> {
     let spot = Spot::of(value);
     let all = pins();
-    let root = all.iter().find(|p| p.spot == spot && p.kind == Kind::Root)?;
-    root.digest.get().copied()
+    all.iter().find(|p| p.spot == spot && p.shared).and_then(|p| p.digest.get().copied())
 }
 
-/// The digests of the root values pinned here (keyed already).
-pub(crate) fn root_digests() -> Vec<[u8; 32]> {
+/// The digests of the values this node holds for the program: those the
+/// root call borrows (keyed already), and those kept from other nodes.
+pub(crate) fn held_values() -> Vec<[u8; 32]> {
     let mut digests: Vec<[u8; 32]> =
-        pins().iter().filter(|p| p.kind == Kind::Root).filter_map(|p| p.digest.get().copied()).collect();
+        pins().iter().filter(|p| p.kind == Kind::Root).filter_map(|p| p.digest.get().map(|d| d.hash)).collect();
+    digests.extend(cache::digests());
     digests.sort_unstable();
     digests.dedup();
     digests
 }
 
-/// Any root value of any type pinned here with `digest`.
+/// Whether this node holds a value of any type with `digest`: a root
+/// value pinned here, or one kept from another node.
 pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
-    pins().iter().any(|p| p.kind == Kind::Root && p.digest.get() == Some(digest))
+    pins().iter().any(|p| p.kind == Kind::Root && p.digest.get().map(|d| &d.hash) == Some(digest))
+        || cache::holds(digest)
 }
 
 /// A borrow of the root's value of type `U` named `digest`, if this node
@@ -202,7 +225,9 @@ pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
 pub(super) fn resolve<U: ?Sized>(digest: &[u8; 32]) -> Option<(*const U, Use)> {
     let ty = std::any::type_name::<U>();
     let all = pins();
-    let p = all.iter().find(|p| p.kind == Kind::Root && p.spot.ty == ty && p.digest.get() == Some(digest))?;
+    let p = all
+        .iter()
+        .find(|p| p.kind == Kind::Root && p.spot.ty == ty && p.digest.get().map(|d| &d.hash) == Some(digest))?;
     // SAFETY: `p.at` was made from a `&U` of this very type (`ty` checked).
     let ptr = unsafe { p.at.as_ptr::<U>() };
     Some((ptr, Use(Some(Arc::clone(&p.uses)))))

@@ -47,30 +47,31 @@ impl Node {
             return;
         }
         self.timers.stop(Timer::StealBackoff);
-        let holds = exec.held_values();
+        // What this node holds is asked for only when a request goes out.
+        let holds = || exec.held_values();
         match self.config.steal {
             StealPolicy::Random => {
                 if self.steal.local.is_none() && self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_any(&mut self.rng) {
-                        self.steal.local = Some((victim, self.request(now, victim, &holds), now));
+                        self.steal.local = Some((victim, self.request(now, victim, holds()), now));
                     }
                 }
             }
             StealPolicy::MasterWorker => {
                 let master = self.master;
                 if self.steal.local.is_none() && master != self.id && self.is_alive(master) {
-                    self.steal.local = Some((master, self.request(now, master, &holds), now));
+                    self.steal.local = Some((master, self.request(now, master, holds()), now));
                 }
             }
             StealPolicy::ClusterAware => {
                 if self.steal.local.is_none() {
                     if let Some(victim) = self.roster.random_local(&mut self.rng) {
-                        self.steal.local = Some((victim, self.request(now, victim, &holds), now));
+                        self.steal.local = Some((victim, self.request(now, victim, holds()), now));
                     }
                 }
                 if self.steal.wide.is_none() {
                     if let Some(victim) = self.roster.random_wide(&mut self.rng) {
-                        self.steal.wide = Some((victim, self.request(now, victim, &holds), now));
+                        self.steal.wide = Some((victim, self.request(now, victim, holds()), now));
                     }
                 }
             }
@@ -131,10 +132,10 @@ impl Node {
         late
     }
 
-    fn request(&mut self, now: Time, victim: NodeId, holds: &[[u8; 32]]) -> u64 {
+    fn request(&mut self, now: Time, victim: NodeId, holds: Vec<[u8; 32]>) -> u64 {
         self.steal.next_request += 1;
         self.stats.steal_requests += 1;
-        let msg = Msg::StealRequest { id: self.steal.next_request, holds: holds.to_vec() };
+        let msg = Msg::StealRequest { id: self.steal.next_request, holds };
         self.actions.push_back(Action::Send { to: victim, msg });
         if let Some(limit) = self.config.steal_timeout {
             self.timers.set_earliest(Timer::StealReply, now + limit);

@@ -27,12 +27,22 @@ enum Mode {
 thread_local! {
     static MODE: Cell<Mode> = const { Cell::new(Mode::Write) };
     static NOTED: RefCell<Vec<(Spot, Erased)>> = const { RefCell::new(Vec::new()) };
-    /// The digests a `Send` pass named instead of writing the values.
-    static NAMED: RefCell<Vec<[u8; 32]>> = const { RefCell::new(Vec::new()) };
-    /// Whether a `Write` or `Send` pass met a borrowed parameter.
-    static LENT_SEEN: Cell<bool> = const { Cell::new(false) };
-    /// The digests of the values the thief a `Send` pass writes for holds.
-    static THIEF_HOLDS: RefCell<Vec<[u8; 32]>> = const { RefCell::new(Vec::new()) };
+    static SENDING: RefCell<Sending> =
+        const { RefCell::new(Sending { thief_holds: Vec::new(), named: Vec::new(), lent_seen: false }) };
+}
+
+/// What a pass that writes a call out for another node knows and meets.
+struct Sending {
+    /// The digests of the values the thief holds (set by [`for_thief`]).
+    thief_holds: Vec<[u8; 32]>,
+    /// The digests named instead of writing the values.
+    named: Vec<[u8; 32]>,
+    /// Whether a borrowed parameter was met.
+    lent_seen: bool,
+}
+
+fn sending<R>(f: impl FnOnce(&mut Sending) -> R) -> R {
+    SENDING.with(|s| f(&mut s.borrow_mut()))
 }
 
 /// Runs `take` (which takes a job for a remote thief and writes it out)
@@ -42,16 +52,12 @@ pub(crate) fn for_thief<R>(holds: &[[u8; 32]], take: impl FnOnce() -> R) -> R {
     struct Forget;
     impl Drop for Forget {
         fn drop(&mut self) {
-            THIEF_HOLDS.with(|h| h.borrow_mut().clear());
+            sending(|s| s.thief_holds.clear());
         }
     }
-    THIEF_HOLDS.with(|h| *h.borrow_mut() = holds.to_vec());
+    sending(|s| s.thief_holds = holds.to_vec());
     let _forget = Forget;
     take()
-}
-
-fn thief_holds(digest: &[u8; 32]) -> bool {
-    THIEF_HOLDS.with(|h| h.borrow().contains(digest))
 }
 
 /// Puts the thread in `mode` until the guard drops (unwinding too).
@@ -90,14 +96,16 @@ pub(crate) struct Written {
 /// Runs `write` (which serialises a call for another node); with `send`,
 /// the root's borrowed values are named by digest (a stolen call).
 pub(crate) fn writing<R>(send: bool, write: impl FnOnce() -> R) -> (R, Written) {
-    NAMED.with(|n| n.borrow_mut().clear());
-    LENT_SEEN.with(|l| l.set(false));
+    sending(|s| {
+        s.named.clear();
+        s.lent_seen = false;
+    });
     let out = {
         let _mode = InMode::enter(if send { Mode::Send } else { Mode::Write });
         write()
     };
-    let named = NAMED.with(|n| std::mem::take(&mut *n.borrow_mut()));
-    (out, Written { named, lends: LENT_SEEN.with(Cell::get) })
+    let (named, lends) = sending(|s| (std::mem::take(&mut s.named), s.lent_seen));
+    (out, Written { named, lends })
 }
 
 /// The borrowed parameters of `job`, where they lie (owned ones are not
@@ -125,13 +133,13 @@ pub fn ser_field<T: Param, S: SerializeTuple>(tuple: &mut S, value: &T) -> Resul
 pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -> Result<(), S::Error> {
     let mode = mode();
     if let Mode::Write | Mode::Send = mode {
-        LENT_SEEN.with(|l| l.set(true));
+        sending(|s| s.lent_seen = true);
     }
     match mode {
         Mode::Write => tuple.serialize_element(&Wire::Data(value)),
         Mode::Send => match pins::shared_digest(value) {
-            Some(digest) if thief_holds(&digest.hash) => {
-                NAMED.with(|n| n.borrow_mut().push(digest.hash));
+            Some(digest) if sending(|s| s.thief_holds.contains(&digest.hash)) => {
+                sending(|s| s.named.push(digest.hash));
                 tuple.serialize_element(&Wire::<U>::Named(digest.hash))
             }
             // Large and keyed: the thief keeps it for later calls.
@@ -154,7 +162,7 @@ pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -
 pub fn ser_lent_mut<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -> Result<(), S::Error> {
     match mode() {
         Mode::Write | Mode::Send => {
-            LENT_SEEN.with(|l| l.set(true));
+            sending(|s| s.lent_seen = true);
             tuple.serialize_element(value)
         }
         Mode::Key => tuple.serialize_element(&pins::digest_of(value)),

@@ -202,6 +202,11 @@ pub(super) fn shared_digest<U: ?Sized>(value: &U) -> Option<Digest> {
     all.iter().find(|p| p.spot == spot && p.shared).and_then(|p| p.digest.get().copied())
 }
 
+/// A pin of the root's with `digest`.
+fn is_root_with(p: &Pin, digest: &[u8; 32]) -> bool {
+    p.kind == Kind::Root && p.digest.get().is_some_and(|d| d.hash == *digest)
+}
+
 /// The digests of the values this node holds for the program: those the
 /// root call borrows (keyed already), and those kept from other nodes.
 pub(crate) fn held_values() -> Vec<[u8; 32]> {
@@ -216,8 +221,7 @@ pub(crate) fn held_values() -> Vec<[u8; 32]> {
 /// Whether this node holds a value of any type with `digest`: a root
 /// value pinned here, or one kept from another node.
 pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
-    pins().iter().any(|p| p.kind == Kind::Root && p.digest.get().map(|d| &d.hash) == Some(digest))
-        || cache::holds(digest)
+    pins().iter().any(|p| is_root_with(p, digest)) || cache::holds(digest)
 }
 
 /// A borrow of the root's value of type `U` named `digest`, if this node
@@ -225,9 +229,7 @@ pub(super) fn holds_any(digest: &[u8; 32]) -> bool {
 pub(super) fn resolve<U: ?Sized>(digest: &[u8; 32]) -> Option<(*const U, Use)> {
     let ty = std::any::type_name::<U>();
     let all = pins();
-    let p = all
-        .iter()
-        .find(|p| p.kind == Kind::Root && p.spot.ty == ty && p.digest.get().map(|d| &d.hash) == Some(digest))?;
+    let p = all.iter().find(|p| p.spot.ty == ty && is_root_with(p, digest))?;
     // SAFETY: `p.at` was made from a `&U` of this very type (`ty` checked).
     let ptr = unsafe { p.at.as_ptr::<U>() };
     Some((ptr, Use(Some(Arc::clone(&p.uses)))))

@@ -156,6 +156,12 @@ impl Stats {
         figure(&one["runs"][run], field)
     }
 
+    /// How many runs node `node` has figures for (`runs`).
+    pub fn runs(&self, node: usize) -> usize {
+        let one = self.node(node).unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        one["runs"].as_array().map_or(0, Vec::len)
+    }
+
     /// Figure `field` summed over every node.
     pub fn total(&self, field: &str) -> u64 {
         let nodes = self.0["nodes"].as_array().expect("a list of nodes");

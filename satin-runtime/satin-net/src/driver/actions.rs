@@ -70,12 +70,7 @@ impl Driver {
                 }
             }
         }
-        // A run ended here (whether this node's program hears of it now
-        // or later): its figures as they stand.
-        while self.run_figures.len() < self.node.runs_done() as usize {
-            let figures = self.report().figures();
-            self.run_figures.push(figures);
-        }
+        self.note_run_figures();
         if let Some(s) = &mut self.status {
             s.update(&self.node, self.io.net.sent().0, self.exec.progress());
         }

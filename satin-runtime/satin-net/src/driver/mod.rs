@@ -475,7 +475,19 @@ impl Driver {
         if let RunEnd::Answer { master, .. } = end {
             self.answered_as_master = Some(master);
         }
+        // The program writes its figures as soon as it has the answer:
+        // this run's are among them.
+        self.note_run_figures();
         let _ = self.ends.send((end, Some(self.report())));
+    }
+
+    /// A run ended here (whether this node's program hears of it now or
+    /// later): its figures as they stand.
+    fn note_run_figures(&mut self) {
+        while self.run_figures.len() < self.node.runs_done() as usize {
+            let figures = self.report().figures();
+            self.run_figures.push(figures);
+        }
     }
 
     /// This node's figures so far.

@@ -11,18 +11,27 @@ use satin_examples::kdtree;
 
 const KDTREE: &str = env!("CARGO_BIN_EXE_kdtree");
 
-#[test]
-fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
+/// Counts the close pairs of 300 000 points (radius 0.002) on three local
+/// nodes, with `extra` flags, and checks the count against the plain
+/// function's: the tree's encoded size, the nodes' figures and the log.
+fn count_on_three_nodes(extra: &[&str]) -> (u64, common::Stats, String) {
     let (n, r) = (300_000, 0.002);
     let tree = kdtree::build_plain(kdtree::random_points(n, 1), 0);
     let expected = kdtree::count_close_plain(&tree, &tree, r);
     let tree_bytes = postcard::to_stdvec(&tree).expect("encodes").len() as u64;
-    let args = ["300000", "--radius", "0.002", "--local-nodes", "3", "--no-progress"];
+    let mut args = vec!["300000", "--radius", "0.002", "--local-nodes", "3", "--no-progress"];
+    args.extend_from_slice(extra);
     let (out, stats) = run_with_stats(KDTREE, &args, &[]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out).trim(), expected.to_string(), "{log}");
     assert_eq!(stats.nodes().len(), 3, "{log}");
+    (tree_bytes, stats, log)
+}
+
+#[test]
+fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
+    let (tree_bytes, stats, log) = count_on_three_nodes(&[]);
     assert!(stats.others(0, "jobs_stolen") > 0, "no node stole, nothing was tested:\n{log}");
     for node in stats.nodes() {
         // Its root's tree once, and the subtrees its keyed calls carry
@@ -42,16 +51,7 @@ fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
 /// before, every stolen job of the second run carried the whole tree.
 #[test]
 fn a_value_the_next_run_borrows_crosses_to_each_node_once() {
-    let (n, r) = (300_000, 0.002);
-    let tree = kdtree::build_plain(kdtree::random_points(n, 1), 0);
-    let expected = kdtree::count_close_plain(&tree, &tree, r);
-    let tree_bytes = postcard::to_stdvec(&tree).expect("encodes").len() as u64;
-    let args = ["300000", "--radius", "0.002", "--build", "--local-nodes", "3", "--no-progress"];
-    let (out, stats) = run_with_stats(KDTREE, &args, &[]);
-    let log = stderr(&out);
-    assert!(out.status.success(), "{log}");
-    assert_eq!(stdout(&out).trim(), expected.to_string(), "{log}");
-    assert_eq!(stats.nodes().len(), 3, "{log}");
+    let (tree_bytes, stats, log) = count_on_three_nodes(&["--build"]);
     for node in stats.nodes() {
         // The master's own file too, written as its program got the answer.
         assert_eq!(stats.runs(node), 2, "node {node}'s figures do not cover both runs:\n{log}");

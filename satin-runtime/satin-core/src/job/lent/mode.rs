@@ -45,6 +45,18 @@ fn sending<R>(f: impl FnOnce(&mut Sending) -> R) -> R {
     SENDING.with(|s| f(&mut s.borrow_mut()))
 }
 
+/// Whether the thief holds the value digested `hash`; if so it is noted
+/// as named.
+fn named_for_thief(hash: [u8; 32]) -> bool {
+    sending(|s| {
+        let held = s.thief_holds.contains(&hash);
+        if held {
+            s.named.push(hash);
+        }
+        held
+    })
+}
+
 /// Runs `take` (which takes a job for a remote thief and writes it out)
 /// knowing that the thief holds the values digested in `holds`: only
 /// those are named instead of written.
@@ -138,10 +150,7 @@ pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -
     match mode {
         Mode::Write => tuple.serialize_element(&Wire::Data(value)),
         Mode::Send => match pins::shared_digest(value) {
-            Some(digest) if sending(|s| s.thief_holds.contains(&digest.hash)) => {
-                sending(|s| s.named.push(digest.hash));
-                tuple.serialize_element(&Wire::<U>::Named(digest.hash))
-            }
+            Some(digest) if named_for_thief(digest.hash) => tuple.serialize_element(&Wire::<U>::Named(digest.hash)),
             // Large and keyed: the thief keeps it for later calls.
             Some(digest) if digest.len >= cache::KEEP_FROM => {
                 tuple.serialize_element(&Wire::Keyed(digest.hash, digest.len, value))

@@ -19,6 +19,25 @@ fn a_hung_node_is_copied_around_and_the_answer_comes() {
     assert!(stats.total("duplicates_won") >= 1, "a copy must have replaced the hung job:\n{log}");
 }
 
+/// The master's workers hang while it still answers: nothing it runs can
+/// be stolen, and no victim waits for it. An idle node finds it stalled
+/// (its status answers: busy, no work done) and runs a copy of the root,
+/// reusing what the table holds; the master announces the copy's answer,
+/// printed once. (Before, the run never ended.)
+#[test]
+fn a_hung_master_is_copied_and_the_answer_comes_once() {
+    for at in ["5%", "60%", "90%"] {
+        let spec = format!("hang:node=0,at={at}");
+        let (out, stats) = run_with_stats(NQUEENS, &["14", "--local-nodes", "3", "--chaos", &spec], &[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{spec}: {log}");
+        assert_eq!(stdout(&out), "365596", "one line, the answer, from one process ({spec}): {log}");
+        assert!(log.contains("chaos: node 0 hangs"), "{log}");
+        assert!(log.contains("node 0 0 (master: printed the answer)"), "{spec}: {log}");
+        assert!(stats.total("duplicates_won") >= 1, "a copy of the root must have won ({spec}):\n{log}");
+    }
+}
+
 #[test]
 fn a_node_five_times_slower_does_not_change_the_answer() {
     let out = run(&["15", "--local-nodes", "3", "--workers", "1", "--chaos", "slow:node=2,factor=5,at=10%"]);

@@ -168,11 +168,13 @@ impl Driver {
             }
             ExecEvent::RootDone { value: stand_in, held: true, ran } => {
                 self.span("root job", ran);
-                // A checkpoint keeps the answer's bytes: encoded now, while
-                // the program waits. Otherwise only a message that carries
-                // the answer encodes it (`Driver::carry_out_actions`).
-                let encoded =
-                    self.spec.config.checkpoint_interval.and_then(|_| satin_core::dist::encode_held(&stand_in));
+                // A checkpoint keeps the answer's bytes, and a copy of the
+                // root run for a stalled master sends them to it
+                // (`proto/node/root_copy.rs`): encoded now, while the
+                // program waits. Otherwise only a message that carries the
+                // answer encodes it (`Driver::carry_out_actions`).
+                let needs_bytes = self.spec.config.checkpoint_interval.is_some() || !self.node.is_master();
+                let encoded = needs_bytes.then(|| satin_core::dist::encode_held(&stand_in)).flatten();
                 match encoded {
                     Some(value) => self.node.handle_root_finished(now, value, &mut self.exec),
                     None => {

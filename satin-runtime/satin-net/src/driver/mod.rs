@@ -468,6 +468,13 @@ impl Driver {
     /// program at once and the node stays for the next run (a joiner
     /// catching up gets several in a row); else the node ends with it.
     fn answered(&mut self, end: RunEnd) {
+        // A hung node's workers (`--chaos hang`) may hold the program's
+        // lent values (`core/job/typed_root.rs`): the program cannot take
+        // its answer before they let go of them. The run is over, so the
+        // fault is.
+        if let Some(throttle) = &self.throttle {
+            throttle.set(1.0);
+        }
         if !self.spec.config.sequence {
             self.end = Some(end);
             return;

@@ -165,6 +165,18 @@ pub enum Msg {
         #[serde(with = "crate::shared_bytes")]
         value: Bytes,
     },
+    /// A copy of the root job finished on the sender (the master's
+    /// workers were stalled, see `node/root_copy.rs`): its result, for the
+    /// master to announce if its own root has not finished.
+    RootResult {
+        /// The program's run (1 for its first annotated call).
+        run: u32,
+        /// The root's epoch the copy ran in.
+        epoch: u32,
+        /// The encoded result.
+        #[serde(with = "crate::shared_bytes")]
+        value: Bytes,
+    },
     /// Replicate a table entry.
     TablePut {
         /// The job's key.
@@ -365,6 +377,7 @@ impl Msg {
             Msg::StealRequest { .. } => "StealRequest",
             Msg::StealReply { .. } => "StealReply",
             Msg::JobResult { .. } => "JobResult",
+            Msg::RootResult { .. } => "RootResult",
             Msg::TablePut { .. } => "TablePut",
             Msg::NotRunning { .. } => "NotRunning",
             Msg::TableSync { .. } => "TableSync",

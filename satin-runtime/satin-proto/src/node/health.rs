@@ -116,16 +116,7 @@ impl Node {
     pub(super) fn is_slow(&self, node: NodeId, exec: &impl Executor) -> bool {
         let Some(h) = self.late.health.get(&node) else { return false };
         let (Some((w0, b0)), Some((w1, b1))) = (h.first_seen, h.last_seen) else { return false };
-        let (v, c) = exec.progress();
-        if b1 <= b0 || c == 0 {
-            return false;
-        }
-        let ours = v as f64 / c as f64;
-        if ours * ((b1 - b0) as f64) < RATE_EVIDENCE {
-            return false;
-        }
-        let theirs = w1.saturating_sub(w0) as f64 / (b1 - b0) as f64;
-        theirs < SLOW_RATE * ours
+        slower_than_us(w1.saturating_sub(w0), b1.saturating_sub(b0), exec.progress())
     }
 
     /// By how much the hard timeouts of jobs `node` runs are stretched.
@@ -192,4 +183,19 @@ impl Node {
     pub fn health_report(&self) -> Vec<HealthReport> {
         self.late.health.iter().map(|(n, h)| HealthReport { node: *n, strikes: h.total, drops: h.drops }).collect()
     }
+}
+
+/// Whether `work` done in `busy` time is less than half the rate of
+/// `ours` (this node's (work, busy time) so far) — once the span is
+/// long enough for the difference to mean something.
+pub(super) fn slower_than_us(work: u64, busy: u64, ours: (u64, u64)) -> bool {
+    let (v, c) = ours;
+    if busy == 0 || c == 0 {
+        return false;
+    }
+    let ours = v as f64 / c as f64;
+    if ours * (busy as f64) < RATE_EVIDENCE {
+        return false;
+    }
+    (work as f64 / busy as f64) < SLOW_RATE * ours
 }

@@ -11,6 +11,7 @@
 //! | `recovery.rs` | a peer's death: new master, orphans, re-queued work, root restart |
 //! | `checkpoint.rs` | the checkpoint coordinator: batches, writes, resume, suspend |
 //! | `stragglers.rs` | late stolen jobs: estimates, soft and hard timeouts, duplicates, first result wins, retries |
+//! | `root_copy.rs` | a stalled master: an idle node asks how it fares and runs a copy of the root |
 //! | `health.rs` | strikes against nodes whose jobs time out, get lost or fail; drops and re-admission |
 //! | `sequence.rs` | a program's successive annotated calls as successive runs of one cluster |
 
@@ -27,6 +28,7 @@ mod origin;
 mod quorum;
 mod recovery;
 mod results;
+mod root_copy;
 mod sequence;
 mod shared;
 mod stats;
@@ -282,6 +284,8 @@ pub struct Node {
     lookups: results::Lookups,
     /// Late, failing and slow work, and the health of other nodes.
     late: stragglers::LateJobs,
+    /// The master's pace as this node sees it, and a copy of its root.
+    root_copy: root_copy::RootCopy,
     /// The program's runs so far and the current answer.
     runs: sequence::Runs,
     /// A joiner's way in.
@@ -316,6 +320,7 @@ impl Node {
             steal: Default::default(),
             lookups: Default::default(),
             late: Default::default(),
+            root_copy: Default::default(),
             runs: Default::default(),
             join: Default::default(),
             quorum,
@@ -478,6 +483,7 @@ impl Node {
             Msg::StealRequest { id, holds } => self.steal_request(now, from, id, &holds, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
             Msg::JobResult { stamp, key, value } => self.job_result(now, from, stamp, key, value, exec),
+            Msg::RootResult { run, epoch, value } => self.root_result(now, run, epoch, value, exec),
             Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),
             Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
             Msg::TableSync { entries } => {
@@ -516,11 +522,15 @@ impl Node {
             Msg::SuspendRequest => self.suspend(now),
             Msg::Suspend => self.suspend_ordered(from),
             Msg::Shared(values) => exec.merge_shared(values),
+            Msg::JobStatus { stamp: root_copy::ROOT_STAMP } => self.answer_root_status(from, exec),
             Msg::JobStatus { stamp } => {
                 let running = self.ledger.running_for.contains_key(&(from, stamp));
                 let progress = exec.progress();
                 self.actions
                     .push_back(Action::Send { to: from, msg: Msg::JobStatusReply { stamp, running, progress } });
+            }
+            Msg::JobStatusReply { stamp: root_copy::ROOT_STAMP, running, progress } => {
+                self.root_status(now, from, running, progress)
             }
             Msg::JobStatusReply { stamp, running, progress } => {
                 self.record_progress(from, progress);
@@ -583,7 +593,13 @@ impl Node {
 
     /// The root job finished here: the master proposes the answer, which
     /// is out once a majority holds it (see `quorum.rs`).
+    /// On another node, the root that finished was a copy (`root_copy.rs`):
+    /// its value goes to the master.
     pub fn handle_root_finished(&mut self, now: Time, value: Bytes, exec: &mut impl Executor) {
+        if !self.is_master() && !self.stopped {
+            self.root_copy_finished(value);
+            return;
+        }
         if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
             self.checkpoint_answer(&value);
             self.propose_answer(now, value, exec);

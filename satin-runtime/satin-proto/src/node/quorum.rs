@@ -155,6 +155,7 @@ impl Node {
         let old = self.master;
         self.deposed.insert(old);
         self.master = leader;
+        self.forget_master_pace();
         if let Some(root) = &mut self.root {
             root.epoch = root.epoch.max(term);
         }

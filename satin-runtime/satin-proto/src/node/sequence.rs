@@ -142,6 +142,7 @@ impl Node {
         let redone = root.redone || self.stats.records_loaded > 0 || restart;
         let root = JobSpec { epoch, redone, ..root };
         self.root = Some(root.clone());
+        self.forget_master_pace();
         if self.is_master() {
             if restart {
                 self.stats.redone += 1;

@@ -13,21 +13,28 @@ pub fn to_spec(faults: &[Fault]) -> String {
         if folded[i] {
             continue;
         }
-        let end = match (f.at, f.kind.undo()) {
-            (When::After(start), Some(undo)) if !is_end(&f.kind) => faults
+        // How long after `f` starts a later fault `g` strikes, if that
+        // can be said (both at times, or both after the same share).
+        let lasting = |g: &Fault| match (f.at, g.at) {
+            (When::After(start), When::After(stop)) => stop.checked_sub(start),
+            (When::Share(a), When::ShareThen(b, then)) if a == b => Some(then),
+            (When::ShareThen(a, start), When::ShareThen(b, stop)) if a == b => stop.checked_sub(start),
+            _ => None,
+        };
+        let end = match f.kind.undo() {
+            Some(undo) if !is_end(&f.kind) => faults
                 .iter()
                 .enumerate()
                 .skip(i + 1)
-                .find(|(j, g)| !folded[*j] && g.kind == undo && matches!(g.at, When::After(t) if t >= start)),
+                .find_map(|(j, g)| (!folded[j] && g.kind == undo).then(|| lasting(g).map(|d| (j, d))).flatten()),
             _ => None,
         };
-        match (end, f.at) {
-            (Some((j, g)), When::After(start)) => {
+        match end {
+            Some((j, d)) => {
                 folded[j] = true;
-                let When::After(stop) = g.at else { unreachable!("matched above") };
-                parts.push(format!("{f},for={}", time(stop - start)));
+                parts.push(format!("{f},for={}", time(d)));
             }
-            _ => parts.push(f.to_string()),
+            None => parts.push(f.to_string()),
         }
     }
     parts.join(";")
@@ -55,6 +62,7 @@ impl fmt::Display for When {
             // (Rounded: a share read from `30%` is written `30%`, not
             // `30.000000000000004%`.)
             When::Share(s) => write!(f, "{}%", (s * 100.0 * 1e6).round() / 1e6),
+            When::ShareThen(s, then) => write!(f, "{}%+{}", (s * 100.0 * 1e6).round() / 1e6, time(*then)),
         }
     }
 }

@@ -49,6 +49,9 @@ pub enum When {
     After(Nanos),
     /// At this share of the run (0 to 1).
     Share(f64),
+    /// This long after a share of the run (`at=50%+200ms`; the end of a
+    /// lasting fault that starts at a share, `at=50%,for=200ms`).
+    ShareThen(f64, Nanos),
 }
 
 /// Which nodes a crash takes.

@@ -132,17 +132,19 @@ impl<'a> Part<'a> {
         let Some(lasting) = self.get("for") else { return Ok(vec![Fault { at, kind }]) };
         let lasting = match when(lasting).map_err(|e| self.error(e))? {
             When::After(d) => d,
-            When::Share(_) => return Err(self.error("for= is a duration (e.g. for=2s)")),
+            When::Share(_) | When::ShareThen(..) => return Err(self.error("for= is a duration (e.g. for=2s)")),
         };
         let undo = match (&kind, self.kind) {
             (_, "heal") | (Kind::Crash(_) | Kind::Vanish(_), _) => None,
             _ => kind.undo(),
         };
         let undo = undo.ok_or_else(|| self.error("for= is for slow, fail and network faults only"))?;
-        let When::After(start) = at else {
-            return Err(self.error("for= needs at= a time, not a percentage"));
+        let end = match at {
+            When::After(start) => When::After(start + lasting),
+            When::Share(share) => When::ShareThen(share, lasting),
+            When::ShareThen(share, then) => When::ShareThen(share, then + lasting),
         };
-        Ok(vec![Fault { at, kind }, Fault { at: When::After(start + lasting), kind: undo }])
+        Ok(vec![Fault { at, kind }, Fault { at: end, kind: undo }])
     }
 
     fn kind(&self) -> Result<Kind, String> {
@@ -240,7 +242,13 @@ impl<'a> Part<'a> {
 
 /// `2s`, `500ms`, `1.5s` or `50%`.
 fn when(v: &str) -> Result<When, String> {
-    let bad = || format!("bad time {v:?} (expected e.g. 2s, 500ms or 50%)");
+    let bad = || format!("bad time {v:?} (expected e.g. 2s, 500ms, 50% or 50%+200ms)");
+    if let Some((share, then)) = v.split_once("%+") {
+        let (When::Share(share), When::After(then)) = (when(&format!("{share}%"))?, when(then)?) else {
+            return Err(bad());
+        };
+        return Ok(When::ShareThen(share, then));
+    }
     if let Some(p) = v.strip_suffix('%') {
         let p: f64 = p.parse().map_err(|_| bad())?;
         if !(0.0..=100.0).contains(&p) {

@@ -81,7 +81,8 @@ fn refuses_bad_schedules_with_reasons() {
         ("slow:node=1,at=1s", "missing factor"),
         ("slow:node=1,factor=0.5,at=1s", "at least 1"),
         ("fail:node=1,rate=1.5", "probability"),
-        ("slow:node=1,factor=2,at=50%,for=1s", "needs at= a time"),
+        ("kill:node=1,at=50%+soon", "bad time"),
+        ("kill:node=1,at=50%+20%", "bad time"),
         ("slow:node=1,factor=2,at=1s,for=50%", "is a duration"),
         ("crash:node=1,at=1s,for=1s", "slow, fail and network"),
         ("hang:node=1,at=1s,factor=2", "unknown key"),
@@ -118,6 +119,7 @@ fn a_schedule_written_back_reads_the_same() {
         "partition:node=2,at=1s,for=2s;split:nodes=0+1,at=5s;cut:1>3,at=2s;loss:0.3;vanish:node=4,at=3s",
         "delay:100,jitter=50,at=1s,for=1s;loss:0.25,node=2,at=30%;heal:2-3,at=9s;suspend:node=1,at=2s;corrupt:at=33%",
         "crash-all:at=2s;drain:node=2,at=1.25s;kill-jobs:node=4,at=7s;join:at=0s;slow:node=1,factor=1,at=3s",
+        "cut:1-0,at=40%,for=200ms;slow:node=2,factor=3,at=10%+50ms,for=1s;kill:node=1,at=60%+5ms",
     ] {
         let faults = parse(spec).unwrap();
         let written = to_spec(&faults);
@@ -127,4 +129,9 @@ fn a_schedule_written_back_reads_the_same() {
     let faults = parse("partition:node=2,at=1s,for=2s").unwrap();
     assert_eq!(to_spec(&faults), "partition:node=2,at=1s,for=2s");
     assert_eq!(to_spec(&faults[1..]), "heal:node=2,at=3s");
+    // At a share of the run too: the end comes that long after the share.
+    let faults = parse("cut:1-0,at=40%,for=200ms").unwrap();
+    assert_eq!(faults[1].at, When::ShareThen(0.4, 200_000_000));
+    assert_eq!(to_spec(&faults), "cut:1-0,at=40%,for=200ms");
+    assert_eq!(to_spec(&faults[1..]), "heal:1-0,at=40%+200ms");
 }

@@ -51,6 +51,9 @@ pub enum At {
     After(Duration),
     /// At this share (in percent) of a fault-free run's time, which the supervisor measures first.
     Percent(f64),
+    /// This long after a share (in percent) of it: the end of a lasting
+    /// fault that starts at a share (`at=40%,for=200ms`).
+    PercentThen(f64, Duration),
 }
 
 /// What a chaos event does.
@@ -192,6 +195,7 @@ fn from_language(f: satin_faults::Fault) -> Result<ChaosEvent, String> {
     let at = match f.at {
         satin_faults::When::After(ns) => At::After(Duration::from_nanos(ns)),
         satin_faults::When::Share(s) => At::Percent(s * 100.0),
+        satin_faults::When::ShareThen(s, ns) => At::PercentThen(s * 100.0, Duration::from_nanos(ns)),
     };
     let number = |n: u64| u32::try_from(n).map_err(|_| format!("{f}: no node has the number {n}"));
     let simulator_only = |what: &str| Err(format!("{f}: {what} is the simulator's only (a real run cannot do it)"));
@@ -259,6 +263,19 @@ mod tests {
             ev[4],
             ChaosEvent { kind: ChaosKind::Slow { node: 1, factor: 1.0 }, at: At::After(Duration::from_secs(3)) }
         );
+    }
+
+    /// A lasting fault that starts at a share of the run ends that long
+    /// after the share (the supervisor adds it to the share's time).
+    #[test]
+    fn a_lasting_fault_may_start_at_a_percentage() {
+        let ev = parse("cut:1-0,at=40%,for=200ms").unwrap();
+        assert_eq!(
+            ev[0],
+            ChaosEvent { kind: ChaosKind::Cut { from: 1, to: 0, both: true, cut: true }, at: At::Percent(40.0) }
+        );
+        assert_eq!(ev[1].at, At::PercentThen(40.0, Duration::from_millis(200)));
+        assert_eq!(ev[1].kind, ChaosKind::Cut { from: 1, to: 0, both: true, cut: false });
     }
 
     #[test]

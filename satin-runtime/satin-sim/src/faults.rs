@@ -9,6 +9,9 @@ pub enum Trigger {
     At(Nanos),
     /// Once this fraction of the distinct leaves has been executed.
     Progress(f64),
+    /// This long after that fraction (the end of a lasting fault that
+    /// starts at a share of the run).
+    ProgressThen(f64, Nanos),
 }
 
 /// What happens.
@@ -128,6 +131,7 @@ fn from_language(f: satin_faults::Fault) -> Result<Fault, String> {
     let when = match f.at {
         satin_faults::When::After(ns) => Trigger::At(ns),
         satin_faults::When::Share(s) => Trigger::Progress(s),
+        satin_faults::When::ShareThen(s, ns) => Trigger::ProgressThen(s, ns),
     };
     let only_every_link = || format!("{f}: the simulator's loss and delay are every link's; drop node=");
     let kind = match f.kind {
@@ -164,6 +168,7 @@ fn to_language(f: &Fault) -> satin_faults::Fault {
     let at = match f.when {
         Trigger::At(ns) => satin_faults::When::After(ns),
         Trigger::Progress(s) => satin_faults::When::Share(s),
+        Trigger::ProgressThen(s, ns) => satin_faults::When::ShareThen(s, ns),
     };
     let kind = match &f.kind {
         FaultKind::Crash(n) => Kind::Crash(Crashed::Node(*n)),
@@ -223,7 +228,11 @@ mod tests {
         assert!(parse("slow:node=1,at=1s").unwrap_err().contains("missing factor"));
         assert!(parse("slow:node=1,factor=0.5,at=1s").unwrap_err().contains("at least 1"));
         assert!(parse("fail:node=1,rate=2,at=1s").unwrap_err().contains("probability"));
-        assert!(parse("slow:node=1,factor=2,at=50%,for=1s").unwrap_err().contains("needs at= a time"));
+        let f = parse("slow:node=1,factor=2,at=50%,for=1s").unwrap();
+        assert_eq!(
+            f[1],
+            Fault { when: Trigger::ProgressThen(0.5, 1_000_000_000), kind: FaultKind::Slow { node: 1, factor: 1.0 } }
+        );
         assert!(parse("crash:node=1,at=1s,for=1s").unwrap_err().contains("slow, fail and network"));
     }
 

@@ -156,7 +156,7 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
     for (i, f) in cfg.faults.iter().enumerate() {
         match f.when {
             Trigger::At(t) => w.schedule(t, Ev::Fault(i)),
-            Trigger::Progress(_) => w.progress_faults.push(i),
+            Trigger::Progress(_) | Trigger::ProgressThen(..) => w.progress_faults.push(i),
         }
     }
     w.start_nodes();
@@ -199,15 +199,22 @@ impl World<'_> {
             .progress_faults
             .iter()
             .copied()
-            .filter(|&f| matches!(self.cfg.faults[f].when, Trigger::Progress(p) if done >= p))
+            .filter(
+                |&f| matches!(self.cfg.faults[f].when, Trigger::Progress(p) | Trigger::ProgressThen(p, _) if done >= p),
+            )
             .collect();
         if due.is_empty() {
             return;
         }
         self.progress_faults.retain(|f| !due.contains(f));
         for f in due {
-            // At this instant, after the current node's step.
-            self.schedule(self.now, Ev::Fault(f));
+            // At this instant, after the current node's step (or that long
+            // after it).
+            let then = match self.cfg.faults[f].when {
+                Trigger::ProgressThen(_, then) => then,
+                _ => 0,
+            };
+            self.schedule(self.now + then, Ev::Fault(f));
         }
     }
 }

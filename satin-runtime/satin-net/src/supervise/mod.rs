@@ -590,7 +590,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             file
         }
     };
-    let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_)));
+    let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_) | At::PercentThen(..)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
         let (_, mut took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
@@ -612,6 +612,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             let at = match e.at {
                 At::After(d) => d,
                 At::Percent(p) => reference.mul_f64(p / 100.0),
+                At::PercentThen(p, then) => reference.mul_f64(p / 100.0) + then,
             };
             (at, e.kind)
         })

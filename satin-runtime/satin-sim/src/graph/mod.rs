@@ -433,10 +433,13 @@ impl World<'_> {
         }
         self.shares_placed = true;
         for (k, f) in self.faults.iter().enumerate() {
-            if let When::Share(s) = f.at {
-                let at = start + (s * self.makespan * self.cfg.unit as f64) as Nanos;
-                self.queue.push(at, Ev::Fault(k));
-            }
+            let (s, then) = match f.at {
+                When::Share(s) => (s, 0),
+                When::ShareThen(s, then) => (s, then),
+                When::After(_) => continue,
+            };
+            let at = start + (s * self.makespan * self.cfg.unit as f64) as Nanos + then;
+            self.queue.push(at, Ev::Fault(k));
         }
     }
 

@@ -83,7 +83,9 @@ pub fn random_case(seed: u64, class: FaultClass) -> GraphCase {
         // no more. A heal after the plan's end is a time.)
         let later = |rng: &mut SplitMix64, at: When| match at {
             When::Share(s) if rng.below(2) == 0 => When::Share((s + (5 + rng.below(95)) as f64 / 100.0).min(1.0)),
+            When::Share(s) if rng.below(2) == 0 => When::ShareThen(s, (50 + rng.below(1500)) * 1_000_000),
             When::Share(_) => When::After((100 + rng.below(1500)) * 1_000_000),
+            When::ShareThen(s, t) => When::ShareThen(s, t + (50 + rng.below(1500)) * 1_000_000),
             When::After(t) => When::After(t + (50 + rng.below(1500)) * 1_000_000),
         };
         let mut heal = None;

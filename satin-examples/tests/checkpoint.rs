@@ -80,6 +80,21 @@ fn a_suspended_run_resumes_with_the_same_command() {
     assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
 }
 
+/// A suspend due at the moment its node is killed is not lost: the kill
+/// goes first, and the signal to a live node (the whole run suspends
+/// either way). Before, SIGUSR1 went to the dying process, and the run
+/// went on to its answer without a word.
+#[test]
+fn a_suspend_sent_to_a_node_killed_at_that_moment_goes_to_a_live_one() {
+    let file = dir("suspend-dead").join("run.ckpt");
+    let out = interrupted(&file, "suspend:node=1,at=50%;kill:node=1,at=50%", SUSPENDED);
+    let log = stderr(&out);
+    assert!(log.contains("node 1 is gone; SIGUSR1 node 0 instead"), "{log}");
+    assert!(log.contains("the run is suspended"), "{log}");
+    let (out, stats) = resumed(&file);
+    assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
+}
+
 #[test]
 fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
     let file = dir("damaged").join("run.ckpt");

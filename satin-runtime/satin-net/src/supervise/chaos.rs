@@ -19,10 +19,23 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
             }
         }
         ChaosKind::Suspend { node } => {
-            let target = node.map(|n| n as usize).or_else(|| cluster.pids.iter().position(Option::is_some));
-            if let Some(t) = target {
-                eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
-                cluster.signal(t, libc::SIGUSR1);
+            // A node killed at the same moment (or before) would lose the
+            // signal: any live node suspends the whole run as well.
+            let live = (0..cluster.pids.len()).find(|&n| cluster.alive(n));
+            match (node.map(|n| n as usize), live) {
+                (Some(t), _) if cluster.alive(t) => {
+                    eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
+                    cluster.signal(t, libc::SIGUSR1);
+                }
+                (Some(t), Some(other)) => {
+                    eprintln!("{app}: chaos: node {t} is gone; SIGUSR1 node {other} instead (suspend the run)");
+                    cluster.signal(other, libc::SIGUSR1);
+                }
+                (None, Some(t)) => {
+                    eprintln!("{app}: chaos: SIGUSR1 node {t} (suspend the run)");
+                    cluster.signal(t, libc::SIGUSR1);
+                }
+                (_, None) => eprintln!("{app}: chaos: no node is alive to suspend the run: the suspend is not done"),
             }
         }
         ChaosKind::Slow { node, factor } => {

@@ -101,6 +101,9 @@ struct Cluster {
     death_notices: bool,
     /// Nodes that died silently (`vanish`): nobody is told.
     silent: Vec<usize>,
+    /// Nodes chaos sent SIGKILL (until reaped they still have a pid, but a
+    /// signal sent to them is lost).
+    killed: Vec<usize>,
     /// Network faults in force (`partition`, `cut`, `loss`, `delay`).
     net: NetChaos,
     events: Sender<Event>,
@@ -206,7 +209,15 @@ impl Cluster {
         Ok(node)
     }
 
+    /// Whether `node` runs and was not sent SIGKILL.
+    fn alive(&self, node: usize) -> bool {
+        matches!(self.pids.get(node), Some(Some(_))) && !self.killed.contains(&node)
+    }
+
     fn signal(&mut self, node: usize, sig: libc::c_int) {
+        if sig == libc::SIGKILL {
+            self.killed.push(node);
+        }
         if let Some(Some(pid)) = self.pids.get(node) {
             // SAFETY: kill(2) on a child's pid has no memory-safety
             // preconditions; the child is not reaped before its waiter
@@ -354,6 +365,7 @@ fn run_cluster(
         hung_or_killed: Vec::new(),
         death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
         silent: Vec::new(),
+        killed: Vec::new(),
         net: NetChaos::default(),
         events: tx,
         trace: args.trace.clone(),
@@ -363,8 +375,12 @@ fn run_cluster(
         size: n,
     };
     let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
-    pending.sort_by_key(|e| std::cmp::Reverse(e.0)); // soonest last
-                                                     // Network faults from the start hold from each node's first packet.
+    // Soonest last; at one instant, kills first: a signal due then to a
+    // node killed then goes to a live one (`chaos::apply`).
+    let kills_first =
+        |k: &ChaosKind| !matches!(k, ChaosKind::Kill { .. } | ChaosKind::KillAll | ChaosKind::Vanish { .. });
+    pending.sort_by_key(|e| std::cmp::Reverse((e.0, kills_first(&e.1))));
+    // Network faults from the start hold from each node's first packet.
     while let Some(&(at, kind)) = pending.last() {
         if !at.is_zero() || !kind.is_network() {
             break;

@@ -11,6 +11,7 @@ impl Quorum {
         match self.leader {
             Some(l) if l == self.me => false,
             Some(l) if self.certain_dead.contains(&l) => true,
+            None if self.lease_void => true,
             _ => now >= self.leader_heard + self.cfg.suspect_after,
         }
     }
@@ -115,11 +116,16 @@ impl Quorum {
     pub(super) fn on_pre_vote(&mut self, now: Time, from: NodeId, term: u32, last: usize, last_term: u32) {
         // A leader that asks has lost its office (check quorum): it does
         // not hold its own lease.
+        let lease = !self.leader_silent(now) && self.leader != Some(from);
         let granted = term > self.term
             && self.log.is_voter(from)
-            && (self.leader_silent(now) || self.leader == Some(from))
+            && !lease
             && self.up_to_date(last, last_term)
             && !self.holds_answer_beyond(last);
+        if lease {
+            self.leased_out.retain(|a| !matches!(a, Asked::PreVote { from: f, .. } if *f == from));
+            self.leased_out.push(Asked::PreVote { from, term, last, last_term });
+        }
         self.out.push_back(Output::Send { to: from, msg: QMsg::PreVoted { term, granted, current: self.term } });
     }
 
@@ -145,6 +151,10 @@ impl Quorum {
 
     pub(super) fn on_vote(&mut self, now: Time, from: NodeId, term: u32, last: usize, last_term: u32) {
         let lease = !self.leader_silent(now) && self.leader != Some(from);
+        if lease {
+            self.leased_out.retain(|a| !matches!(a, Asked::Vote { from: f, .. } if *f == from));
+            self.leased_out.push(Asked::Vote { from, term, last, last_term });
+        }
         if term < self.term || lease {
             // A leader heard within `suspect_after` still leads: its
             // lease holds, whatever the candidate's term.
@@ -241,5 +251,28 @@ impl Quorum {
                 _ => None,
             })
             .or(self.first_leader)
+    }
+}
+
+/// A question refused for the leader's lease alone, asked again if the
+/// leader is found dead for certain: a candidate that heard of the death
+/// before this member did would otherwise wait out its round
+/// (`suspect_after`) and then some.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Asked {
+    PreVote { from: NodeId, term: u32, last: usize, last_term: u32 },
+    Vote { from: NodeId, term: u32, last: usize, last_term: u32 },
+}
+
+impl Quorum {
+    /// The leader is dead for certain: the questions its lease refused
+    /// are answered again.
+    pub(super) fn answer_leased_out(&mut self, now: Time) {
+        for asked in std::mem::take(&mut self.leased_out) {
+            match asked {
+                Asked::PreVote { from, term, last, last_term } => self.on_pre_vote(now, from, term, last, last_term),
+                Asked::Vote { from, term, last, last_term } => self.on_vote(now, from, term, last, last_term),
+            }
+        }
     }
 }

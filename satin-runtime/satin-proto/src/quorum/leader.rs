@@ -16,6 +16,7 @@ impl Quorum {
         let deposed = self.last_master().filter(|&m| m != self.me);
         self.role = Role::Leader;
         self.leader = Some(self.me);
+        self.lease_void = false;
         self.minority_since = None;
         self.next_election = None;
         self.take_office(now);

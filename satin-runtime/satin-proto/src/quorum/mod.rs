@@ -205,6 +205,12 @@ pub struct Quorum {
     leader_heard: Time,
     /// Processes known to be gone: they count in no majority.
     certain_dead: BTreeSet<NodeId>,
+    /// Pre-votes and votes refused for the leader's lease alone (see
+    /// `election::Asked`), since the leader last changed.
+    leased_out: Vec<election::Asked>,
+    /// The last leader is dead for certain and no other leads yet: its
+    /// lease holds no more.
+    lease_void: bool,
     round: Round,
     /// The next pre-vote, once the leader has been silent that long.
     next_election: Option<Time>,
@@ -274,6 +280,8 @@ impl Quorum {
             heard: BTreeMap::new(),
             leader_heard: 0,
             certain_dead: BTreeSet::new(),
+            leased_out: Vec::new(),
+            lease_void: false,
             round: Round::default(),
             next_election: None,
             followers: Followers::default(),
@@ -319,6 +327,7 @@ impl Quorum {
         self.confirmed = self.log.len();
         self.term = s.term;
         self.leader = Some(s.leader);
+        self.lease_void = false;
         self.first_leader = Some(s.leader);
         self.role = Role::Follower;
         self.outside = false;
@@ -461,8 +470,12 @@ impl Quorum {
             return;
         }
         if self.leader == Some(id) {
-            // No need to wait out its silence: stand in id order from now.
+            // No need to wait out its silence: stand in id order from now,
+            // and its lease is void (a member that heard it lately would
+            // otherwise refuse every vote for `suspect_after`).
             self.leader = None;
+            self.lease_void = true;
+            self.answer_leased_out(now);
             if self.role == Role::Follower {
                 self.schedule_election(now, 0);
             }
@@ -615,6 +628,7 @@ impl Quorum {
         self.role = Role::Follower;
         self.leader = leader;
         if leader.is_some() {
+            self.lease_void = false;
             self.leader_heard = now;
             self.minority_since = None;
         }

@@ -286,6 +286,30 @@ fn a_dead_leader_is_replaced_quickly_when_its_death_is_certain() {
     assert_eq!(net.leaders(), vec![4]);
 }
 
+/// The notice of the leader's death reaches the members one after the
+/// other: the first to hear it asks the others for their votes before
+/// they know, and their refusal (the dead leader's lease) is taken back as
+/// soon as they hear it too. Before, the candidate waited out its round
+/// and then some (1.9 s with these timers; early in a process's life, when
+/// its clock was below `suspect_after`, longer).
+#[test]
+fn a_vote_refused_for_a_dead_leaders_lease_is_granted_once_the_death_is_known() {
+    for start in [50 * MS, 500 * MS, 5_000 * MS] {
+        let mut net = Net::new(3, 11);
+        net.run(start);
+        net.dead.insert(0);
+        net.nodes[1].certain_dead(net.now, 0);
+        net.drain(1);
+        // Node 1's pre-vote reaches node 2 before node 2's own notice.
+        net.run(net.now + 5 * MS);
+        assert_eq!(net.leaders(), Vec::<NodeId>::new(), "node 2 still follows the leader it heard lately");
+        net.nodes[2].certain_dead(net.now, 0);
+        net.drain(2);
+        net.run(net.now + 20 * MS);
+        assert_eq!(net.leaders(), vec![1], "elected at once once node 2 knows (started at {start})");
+    }
+}
+
 #[test]
 fn an_even_split_goes_on_in_the_half_with_the_leader() {
     let mut net = Net::new(4, 7);

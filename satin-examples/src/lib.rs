@@ -6,6 +6,7 @@
 
 pub mod as_written;
 pub mod barnes_hut;
+pub mod campaign;
 pub mod cli;
 pub mod dag;
 pub mod expanded;

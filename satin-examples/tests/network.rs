@@ -207,7 +207,7 @@ fn a_schedule_the_simulator_prints_runs_as_chaos_unchanged() {
     // The same faults at the same times (`for=` writes an end beside its start).
     let by_time = |f: &Fault| match f.when {
         Trigger::At(t) => t,
-        Trigger::Progress(_) => u64::MAX,
+        Trigger::Progress(_) | Trigger::ProgressThen(..) => u64::MAX,
     };
     let mut read = cfg.faults.clone();
     read.sort_by_key(by_time);

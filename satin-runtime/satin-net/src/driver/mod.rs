@@ -472,9 +472,7 @@ impl Driver {
         // lent values (`core/job/typed_root.rs`): the program cannot take
         // its answer before they let go of them. The run is over, so the
         // fault is.
-        if let Some(throttle) = &self.throttle {
-            throttle.set(1.0);
-        }
+        self.release_workers();
         if !self.spec.config.sequence {
             self.end = Some(end);
             return;
@@ -486,6 +484,13 @@ impl Driver {
         // this run's are among them.
         self.note_run_figures();
         let _ = self.ends.send((end, Some(self.report())));
+    }
+
+    /// Ends `--chaos slow` and `hang` on this node's workers.
+    fn release_workers(&self) {
+        if let Some(throttle) = &self.throttle {
+            throttle.set(1.0);
+        }
     }
 
     /// A run ended here (whether this node's program hears of it now or
@@ -536,6 +541,9 @@ impl Driver {
 
     /// Ends the node: trace, figures, and the last frames out.
     async fn finish(mut self) -> (RunEnd, Option<NodeReport>) {
+        // However the node ends (suspended, expelled, its run over), its
+        // hung workers go: see `answered`.
+        self.release_workers();
         if let Some(s) = self.status.take() {
             s.finish();
         }

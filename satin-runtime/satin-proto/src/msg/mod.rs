@@ -173,6 +173,9 @@ pub enum Msg {
         run: u32,
         /// The root's epoch the copy ran in.
         epoch: u32,
+        /// The root's key: a node whose program is behind may hold the
+        /// last run's root.
+        key: JobKey,
         /// The encoded result.
         #[serde(with = "crate::shared_bytes")]
         value: Bytes,

@@ -483,7 +483,7 @@ impl Node {
             Msg::StealRequest { id, holds } => self.steal_request(now, from, id, &holds, exec),
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
             Msg::JobResult { stamp, key, value } => self.job_result(now, from, stamp, key, value, exec),
-            Msg::RootResult { run, epoch, value } => self.root_result(now, run, epoch, value, exec),
+            Msg::RootResult { run, epoch, key, value } => self.root_result(now, (run, epoch, key), value, exec),
             Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),
             Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
             Msg::TableSync { entries } => {

@@ -23,14 +23,16 @@
 //! the root).
 //!
 //! One copy per node per run and epoch; a copy's result from an older run
-//! or epoch (the master changed meanwhile) is ignored where it arrives.
+//! or epoch (the master changed meanwhile), or of another root (a node
+//! whose program is behind holds the last run's), is ignored where it
+//! arrives.
 
 use bytes::Bytes;
 use std::collections::VecDeque;
 
 use super::{Action, Node, Time};
 use crate::msg::{Msg, NodeId};
-use crate::{Executor, FtMode};
+use crate::{Executor, FtMode, JobKey};
 
 /// The stamp a `JobStatus` names to ask the master about its root: no
 /// steal is ever numbered so (stamps count up from 1).
@@ -51,8 +53,8 @@ pub(super) struct RootCopy {
     root_runs: bool,
     /// When this node last asked the master.
     asked: Option<Time>,
-    /// The copy this node runs, if any: (run, epoch).
-    running: Option<(u32, u32)>,
+    /// The copy this node runs, if any: (run, epoch, the root's key).
+    running: Option<(u32, u32, JobKey)>,
 }
 
 impl Node {
@@ -61,7 +63,8 @@ impl Node {
     /// the master how it fares.
     pub(super) fn copy_root_here(&mut self, now: Time, exec: &mut impl Executor) -> bool {
         let master = self.master;
-        let this = (self.runs.done + 1, self.root_epoch());
+        let Some(key) = self.root.as_ref().map(|r| r.key) else { return false };
+        let this = (self.runs.done + 1, self.root_epoch(), key);
         let eligible = self.config.stragglers.duplicates
             && self.config.ft == FtMode::Table
             && !self.draining
@@ -69,6 +72,8 @@ impl Node {
             && self.is_alive(master)
             && !self.quorum.in_minority()
             && self.runs.proposed.is_none()
+            // (A node whose program is behind holds the last run's root.)
+            && self.runs.roots_given > self.runs.done
             && self.root.as_ref().is_some_and(|r| !r.payload.is_empty())
             && self.root_copy.running != Some(this);
         if !eligible {
@@ -127,16 +132,23 @@ impl Node {
     /// The root finished on this node, which is not the master: it ran a
     /// copy, whose answer goes to the master.
     pub(super) fn root_copy_finished(&mut self, value: Bytes) {
-        let Some((run, epoch)) = self.root_copy.running else { return };
+        let Some((run, epoch, key)) = self.root_copy.running else { return };
         if (run, epoch) == (self.runs.done + 1, self.root_epoch()) && self.is_alive(self.master) {
-            self.actions.push_back(Action::Send { to: self.master, msg: Msg::RootResult { run, epoch, value } });
+            self.actions.push_back(Action::Send { to: self.master, msg: Msg::RootResult { run, epoch, key, value } });
         }
     }
 
     /// A copy of the root finished on another node: on the master whose root
     /// has not finished yet, its value is the answer.
-    pub(super) fn root_result(&mut self, now: Time, run: u32, epoch: u32, value: Bytes, exec: &mut impl Executor) {
-        let current = (run, epoch) == (self.runs.done + 1, self.root_epoch());
+    pub(super) fn root_result(
+        &mut self,
+        now: Time,
+        (run, epoch, key): (u32, u32, JobKey),
+        value: Bytes,
+        exec: &mut impl Executor,
+    ) {
+        let ours = self.root.as_ref().is_some_and(|r| r.key == key);
+        let current = ours && (run, epoch) == (self.runs.done + 1, self.root_epoch());
         if !self.is_master() || self.stopped || self.runs.proposed.is_some() || !current {
             return;
         }

@@ -1,6 +1,6 @@
 //! The fault campaign in CI: a few dozen short runs drawn at random
 //! (workloads, 3 to 5 nodes, faults of every word of the `--chaos`
-//! language, runs by hand with a joiner killed from outside), each of
+//! language, runs by hand with any node killed from outside), each of
 //! which must print the right answer exactly once. A failing seed is
 //! named, with the command that replays it.
 

@@ -603,3 +603,122 @@ fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
     assert!(out.status.success(), "{log}");
     assert!(log.contains("SIGTERM: leaving"), "{log}");
 }
+
+/// Three nodes started by hand with `--expect-nodes 3`: `--listen` on
+/// one, `--join` on the others, all at once; the first one SIGKILLed `ms`
+/// milliseconds after they start. The two left give one answer, once.
+fn three_by_hand_the_first_killed_at(ms: u64, pool: &str) -> Result<(), String> {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
+    let addr = format!("127.0.0.1:{port}");
+    let node = |how: &str| {
+        Guarded::spawn(
+            Command::new(NQUEENS)
+                .args(["14", how, &addr, "--expect-nodes", "3", "--workers", "1", "--pool", pool, "--no-progress"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+    };
+    let mut first = node("--listen");
+    let others = [node("--join"), node("--join")];
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    // The kill is the fault under test; its moment, not a wait for an event.
+    first.kill().expect("the first node is killed");
+    let ends: Vec<_> = others.into_iter().map(finish).collect();
+    let logs: String = ends.iter().map(stderr).collect::<Vec<_>>().join("\n---\n");
+    let answers: Vec<String> = ends.iter().map(stdout).filter(|s| !s.is_empty()).collect();
+    if ends.iter().any(|e| !e.status.success()) || answers != ["365596"] {
+        return Err(format!(
+            "killed at {ms} ms: answers {answers:?}, statuses {:?}\n{logs}",
+            ends.iter().map(|e| e.status.code()).collect::<Vec<_>>()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn with_expect_nodes_the_first_node_may_die_from_its_first_millisecond() {
+    let pool = temp_pool("expect");
+    let _turn = one_at_a_time();
+    for ms in [1, 10, 30, 100] {
+        if let Err(e) = three_by_hand_the_first_killed_at(ms, &pool) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// `child`'s standard error, line by line as it comes (drained on a
+/// thread, so it never blocks on a full pipe), and all of it.
+struct Log {
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Log {
+    fn of(child: &mut Guarded) -> Log {
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Log { lines, seen: String::new() }
+    }
+
+    /// Waits for a line that contains `needle` (the run limit at most).
+    fn says(&mut self, needle: &str) -> bool {
+        while let Ok(line) = self.lines.recv_timeout(common::RUN_LIMIT) {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+            if line.contains(needle) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn rest(mut self) -> String {
+        while let Ok(line) = self.lines.recv_timeout(common::RUN_LIMIT) {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        self.seen
+    }
+}
+
+#[test]
+fn with_expect_nodes_the_nodes_may_start_in_any_order_and_late() {
+    let pool = temp_pool("expect-order");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
+    let addr = format!("127.0.0.1:{port}");
+    let _turn = one_at_a_time();
+    let node = |how: &str, n: &str| {
+        let mut cmd = Command::new(NQUEENS);
+        cmd.args(["14", how, &addr, "--expect-nodes", n, "--workers", "1", "--pool", &pool, "--no-progress"])
+            .env("RUST_LOG", "satin_net=info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Guarded::spawn(&mut cmd)
+    };
+    // A joiner first: it holds the free address and gathers.
+    let mut gatherer = node("--join", "3");
+    let mut gatherer_log = Log::of(&mut gatherer);
+    assert!(gatherer_log.says("this node gathers"), "the first node to start did not take the free address");
+    // A node that expects another number is refused in words.
+    let mismatched = finish(node("--join", "4"));
+    assert_eq!(mismatched.status.code(), Some(1), "{}", stderr(&mismatched));
+    assert!(stderr(&mismatched).contains("expects another number of nodes"), "{}", stderr(&mismatched));
+    // The node told to listen there finds it taken and joins; with a
+    // majority in, the run starts after its grace.
+    let mut listener = node("--listen", "3");
+    let mut listener_log = Log::of(&mut listener);
+    assert!(listener_log.says("is taken"), "the node told to listen did not see the address taken");
+    assert!(gatherer_log.says("first 2 members are in"), "the run did not start with its majority");
+    // The third comes once the run is under way, and joins it as any joiner.
+    let late = finish(node("--join", "3"));
+    let (first, second) = (finish(gatherer), finish(listener));
+    let logs = format!("{}\n---\n{}\n---\n{}", gatherer_log.rest(), listener_log.rest(), stderr(&late));
+    assert!(first.status.success() && second.status.success() && late.status.success(), "{logs}");
+    assert_eq!(stdout(&first), "365596", "the node that gathered leads and shows the answer:\n{logs}");
+    assert_eq!((stdout(&second), stdout(&late)), (String::new(), String::new()), "{logs}");
+}

@@ -2,7 +2,7 @@
 //! random faults on real processes. Each run is drawn from its seed
 //! (`seed`, `seed + 1`, …): a workload (`nqueens`, `mergesort`,
 //! `barnes_hut`, `raytracer`), 3 to 5 nodes, and either one to three
-//! faults of the `--chaos` language or a run by hand with a joiner killed
+//! faults of the `--chaos` language or a run by hand (`--expect-nodes`) with a node killed
 //! from outside. Prints one line per run and a table of outcomes; the
 //! seeds of runs that did not print the right answer exactly once go to
 //! `--failures` (default `campaign-failures.txt`), one per line, each

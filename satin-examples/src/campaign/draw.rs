@@ -31,7 +31,7 @@ pub enum Layout {
     /// `kills`: (joiner, milliseconds after the last start) killed with
     /// SIGKILL from outside.
     ByHand {
-        /// Joiners killed, and when.
+        /// Nodes killed (0: the listener), and when.
         kills: Vec<(u32, u64)>,
     },
 }
@@ -56,7 +56,7 @@ impl std::fmt::Display for Run {
             Layout::Supervised { chaos, .. } => write!(f, "--chaos '{chaos}'"),
             Layout::ByHand { kills } if kills.is_empty() => write!(f, "by hand, no kill"),
             Layout::ByHand { kills } => {
-                let k: Vec<String> = kills.iter().map(|(n, ms)| format!("joiner {n} at {ms} ms")).collect();
+                let k: Vec<String> = kills.iter().map(|(n, ms)| format!("node {n} at {ms} ms")).collect();
                 write!(f, "by hand, SIGKILL {}", k.join(", "))
             }
         }
@@ -149,11 +149,11 @@ pub fn draw(seed: u64) -> Run {
     let workload = workload(&mut rng);
     let nodes = rng.gen_range(3..=5);
     let layout = if rng.gen_range(0..5) == 0 {
-        // By hand: a joiner (never the listener: see the guide's "A first
-        // node alone") killed from outside, at most a minority.
+        // By hand, with `--expect-nodes`: any one node (the listener
+        // included) killed from outside, from its first millisecond on.
         let kills = match rng.gen_range(0..3) {
             0 => Vec::new(),
-            _ => vec![(rng.gen_range(1..nodes), rng.gen_range(20..1500))],
+            _ => vec![(rng.gen_range(0..nodes), rng.gen_range(1..1500))],
         };
         Layout::ByHand { kills }
     } else {

@@ -142,7 +142,7 @@ impl Bench {
         let mut children: Vec<Child> = Vec::new();
         for i in 0..run.nodes {
             let mut c = self.command(&run.workload);
-            c.arg("--pool").arg(&self.pool);
+            c.arg("--pool").arg(&self.pool).args(["--expect-nodes", &run.nodes.to_string()]);
             if i == 0 {
                 c.args(["--listen", &addr]);
             } else {

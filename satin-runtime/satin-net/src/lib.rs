@@ -55,7 +55,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use checkpointer::CheckpointSpec;
-use driver::NodeSpec;
+use driver::{FirstMembership, NodeSpec};
 use node_io::Identity;
 use satin_proto::codec::{Hello, DEFAULT_MAX_FRAME};
 use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
@@ -198,6 +198,16 @@ pub struct Launch {
     /// Join the distributed run that the node at ADDR belongs to.
     #[arg(long, value_name = "ADDR")]
     pub join: Option<SocketAddr>,
+    /// How many nodes the run starts with, given to the --listen node and
+    /// every --join node alike: nothing is decided until they are all in
+    /// (or a majority, the others given half a second more), so any one
+    /// of them may die from its first millisecond on. Whichever process
+    /// holds the --listen address gathers them; if it dies first, a
+    /// waiting node on the same host takes the address over. Without it a
+    /// run starts with its first node alone, and that node's death before
+    /// a second is admitted leaves no answer.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with = "local_nodes")]
+    pub expect_nodes: Option<u32>,
     /// Run a one-machine cluster: start N node processes on loopback,
     /// supervise them and print the answer of the node that finishes as
     /// master.
@@ -539,7 +549,8 @@ pub const NODES_ENV: &str = "SATIN_NODES";
 /// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
 fn expected_nodes(args: &Launch) -> Option<usize> {
     let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
-    var(workflow::CLUSTER_SIZE_ENV).or_else(|| var(NODES_ENV)).or_else(|| {
+    let expected = args.expect_nodes.map(|n| n as usize);
+    expected.or_else(|| var(workflow::CLUSTER_SIZE_ENV)).or_else(|| var(NODES_ENV)).or_else(|| {
         if args.slurm {
             var("SLURM_NTASKS")
         } else {
@@ -574,6 +585,17 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
     // A member of a supervised first membership is numbered by its
     // supervisor (`supervise::ROSTER_ENV`).
     let roster = contact.is_none() && std::env::var_os(supervise::ROSTER_ENV).is_some();
+    // A process that starts over after its removal joins the run under way.
+    let first = match (args.expect_nodes, args.join.or(args.listen)) {
+        _ if roster => FirstMembership::FromSupervisor,
+        (Some(expect), Some(rendezvous)) if rejoin::contact().is_none() => {
+            FirstMembership::Gathered(driver::Gather { expect: expect as usize, rendezvous })
+        }
+        (Some(_), None) => {
+            return Err(RunError::Usage("--expect-nodes needs the run's address: --listen ADDR or --join ADDR".into()))
+        }
+        _ => FirstMembership::Open,
+    };
     let index = std::env::var(supervise::NODE_INDEX_ENV).ok().and_then(|i| i.parse::<u64>().ok());
     let id = match (contact, roster, index) {
         (None, true, Some(index)) => index,
@@ -636,7 +658,7 @@ fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec
         faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
         carry: rejoin::take_carry(),
         was_origin: rejoin::was_origin(),
-        roster,
+        first,
     })
 }
 

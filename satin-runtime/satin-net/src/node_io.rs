@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::conn::{accept_loop, advertised, endpoint, Inputs, Link, Net, SharedDictionary};
+use super::conn::{accept_loop, advertised, endpoint, endpoint_on, Accepting, Inputs, Link, Net, SharedDictionary};
 use super::netfault::Faults;
 use super::supervise;
 use super::tls::Pool;
@@ -87,7 +87,12 @@ impl Identity {
 /// feeds the driver's input with what peers send.
 pub(crate) struct NodeIo<M, I> {
     pub(crate) net: Net<M, I>,
-    accept: JoinHandle<()>,
+    /// The accept loops: this node's own address, and any other it holds
+    /// for the run (a rendezvous, see `driver/gather.rs`).
+    accept: Vec<JoinHandle<()>>,
+    accepting: Accepting<I>,
+    idle_timeout: Duration,
+    faults: Option<Arc<Faults>>,
     /// Where this node listens, as its peers reach it.
     pub(crate) addr: SocketAddr,
 }
@@ -106,7 +111,24 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         inputs: Inputs<I>,
         dictionary: Option<SharedDictionary>,
     ) -> Result<NodeIo<M, I>, String> {
-        let endpoint = endpoint(pool, me.listen, me.idle_timeout, faults)?;
+        Self::open_on(pool, me, None, faults, announce, inputs, dictionary)
+    }
+
+    /// [`open`](Self::open) on `socket` if given (already bound to
+    /// `me.listen`), else on a socket of its own.
+    pub(crate) fn open_on(
+        pool: &Pool,
+        me: &mut Identity,
+        socket: Option<std::net::UdpSocket>,
+        faults: Option<Arc<Faults>>,
+        announce: bool,
+        inputs: Inputs<I>,
+        dictionary: Option<SharedDictionary>,
+    ) -> Result<NodeIo<M, I>, String> {
+        let endpoint = match socket {
+            Some(socket) => endpoint_on(pool, socket, me.idle_timeout, faults.clone())?,
+            None => endpoint(pool, me.listen, me.idle_timeout, faults.clone())?,
+        };
         let addr = advertised(endpoint.local_addr().unwrap_or(me.listen), me.contact);
         if me.label.is_empty() {
             me.label = addr.to_string();
@@ -120,23 +142,34 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =
             codec::encode(&hello, me.max_frame).map_err(|e| format!("cannot encode the handshake: {e}"))?;
-        let accepting = super::conn::Accepting {
+        let accepting = Accepting {
             ours: me.hello.clone(),
             max_frame: me.max_frame,
             inputs: inputs.clone(),
             dictionary: dictionary.clone(),
         };
-        let accept = tokio::spawn(accept_loop::<M, I>(endpoint.clone(), accepting));
+        let accept = vec![tokio::spawn(accept_loop::<M, I>(endpoint.clone(), accepting.clone()))];
         let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, inputs.ordinary, dictionary);
         if let Some(contact) = me.contact {
             net.addrs.insert(CONTACT, contact);
         }
-        Ok(NodeIo { net, accept, addr })
+        Ok(NodeIo { net, accept, accepting, idle_timeout: me.idle_timeout, faults, addr })
+    }
+
+    /// Accepts peers on `socket` too, for as long as this node runs:
+    /// connections there are this node's as any other (it answers and
+    /// sends from its own address).
+    pub(crate) fn accept_also(&mut self, pool: &Pool, socket: std::net::UdpSocket) -> Result<(), String> {
+        let endpoint = endpoint_on(pool, socket, self.idle_timeout, self.faults.clone())?;
+        self.accept.push(tokio::spawn(accept_loop::<M, I>(endpoint, self.accepting.clone())));
+        Ok(())
     }
 
     /// Stops accepting, sends the last frames and closes the endpoint.
     pub(crate) async fn close(self) {
-        self.accept.abort();
+        for accept in &self.accept {
+            accept.abort();
+        }
         // The last news this node sent must reach the others before it goes.
         self.net.flush().await;
     }

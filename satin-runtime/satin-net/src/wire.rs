@@ -67,7 +67,7 @@ pub(crate) trait Message: Serialize + serde::de::DeserializeOwned + std::fmt::De
 impl Message for Msg {
     fn names(&self) -> Vec<NodeId> {
         match self {
-            Msg::Welcome { members, .. } => members.iter().map(|(id, _)| *id).collect(),
+            Msg::Welcome { members, .. } | Msg::Roster { members } => members.iter().map(|(id, _)| *id).collect(),
             Msg::Quorum(q) => q.names(),
             _ => Vec::new(),
         }

@@ -84,28 +84,49 @@ pub(super) fn endpoint(
     idle: Duration,
     faults: Option<Arc<Faults>>,
 ) -> Result<Endpoint, String> {
-    let (mut server, mut client) = pool.quic_configs().map_err(|e| format!("pool credential: {e}"))?;
-    server.transport_config(transport(idle));
-    client.transport_config(transport(idle));
-    let bind = || -> std::io::Result<Endpoint> {
-        let socket = socket::bind(listen)?;
-        let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
-        let Some(faults) = &faults else {
-            return Endpoint::new(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime);
-        };
-        let socket = runtime.wrap_udp_socket(socket)?;
-        let socket = Arc::new(FaultySocket::new(socket, faults.clone()));
-        Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server.clone()), socket, runtime)
-    };
-    let mut endpoint = super::retry::retry(
+    let socket = super::retry::retry(
         super::retry::LOCAL_OPERATIONS,
-        bind,
+        || socket::bind(listen),
         |e| super::retry::transient(e.kind()),
         |e, wait| warn!("cannot listen on {listen} ({e}); trying again in {wait:?}"),
     )
     .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    endpoint_on(pool, socket, idle, faults)
+}
+
+/// The endpoint on a socket already bound (see [`bind_if_free`]).
+pub(super) fn endpoint_on(
+    pool: &super::tls::Pool,
+    socket: UdpSocket,
+    idle: Duration,
+    faults: Option<Arc<Faults>>,
+) -> Result<Endpoint, String> {
+    let (mut server, mut client) = pool.quic_configs().map_err(|e| format!("pool credential: {e}"))?;
+    server.transport_config(transport(idle));
+    client.transport_config(transport(idle));
+    let addr = socket.local_addr().map_err(|e| format!("a socket without an address: {e}"))?;
+    let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
+    let mut endpoint = match &faults {
+        None => Endpoint::new(quinn::EndpointConfig::default(), Some(server), socket, runtime),
+        Some(faults) => runtime.wrap_udp_socket(socket).and_then(|socket| {
+            let socket = Arc::new(FaultySocket::new(socket, faults.clone()));
+            Endpoint::new_with_abstract_socket(quinn::EndpointConfig::default(), Some(server), socket, runtime)
+        }),
+    }
+    .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     endpoint.set_default_client_config(client);
     Ok(endpoint)
+}
+
+/// The socket bound to `addr` if nothing on this host holds that address
+/// now; `Ok(None)` if something does; an error if this host cannot bind
+/// it at all (another host's address).
+pub(crate) fn bind_if_free(addr: SocketAddr) -> std::io::Result<Option<UdpSocket>> {
+    match socket::bind(addr) {
+        Ok(socket) => Ok(Some(socket)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The address others reach this node at: the bound one, with an

@@ -13,7 +13,10 @@
 mod actions;
 mod checkpoint;
 mod dashboard;
+mod gather;
 mod inputs;
+
+pub(crate) use gather::Gather;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,7 +33,7 @@ use super::tls::Pool;
 use super::trace::Trace;
 use satin_core::dist::{ExecEvent, LocalExecutor};
 use satin_core::{JobKey, Runtime};
-use satin_proto::{Action, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeFigures, NodeId};
+use satin_proto::{Action, ClusterId, Config, Executor, FtMode, JobSpec, Lookup, Msg, Node, NodeFigures, NodeId};
 
 /// How soon a lost connection to a member is opened again.
 const RECONNECT: Duration = Duration::from_millis(200);
@@ -69,9 +72,20 @@ pub(crate) struct NodeSpec {
     /// That former incarnation's id, if it was the run's origin: this one
     /// claims it back (it shows the answer; see `proto/node/origin.rs`).
     pub(crate) was_origin: Option<NodeId>,
-    /// A member of the run's first membership, whose roster the
-    /// supervisor gives once every member listens (`--local-nodes`).
-    pub(crate) roster: bool,
+    /// How this node learns the run's first membership.
+    pub(crate) first: FirstMembership,
+}
+
+/// How a node learns who the run's first members are.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FirstMembership {
+    /// It starts the run alone (no contact), or joins one under way.
+    Open,
+    /// Its supervisor says, once every member listens (`--local-nodes`).
+    FromSupervisor,
+    /// The nodes agree on it among themselves (`--expect-nodes`,
+    /// `gather.rs`).
+    Gathered(Gather),
 }
 
 /// How a node's run ended.
@@ -226,14 +240,18 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
     });
 }
 
-/// Waits for the roster of a first membership (`Input::Roster`), keeping
-/// whatever else arrives meanwhile in `early`; `None` if it never comes
-/// (the supervisor is gone).
-async fn await_roster(
-    input: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
-    urgent: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
-    early: &mut Vec<Input>,
-) -> Option<Vec<(NodeId, SocketAddr)>> {
+/// A node's inputs before its event loop runs: what arrives on them
+/// meanwhile, but for what the node waits for, is kept in `early`.
+pub(super) struct Inbox<'a> {
+    input: &'a mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+    urgent: &'a mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+    early: &'a mut Vec<Input>,
+}
+
+/// Waits for the roster of a first membership (`Input::Roster`); `None`
+/// if it never comes (the supervisor is gone).
+async fn await_roster(inbox: Inbox<'_>) -> Option<Vec<(NodeId, SocketAddr)>> {
+    let Inbox { input, urgent, early } = inbox;
     let wait = async {
         loop {
             tokio::select! {
@@ -322,39 +340,72 @@ pub(super) async fn drive(
     // Beats, votes and handshakes come on their own input, read first.
     let (urgent_tx, mut urgent) = tokio::sync::mpsc::unbounded_channel();
     let inputs = crate::conn::Inputs { urgent: urgent_tx, ordinary: input_tx.clone() };
-    let mut io = match NodeIo::open(pool, &mut spec.me, spec.faults.clone(), !spec.lone, inputs, Some(dictionary)) {
+    let rendezvous = match spec.first {
+        FirstMembership::Gathered(g) => match gather::take_rendezvous(&g, &mut spec.me) {
+            Ok(socket) => socket,
+            Err(e) => return (RunEnd::Failed(e), None),
+        },
+        _ => None,
+    };
+    let holds_rendezvous = rendezvous.is_some() || spec.me.contact.is_none();
+    let mut io = match NodeIo::open_on(
+        pool,
+        &mut spec.me,
+        rendezvous,
+        spec.faults.clone(),
+        !spec.lone,
+        inputs,
+        Some(dictionary),
+    ) {
         Ok(io) => io,
         Err(e) => return (RunEnd::Failed(e), None),
     };
     if spec.me.supervised {
         read_supervisor(input_tx.clone(), spec.faults.clone());
     }
-    // A member of a first membership hears it from its supervisor; what
-    // arrives before (peers faster to start) is handled after.
+    // A member of a first membership hears it from its supervisor, or
+    // gathers it with the others; what arrives before (peers faster to
+    // start) is handled after.
     let mut early = Vec::new();
-    let roster = match spec.roster {
-        false => None,
-        true => match await_roster(&mut input, &mut urgent, &mut early).await {
-            Some(members) => Some(members),
+    let inbox = Inbox { input: &mut input, urgent: &mut urgent, early: &mut early };
+    let roster: Option<Vec<(NodeId, ClusterId)>> = match spec.first {
+        FirstMembership::Open => None,
+        FirstMembership::FromSupervisor => match await_roster(inbox).await {
+            Some(roster) => {
+                for (id, addr) in &roster {
+                    io.net.learn(*id, *addr, id.to_string());
+                }
+                Some(roster.iter().map(|&(id, _)| (id, spec.me.cluster)).collect())
+            }
             None => return (RunEnd::Failed("the supervisor never said who the run's members are".into()), None),
         },
-    };
-    let node = match (spec.me.contact, roster) {
-        (None, Some(roster)) => {
-            for (id, addr) in &roster {
-                io.net.learn(*id, *addr, id.to_string());
+        FirstMembership::Gathered(g) => {
+            let wait = Duration::from_nanos(spec.config.join_wait);
+            let me = spec.me.clone();
+            match gather::gather(g, holds_rendezvous, pool, &me, &mut io, inbox, wait).await {
+                Ok(gather::Gathered::Members(members)) => Some(members),
+                Ok(gather::Gathered::Late) => None,
+                Err(e) => return (RunEnd::Failed(e), None),
             }
-            let members: Vec<(NodeId, u32)> = roster.iter().map(|&(id, _)| (id, spec.me.cluster)).collect();
-            let (root, master) = (JobSpec::root(root.0, root.1), members[0].0);
+        }
+    };
+    let root = JobSpec::root(root.0, root.1);
+    // The node that leads at the start draws the status line.
+    let mut leads = spec.me.contact.is_none();
+    let node = match roster {
+        Some(members) => {
+            // A member from the start, whatever address it was given.
+            spec.me.contact = None;
+            leads = members[0].0 == spec.me.id;
+            let master = members[0].0;
             Node::member(spec.me.id, spec.me.cluster, &members, master, root, spec.config.clone(), spec.me.id)
         }
-        (None, None) => {
-            let root = JobSpec::root(root.0, root.1);
+        None if spec.me.contact.is_none() => {
             Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.config.clone(), spec.me.id)
         }
-        (Some(_), _) => {
+        None => {
             let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id)
-                .with_program_root(JobSpec::root(root.0, root.1));
+                .with_program_root(root);
             node.carry_results(std::mem::take(&mut spec.carry));
             if let Some(was) = spec.was_origin {
                 node.claim_origin(was);
@@ -374,7 +425,7 @@ pub(super) async fn drive(
     exec.keep_orphans(spec.config.keeps_orphans());
     let pid = spec.me.label.parse().unwrap_or(spec.me.id & 0xffff_ffff);
     let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
-    let status = (spec.progress && spec.me.contact.is_none()).then(StatusLine::new);
+    let status = (spec.progress && leads).then(StatusLine::new);
     let mut d = Driver {
         spec,
         start: Instant::now(),

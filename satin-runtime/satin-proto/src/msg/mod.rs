@@ -102,6 +102,24 @@ pub enum Msg {
         /// The newcomer's cluster.
         cluster: ClusterId,
     },
+    /// A node that waits for the run's first membership (`--expect-nodes`)
+    /// asks its rendezvous to count it in; a node already running takes
+    /// it as a `Join`.
+    Gather {
+        /// The newcomer's cluster.
+        cluster: ClusterId,
+        /// How many nodes the sender expects the run to start with.
+        expect: u32,
+    },
+    /// The run's first membership, gathered by its rendezvous: the
+    /// members and their clusters, the master first. Every member starts
+    /// from it as a static member and passes it on once to the others
+    /// (so a rendezvous that dies half-way through sending it loses no
+    /// one); a node already running ignores it.
+    Roster {
+        /// The members and their clusters, the master first.
+        members: Vec<(NodeId, ClusterId)>,
+    },
     /// Reply to `Join`, from the leader once the newcomer's `Add` is
     /// committed: the members (id, cluster), the master, the root job, the
     /// table's homes per key (0: a broadcast table), and the run's log
@@ -371,6 +389,8 @@ impl Msg {
     pub fn kind(&self) -> &'static str {
         match self {
             Msg::Join { .. } => "Join",
+            Msg::Gather { .. } => "Gather",
+            Msg::Roster { .. } => "Roster",
             Msg::Welcome { .. } => "Welcome",
             Msg::Quorum(_) => "Quorum",
             Msg::Leave => "Leave",

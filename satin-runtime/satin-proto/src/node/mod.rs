@@ -467,7 +467,9 @@ impl Node {
         self.quorum.heard(now, from);
         self.heard_from(now, from);
         match msg {
-            Msg::Join { cluster } => {
+            // A node gathering a first membership that arrives once the
+            // run is under way joins it as any other.
+            Msg::Join { cluster } | Msg::Gather { cluster, .. } => {
                 self.quorum.join(now, from, cluster);
                 self.pump_quorum(now, exec);
             }
@@ -484,6 +486,8 @@ impl Node {
             Msg::StealReply { id, job } => self.steal_reply(now, from, id, job, exec),
             Msg::JobResult { stamp, key, value } => self.job_result(now, from, stamp, key, value, exec),
             Msg::RootResult { run, epoch, key, value } => self.root_result(now, (run, epoch, key), value, exec),
+            // The first membership this node started from, passed on again.
+            Msg::Roster { .. } => {}
             Msg::TablePut { key, entry, meta } => self.table_put(from, key, entry, meta, exec),
             Msg::NotRunning { key, epoch } => self.table.not_running(&key, from, Some(epoch)),
             Msg::TableSync { entries } => {

@@ -51,22 +51,35 @@ fn a_tree_passed_down_unchanged_is_hashed_about_once_per_node_and_never_sent() {
 /// before, every stolen job of the second run carried the whole tree.
 #[test]
 fn a_value_the_next_run_borrows_crosses_to_each_node_once() {
-    let (tree_bytes, stats, log) = count_on_three_nodes(&["--build"]);
-    for node in stats.nodes() {
-        // The master's own file too, written as its program got the answer.
-        assert_eq!(stats.runs(node), 2, "node {node}'s figures do not cover both runs:\n{log}");
-    }
-    // The second run alone: its figures less the first's.
-    let second = |field: &str| -> u64 {
-        stats.nodes().into_iter().map(|n| stats.in_run(n, 1, field) - stats.in_run(n, 0, field)).sum()
+    // Steals are the scheduler's choice: on a busy machine a run may
+    // steal too little to tell; such a run is made again (three at most).
+    let mut attempts = 0;
+    let (tree_bytes, log, (stolen, sent)) = loop {
+        attempts += 1;
+        let (tree_bytes, stats, log) = count_on_three_nodes(&["--build"]);
+        for node in stats.nodes() {
+            // The master's own file too, written as its program got the answer.
+            assert_eq!(stats.runs(node), 2, "node {node}'s figures do not cover both runs:\n{log}");
+        }
+        // The second run alone: its figures less the first's.
+        let second = |field: &str| -> u64 {
+            stats.nodes().into_iter().map(|n| stats.in_run(n, 1, field) - stats.in_run(n, 0, field)).sum()
+        };
+        let stolen = second("jobs_stolen");
+        if stolen >= 4 || attempts == 3 {
+            assert!(
+                stolen >= 4,
+                "only {stolen} steals in the second run of each of {attempts} runs: too few to tell:\n{log}"
+            );
+            let sent = second("bytes_sent");
+            break (tree_bytes, log, (stolen, sent));
+        }
+        eprintln!("only {stolen} steals in the second run: running it again");
     };
-    let stolen = second("jobs_stolen");
-    assert!(stolen >= 4, "only {stolen} steals in the second run: too few to tell:\n{log}");
     // The tree once to each of the two thieves, and the subtrees stolen
     // calls are given (as data: a level's subtrees add up to one tree, a
     // few levels are stolen from). Before, each of these steals carried
     // the whole tree besides.
-    let sent = second("bytes_sent");
     assert!(
         sent <= 4 * tree_bytes,
         "{sent} bytes sent in the second run for a tree of {tree_bytes} ({stolen} steals):\n{log}"

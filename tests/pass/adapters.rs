@@ -19,7 +19,7 @@ fn folded(node: u64, depth: u32) -> u64 {
     (0..3).map(|k| folded(node * 3 + k, depth - 1)).fold(1, |acc, v| acc.wrapping_mul(31).wrapping_add(v))
 }
 
-fn main() {
+pub fn main() {
     let rt = satin::Runtime::builder().workers(2).build().unwrap();
     let plain_best = satin::sequential(|| best(1, 6));
     assert_eq!(rt.run(|| best(1, 6)), plain_best);

@@ -38,7 +38,7 @@ fn scale(v: &mut [i64], by: i64, grain: usize) {
     scale(b, by, grain);
 }
 
-fn main() {
+pub fn main() {
     let weights = Weights { w: vec![3, 4, 5] };
     assert_eq!(best(&[4, 5, 6], &weights, 8), 10);
     assert_eq!(words("a bc d"), 3);

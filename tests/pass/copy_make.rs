@@ -35,6 +35,6 @@ fn search(board: &Board, depth: u32) -> i64 {
     best
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(search(&Board { cells: vec![0; 4] }, 2), 2);
 }

@@ -30,7 +30,7 @@ fn unit(n: u32) {
     }
 }
 
-fn main() {
+pub fn main() {
     let rt = reexport::satin::Runtime::builder().workers(2).build().unwrap();
     assert_eq!(rt.run(|| tree(4, (3, 0))), tree(4, (3, 0)));
     rt.run(|| unit(10));

@@ -31,7 +31,7 @@ impl<T: Copy + Into<u64>> Tree<T> {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(msort(&[3, 1, 2]), vec![1, 2, 3]);
     assert_eq!(msort(&["b".to_string(), "a".to_string()]), vec!["a".to_string(), "b".to_string()]);
     let t = Tree(vec![Tree(Vec::new(), 2u8), Tree(Vec::new(), 3u8)], 1u8);

@@ -27,7 +27,7 @@ fn integrate<F: Fn(f64) -> f64 + Sync>(f: &F, a: f64, b: f64) -> f64 {
     integrate(f, a, m) + integrate(f, m, b)
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(count(Span { lo: 0, hi: 10 }), 10);
     assert!(integrate(&|x| x, 0.0, 1.0) > 0.4);
 }

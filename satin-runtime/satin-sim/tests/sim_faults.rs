@@ -19,6 +19,8 @@
 use satin_proto::quorum::QuorumConfig;
 use satin_proto::{Config, FtMode, SplitMix64, StealPolicy, Stragglers, TablePlacement};
 use satin_sim as sim;
+
+mod common;
 use satin_sim::faults::{Fault, FaultKind, Trigger};
 use satin_sim::workload::{Cost, Shape};
 use satin_sim::{SimCheckpoint, SimConfig};
@@ -211,7 +213,7 @@ fn random_fault_schedules_terminate_with_the_fault_free_answer() {
         return;
     }
     let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let failures: Vec<String> = (0..seeds).chain(ONCE_FAILED.iter().copied()).filter_map(|s| check(s).err()).collect();
+    let failures = common::failures((0..seeds).chain(ONCE_FAILED.iter().copied()), check);
     let seeds_failed: Vec<&str> = failures.iter().filter_map(|f| f.split(" failed").next()).collect();
     assert!(
         failures.is_empty(),
@@ -228,9 +230,9 @@ fn random_fault_schedules_terminate_with_the_fault_free_answer() {
 #[test]
 fn draining_nodes_leave_without_any_job_redone() {
     let seeds: u64 = std::env::var("SATIN_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000) / 4;
-    let mut drained = 0;
+    let drained = std::sync::atomic::AtomicUsize::new(0);
     let only: Option<u64> = std::env::var("SATIN_SIM_DRAIN_SEED").ok().and_then(|s| s.parse().ok());
-    for seed in (0..seeds).filter(|s| only.is_none_or(|o| o == *s)) {
+    let check = |seed: u64| -> Result<(), String> {
         let mut cfg = random_config(seed);
         let n = (cfg.clusters * cfg.nodes_per_cluster) as u64;
         let mut r = SplitMix64::new(seed ^ 0xd4a1);
@@ -255,15 +257,16 @@ fn draining_nodes_leave_without_any_job_redone() {
         // master–worker an idle worker asks only the master, which has
         // nothing but copies to give); this test is about drains.
         cfg.protocol.stragglers.duplicates = false;
-        drained += cfg.faults.len();
+        drained.fetch_add(cfg.faults.len(), std::sync::atomic::Ordering::Relaxed);
         let report = sim::run(&cfg);
-        assert!(
-            report.result_ok && report.redone == 0 && report.leaves_executed == report.leaves_needed,
-            "seed {seed}: {}\nconfig: {cfg:?}",
-            report.to_json()
-        );
-    }
-    assert!(drained > 0);
+        match report.result_ok && report.redone == 0 && report.leaves_executed == report.leaves_needed {
+            true => Ok(()),
+            false => Err(format!("seed {seed}: {}\nconfig: {cfg:?}", report.to_json())),
+        }
+    };
+    let failures = common::failures((0..seeds).filter(|s| only.is_none_or(|o| o == *s)), check);
+    assert!(failures.is_empty(), "{} of {seeds} seeds failed; first:\n{}", failures.len(), failures[0]);
+    assert!(drained.into_inner() > 0);
 }
 
 #[test]

@@ -25,6 +25,8 @@
 use satin_proto::quorum::QuorumConfig;
 use satin_proto::{Config, FtMode, SplitMix64, StealPolicy, TablePlacement};
 use satin_sim as sim;
+
+mod common;
 use satin_sim::faults::{Fault, FaultKind, Trigger};
 use satin_sim::workload::{Cost, Shape};
 use satin_sim::SimConfig;
@@ -235,7 +237,7 @@ fn random_network_faults_never_give_two_answers_never_hang_and_answer_with_a_maj
         return;
     }
     let seeds: u64 = std::env::var("SATIN_SIM_NET_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5_000);
-    let failures: Vec<String> = (0..seeds).chain(ONCE_STUCK.iter().copied()).filter_map(|s| check(s).err()).collect();
+    let failures = common::failures((0..seeds).chain(ONCE_STUCK.iter().copied()), check);
     let which: Vec<&str> = failures.iter().filter_map(|f| f.split(" (family").next()).collect();
     assert!(
         failures.is_empty(),

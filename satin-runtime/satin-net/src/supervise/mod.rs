@@ -26,10 +26,12 @@ pub(super) use orders::{
     read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, OVER_NOTICE, ROSTER_ORDER, SLOW_ORDER,
 };
 use outputs::{put, wait_listening, wait_with_cpu, Outputs};
+use schedule::Schedule;
 
 mod chaos;
 mod orders;
 mod outputs;
+mod schedule;
 
 /// How a supervised run ended.
 enum ClusterEnd {
@@ -374,59 +376,13 @@ fn run_cluster(
         status: super::status_line::SupervisorLine::new(super::status_line::status_line_wanted(args.no_progress)),
         size: n,
     };
-    let mut pending: Vec<(Duration, ChaosKind)> = chaos.to_vec();
-    // Soonest last; at one instant, kills first: a signal due then to a
-    // node killed then goes to a live one (`chaos::apply`).
-    let kills_first =
-        |k: &ChaosKind| !matches!(k, ChaosKind::Kill { .. } | ChaosKind::KillAll | ChaosKind::Vanish { .. });
-    pending.sort_by_key(|e| std::cmp::Reverse((e.0, kills_first(&e.1))));
-    // Network faults from the start hold from each node's first packet.
-    while let Some(&(at, kind)) = pending.last() {
-        if !at.is_zero() || !kind.is_network() {
-            break;
-        }
-        pending.pop();
+    let mut schedule = Schedule::new(chaos);
+    for kind in schedule.take_network_from_start() {
         cluster.network(kind);
     }
     let start = Instant::now();
     let mut deferred = std::collections::VecDeque::new();
-    match kind {
-        // Every node starts at once and hears the whole membership: from
-        // its first instant the run has n voters, and any one of them —
-        // the master included — may die without stopping it.
-        Kind::Tree => {
-            for _ in 0..n {
-                cluster.spawn(Start::Roster)?;
-            }
-            let mut roster = Vec::new();
-            for node in 0..n as usize {
-                // (Waiting for one node notes where the others listen.)
-                let addr = match cluster.addrs[node] {
-                    Some(addr) => Some(addr),
-                    None => wait_listening(&rx, &mut cluster, node, &mut deferred)?,
-                };
-                // (A node that ended without a distributed run is not
-                // in it; it printed its own answer.)
-                if let Some(addr) = addr {
-                    roster.push(format!("{node}@{addr}"));
-                }
-            }
-            let order = format!("{ROSTER_ORDER}{}", roster.join(" "));
-            for node in 0..n as usize {
-                if cluster.addrs[node].is_some() {
-                    cluster.tell(node, &order);
-                }
-            }
-        }
-        Kind::Graph => {
-            cluster.spawn(Start::Listen)?;
-            let master_addr = wait_listening(&rx, &mut cluster, 0, &mut deferred)?
-                .ok_or_else(|| RunError::Failed("node 0 ended before it listened".into()))?;
-            for _ in 1..n {
-                cluster.spawn(Start::Join(master_addr))?;
-            }
-        }
-    }
+    start_nodes(&mut cluster, &rx, n, kind, &mut deferred)?;
     let mut out = Outputs::default();
     let mut answered_at: Option<Instant> = None;
     // How long the run took: until its answer was out (a hung node may
@@ -439,7 +395,7 @@ fn run_cluster(
         if live == 0 && out.stdout.iter().filter(|s| s.is_some()).count() >= all && out.logs_closed >= all {
             break;
         }
-        let next_fault = pending.last().map(|(at, _)| *at);
+        let next_fault = schedule.next_at();
         let wait = match (next_fault, answered_at) {
             (_, Some(t)) => WIND_DOWN.saturating_sub(t.elapsed()),
             (Some(at), None) => at.saturating_sub(start.elapsed()),
@@ -490,7 +446,7 @@ fn run_cluster(
                 answered_at = None;
             }
             Err(_) => {
-                if let Some((_, kind)) = pending.pop() {
+                if let Some(kind) = schedule.take_next() {
                     all_killed |= kind == ChaosKind::KillAll;
                     apply(app, &mut cluster, kind)?;
                 }
@@ -502,7 +458,71 @@ fn run_cluster(
         cluster.signal(node, libc::SIGKILL);
     }
     cluster.status.finish();
-    if let Some(trace) = &args.trace {
+    merge_parts(app, &cluster, args.trace.as_deref(), stats);
+    if !calibration {
+        eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
+    }
+    let outcome = match out.shown_answer().or_else(|| out.any_answer()) {
+        Some(a) => ClusterEnd::Answer(a),
+        None if out.all_suspended() => ClusterEnd::Suspended,
+        None if all_killed => ClusterEnd::AllKilled,
+        None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
+    };
+    Ok((outcome, elapsed, out.cpu))
+}
+
+/// Starts the cluster's nodes: for a tree, every node at once as one
+/// first membership — from its first instant the run has n voters, and
+/// any one of them, the master included, may die without stopping it;
+/// for a task graph, node 0 and then the others joining it. Events that
+/// come meanwhile and are not about listening wait in `deferred`.
+fn start_nodes(
+    cluster: &mut Cluster,
+    rx: &std::sync::mpsc::Receiver<Event>,
+    n: u32,
+    kind: Kind,
+    deferred: &mut std::collections::VecDeque<Event>,
+) -> Result<(), RunError> {
+    match kind {
+        Kind::Tree => {
+            for _ in 0..n {
+                cluster.spawn(Start::Roster)?;
+            }
+            let mut roster = Vec::new();
+            for node in 0..n as usize {
+                // (Waiting for one node notes where the others listen.)
+                let addr = match cluster.addrs[node] {
+                    Some(addr) => Some(addr),
+                    None => wait_listening(rx, cluster, node, deferred)?,
+                };
+                // (A node that ended without a distributed run is not
+                // in it; it printed its own answer.)
+                if let Some(addr) = addr {
+                    roster.push(format!("{node}@{addr}"));
+                }
+            }
+            let order = format!("{ROSTER_ORDER}{}", roster.join(" "));
+            for node in 0..n as usize {
+                if cluster.addrs[node].is_some() {
+                    cluster.tell(node, &order);
+                }
+            }
+        }
+        Kind::Graph => {
+            cluster.spawn(Start::Listen)?;
+            let master_addr = wait_listening(rx, cluster, 0, deferred)?
+                .ok_or_else(|| RunError::Failed("node 0 ended before it listened".into()))?;
+            for _ in 1..n {
+                cluster.spawn(Start::Join(master_addr))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Merges the parts each node wrote of `--trace` and `--stats-json`.
+fn merge_parts(app: &str, cluster: &Cluster, trace: Option<&std::path::Path>, stats: Option<&std::path::Path>) {
+    if let Some(trace) = trace {
         let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(trace, n)).collect();
         match super::trace::merge(&parts, trace) {
             Ok(n) => eprintln!("{app}: wrote {n} trace events to {}", trace.display()),
@@ -515,16 +535,6 @@ fn run_cluster(
             eprintln!("{app}: cannot write the statistics to {}: {e}", stats.display());
         }
     }
-    if !calibration {
-        eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
-    }
-    let outcome = match out.shown_answer().or_else(|| out.any_answer()) {
-        Some(a) => ClusterEnd::Answer(a),
-        None if out.all_suspended() => ClusterEnd::Suspended,
-        None if all_killed => ClusterEnd::AllKilled,
-        None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
-    };
-    Ok((outcome, elapsed, out.cpu))
 }
 
 /// A node dies with its supervisor (killed, say, by `kill -9`): nobody

@@ -15,7 +15,7 @@ declare -A want=([12]=14200 [13]=73712 [14]=365596 [15]=2279184 [16]=14772512)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 "$bin" --init-pool "$scratch/pool" 2>/dev/null
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 free_port() { python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # One run: the listener killed at $1 ms ("none": not killed). Prints

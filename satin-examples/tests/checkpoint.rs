@@ -95,6 +95,21 @@ fn a_suspend_sent_to_a_node_killed_at_that_moment_goes_to_a_live_one() {
     assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
 }
 
+/// A node that comes to join while the run is being suspended is no part
+/// of the checkpoint: told so if its knock arrived, or finding its contact
+/// gone, it does not turn the suspended run into a failed one. Before,
+/// its "cannot join" (status 1) made the whole command fail.
+#[test]
+fn a_node_joining_as_the_run_is_suspended_leaves_it_suspended() {
+    let file = dir("suspend-join").join("run.ckpt");
+    let out = interrupted(&file, "join:at=50%;suspend:at=50%+5ms", SUSPENDED);
+    let log = stderr(&out);
+    assert!(log.contains("node 3 joins"), "{log}");
+    assert!(log.contains("the run is suspended"), "{log}");
+    let (out, stats) = resumed(&file);
+    assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
+}
+
 #[test]
 fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
     let file = dir("damaged").join("run.ckpt");

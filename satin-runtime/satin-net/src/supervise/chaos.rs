@@ -94,6 +94,7 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
         ChaosKind::Join => match cluster.live_addr() {
             Some(addr) => {
                 let node = cluster.spawn(super::Start::Join(addr))?;
+                cluster.joiners.push(node);
                 eprintln!("{app}: chaos: node {node} joins through {addr}");
             }
             None => eprintln!("{app}: chaos: no live node to join through; join skipped"),

@@ -119,6 +119,8 @@ struct Cluster {
     status: super::status_line::SupervisorLine,
     /// How many nodes the cluster starts with.
     size: u32,
+    /// Nodes `--chaos join` started while the run went on.
+    joiners: Vec<usize>,
 }
 
 fn part_path(trace: &std::path::Path, node: usize) -> std::path::PathBuf {
@@ -375,6 +377,7 @@ fn run_cluster(
         relay,
         status: super::status_line::SupervisorLine::new(super::status_line::status_line_wanted(args.no_progress)),
         size: n,
+        joiners: Vec::new(),
     };
     let mut schedule = Schedule::new(chaos);
     for kind in schedule.take_network_from_start() {
@@ -464,7 +467,7 @@ fn run_cluster(
     }
     let outcome = match out.shown_answer().or_else(|| out.any_answer()) {
         Some(a) => ClusterEnd::Answer(a),
-        None if out.all_suspended() => ClusterEnd::Suspended,
+        None if out.all_suspended(&cluster.joiners) => ClusterEnd::Suspended,
         None if all_killed => ClusterEnd::AllKilled,
         None => return Err(RunError::Failed("no node finished the run (see the node logs above)".into())),
     };

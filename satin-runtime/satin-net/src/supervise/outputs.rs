@@ -78,11 +78,19 @@ impl Outputs {
         (0..self.stdout.len()).find_map(|n| self.complete(n))
     }
 
-    /// Every node that exited on its own stopped for a suspend.
-    pub(super) fn all_suspended(&self) -> bool {
+    /// Every node that exited on its own stopped for a suspend — but for
+    /// nodes that came to join while the run was being suspended
+    /// (`late_joiners`): one that found its contact gone before it was
+    /// admitted was never part of what the checkpoint holds.
+    pub(super) fn all_suspended(&self, late_joiners: &[usize]) -> bool {
         use std::os::unix::process::ExitStatusExt;
-        let statuses: Vec<&ExitStatus> = self.exited.iter().flatten().filter(|s| s.signal().is_none()).collect();
-        !statuses.is_empty() && statuses.iter().all(|s| s.code() == Some(SUSPENDED_STATUS))
+        let statuses: Vec<(usize, &ExitStatus)> = (self.exited.iter().enumerate())
+            .filter_map(|(node, s)| s.as_ref().map(|s| (node, s)))
+            .filter(|(_, s)| s.signal().is_none())
+            .collect();
+        let suspended = |s: &ExitStatus| s.code() == Some(SUSPENDED_STATUS);
+        statuses.iter().any(|(node, s)| suspended(s) && !late_joiners.contains(node))
+            && statuses.iter().all(|(node, s)| suspended(s) || (late_joiners.contains(node) && s.code() == Some(1)))
     }
 }
 

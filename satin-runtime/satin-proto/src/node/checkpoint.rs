@@ -323,14 +323,23 @@ impl Node {
         }
         c.suspending = Some(others);
         self.actions.push_back(Action::Broadcast { msg: Msg::Suspend });
+        self.tell_knocking_suspended();
         self.suspend_arrived(self.id);
     }
 
     /// The coordinator suspends the run: send what is left, and stop.
     pub(super) fn suspend_ordered(&mut self, from: NodeId) {
+        if !self.joined {
+            // Knocking at a run that was suspended before it admitted
+            // this node: nothing of it is here to save.
+            self.actions.push_back(Action::Suspended);
+            self.stop();
+            return;
+        }
         if from != self.master {
             return;
         }
+        self.tell_knocking_suspended();
         // A node that keeps no checkpoint state has nothing to send, but
         // the coordinator waits for its word all the same.
         let records = self.checkpoint.as_mut().map(|c| std::mem::take(&mut c.outbox)).unwrap_or_default();

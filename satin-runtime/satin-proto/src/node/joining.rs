@@ -147,3 +147,24 @@ impl Node {
         self.stop();
     }
 }
+
+impl Node {
+    /// `from` asked this node to join the run (a `Join`, or a `Gather`
+    /// that came late).
+    pub(super) fn knocked(&mut self, from: NodeId) {
+        if self.joined && self.roster.cluster_of(from).is_none() {
+            self.knocking.insert(from);
+        }
+    }
+
+    /// The run is suspended: nodes still waiting to be admitted through
+    /// this one stop too, as suspended (their command, run again, joins
+    /// the resumed run) — not as turned away.
+    pub(super) fn tell_knocking_suspended(&mut self) {
+        for id in std::mem::take(&mut self.knocking) {
+            if self.roster.cluster_of(id).is_none() {
+                self.actions.push_back(Action::Send { to: id, msg: Msg::Suspend });
+            }
+        }
+    }
+}

@@ -259,6 +259,9 @@ pub struct Node {
     /// Homes per table key; 0: every entry goes to every node.
     table_replicas: usize,
     joined: bool,
+    /// Nodes that asked this one to join and are no members yet: told if
+    /// the run is suspended before they are admitted (`joining.rs`).
+    knocking: BTreeSet<NodeId>,
     stopped: bool,
     /// Leaving once the jobs started here are finished (see `begin_leave`).
     draining: bool,
@@ -306,6 +309,7 @@ impl Node {
             table,
             table_replicas: 0,
             joined: false,
+            knocking: BTreeSet::new(),
             stopped: false,
             draining: false,
             actions: VecDeque::new(),
@@ -470,6 +474,7 @@ impl Node {
             // A node gathering a first membership that arrives once the
             // run is under way joins it as any other.
             Msg::Join { cluster } | Msg::Gather { cluster, .. } => {
+                self.knocked(from);
                 self.quorum.join(now, from, cluster);
                 self.pump_quorum(now, exec);
             }

@@ -85,62 +85,74 @@ fn lasting(rng: &mut ChaCha8Rng) -> String {
     format!("{}ms", rng.gen_range(50..1500))
 }
 
-/// One fault of the language on `n` nodes; `deaths`: nodes already
-/// crashed or gone in this schedule (none is named twice, and one node
-/// at least is never named by a death).
-fn fault(
-    rng: &mut ChaCha8Rng,
-    n: u32,
-    deaths: &mut Vec<u32>,
-    resumes: &mut bool,
-    retries: &mut bool,
-) -> Option<String> {
-    let node = rng.gen_range(0..n);
-    let alive = |deaths: &Vec<u32>| !deaths.contains(&node);
-    // Deaths leave two nodes at least (one with a network fault in the
-    // schedule could otherwise be the only one on its side).
-    let may_die = |deaths: &Vec<u32>| alive(deaths) && deaths.len() + 3 <= n as usize;
-    let at = share(rng);
-    Some(match rng.gen_range(0..15) {
-        0 | 1 if may_die(deaths) => {
-            deaths.push(node);
-            format!("kill:node={node},at={at}")
-        }
-        2 if may_die(deaths) => {
-            deaths.push(node);
-            format!("leave:node={node},at={at}")
-        }
-        3 if may_die(deaths) && n >= 3 => {
-            deaths.push(node);
-            format!("vanish:node={node},at={at}")
-        }
-        4 => format!("join:at={at}"),
-        5 => format!("slow:node={node},factor={},at={at},for={}", rng.gen_range(2..10), lasting(rng)),
-        6 if alive(deaths) => format!("hang:node={node},at={at}"),
-        7 => {
-            *retries = true;
-            format!("fail:node={node},rate=0.{}", rng.gen_range(1..6))
-        }
-        8 => format!("partition:node={node},at={at},for={}", lasting(rng)),
-        9 => {
-            let other = (node + 1 + rng.gen_range(0..n - 1)) % n;
-            let arrow = if rng.gen_bool(0.5) { "-" } else { ">" };
-            format!("cut:{node}{arrow}{other},at={at},for={}", lasting(rng))
-        }
-        10 if n >= 3 => format!("split:nodes={node},at={at},for={}", lasting(rng)),
-        11 => format!("loss:0.{:02},at={at},for={}", rng.gen_range(2..20), lasting(rng)),
-        12 => format!("delay:{},jitter={},at={at},for={}", rng.gen_range(1..20), rng.gen_range(0..10), lasting(rng)),
-        13 => {
-            *resumes = true;
-            format!("suspend:at={at}")
-        }
-        14 if deaths.is_empty() => {
-            *resumes = true;
-            deaths.extend(0..n);
-            format!("kill:node=all,at={at}")
-        }
-        _ => return None,
-    })
+/// A schedule as it is drawn: its faults, and what they ask of the run.
+#[derive(Default)]
+struct Schedule {
+    faults: Vec<String>,
+    /// Nodes crashed or gone so far (none is named twice, and one node
+    /// at least is never named by a death).
+    deaths: Vec<u32>,
+    /// The run may be interrupted (a suspend, every node killed): it is
+    /// run again with its checkpoint.
+    resumes: bool,
+    /// Jobs fail on purpose: the run allows retries.
+    retries: bool,
+}
+
+impl Schedule {
+    /// Draws one fault of the language on `n` nodes, if the draw allows
+    /// one here.
+    fn draw_fault(&mut self, rng: &mut ChaCha8Rng, n: u32) {
+        let node = rng.gen_range(0..n);
+        let alive = !self.deaths.contains(&node);
+        // Deaths leave two nodes at least (one with a network fault in the
+        // schedule could otherwise be the only one on its side).
+        let may_die = alive && self.deaths.len() + 3 <= n as usize;
+        let at = share(rng);
+        let fault = match rng.gen_range(0..15) {
+            0 | 1 if may_die => {
+                self.deaths.push(node);
+                format!("kill:node={node},at={at}")
+            }
+            2 if may_die => {
+                self.deaths.push(node);
+                format!("leave:node={node},at={at}")
+            }
+            3 if may_die && n >= 3 => {
+                self.deaths.push(node);
+                format!("vanish:node={node},at={at}")
+            }
+            4 => format!("join:at={at}"),
+            5 => format!("slow:node={node},factor={},at={at},for={}", rng.gen_range(2..10), lasting(rng)),
+            6 if alive => format!("hang:node={node},at={at}"),
+            7 => {
+                self.retries = true;
+                format!("fail:node={node},rate=0.{}", rng.gen_range(1..6))
+            }
+            8 => format!("partition:node={node},at={at},for={}", lasting(rng)),
+            9 => {
+                let other = (node + 1 + rng.gen_range(0..n - 1)) % n;
+                let arrow = if rng.gen_bool(0.5) { "-" } else { ">" };
+                format!("cut:{node}{arrow}{other},at={at},for={}", lasting(rng))
+            }
+            10 if n >= 3 => format!("split:nodes={node},at={at},for={}", lasting(rng)),
+            11 => format!("loss:0.{:02},at={at},for={}", rng.gen_range(2..20), lasting(rng)),
+            12 => {
+                format!("delay:{},jitter={},at={at},for={}", rng.gen_range(1..20), rng.gen_range(0..10), lasting(rng))
+            }
+            13 => {
+                self.resumes = true;
+                format!("suspend:at={at}")
+            }
+            14 if self.deaths.is_empty() => {
+                self.resumes = true;
+                self.deaths.extend(0..n);
+                format!("kill:node=all,at={at}")
+            }
+            _ => return,
+        };
+        self.faults.push(fault);
+    }
 }
 
 /// The run of `seed`.
@@ -157,16 +169,13 @@ pub fn draw(seed: u64) -> Run {
         };
         Layout::ByHand { kills }
     } else {
-        let (mut deaths, mut resumes, mut retries) = (Vec::new(), false, false);
-        let mut faults = Vec::new();
-        while faults.is_empty() {
+        let mut schedule = Schedule::default();
+        while schedule.faults.is_empty() {
             for _ in 0..rng.gen_range(1..=3) {
-                if let Some(f) = fault(&mut rng, nodes, &mut deaths, &mut resumes, &mut retries) {
-                    faults.push(f);
-                }
+                schedule.draw_fault(&mut rng, nodes);
             }
         }
-        Layout::Supervised { chaos: faults.join(";"), resumes, retries }
+        Layout::Supervised { chaos: schedule.faults.join(";"), resumes: schedule.resumes, retries: schedule.retries }
     };
     Run { seed, workload, nodes, layout }
 }

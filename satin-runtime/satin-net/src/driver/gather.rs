@@ -101,6 +101,7 @@ struct Gathering<'a> {
     counted: Vec<(NodeId, ClusterId)>,
     /// Since when a majority of the expected nodes is in.
     majority_since: Option<Instant>,
+    /// When this node last asked the holder to count it in.
     asked_at: Option<Instant>,
 }
 

@@ -381,8 +381,7 @@ pub(super) async fn drive(
         },
         FirstMembership::Gathered(g) => {
             let wait = Duration::from_nanos(spec.config.join_wait);
-            let me = spec.me.clone();
-            match gather::gather(g, holds_rendezvous, pool, &me, &mut io, inbox, wait).await {
+            match gather::gather(g, holds_rendezvous, pool, &spec.me, &mut io, inbox, wait).await {
                 Ok(gather::Gathered::Members(members)) => Some(members),
                 Ok(gather::Gathered::Late) => None,
                 Err(e) => return (RunEnd::Failed(e), None),

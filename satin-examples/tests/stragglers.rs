@@ -26,7 +26,11 @@ fn a_hung_node_is_copied_around_and_the_answer_comes() {
 /// printed once. (Before, the run never ended.)
 #[test]
 fn a_hung_master_is_copied_and_the_answer_comes_once() {
-    for at in ["5%", "60%", "90%"] {
+    // At 90 % the master's workers may hold nothing the answer still
+    // waits for when they stop (seen in CI: the others finished the last
+    // jobs and the root joined them): one answer is required, a copy only
+    // where the hang certainly leaves work behind.
+    for (at, copy_needed) in [("5%", true), ("60%", true), ("90%", false)] {
         let spec = format!("hang:node=0,at={at}");
         let (out, stats) = run_with_stats(NQUEENS, &["14", "--local-nodes", "3", "--chaos", &spec], &[]);
         let log = stderr(&out);
@@ -34,7 +38,9 @@ fn a_hung_master_is_copied_and_the_answer_comes_once() {
         assert_eq!(stdout(&out), "365596", "one line, the answer, from one process ({spec}): {log}");
         assert!(log.contains("chaos: node 0 hangs"), "{log}");
         assert!(log.contains("node 0 0 (master: printed the answer)"), "{spec}: {log}");
-        assert!(stats.total("duplicates_won") >= 1, "a copy of the root must have won ({spec}):\n{log}");
+        if copy_needed {
+            assert!(stats.total("duplicates_won") >= 1, "a copy of the root must have won ({spec}):\n{log}");
+        }
     }
 }
 

@@ -80,7 +80,7 @@ impl NodeReport {
         let (r, s) = (self, &self.stats);
         format!(
             "jobs stolen {}, given {}, redone {}, recoveries {}, table entries {}, published {}, table lookups {}, \
-             table hits {}, adopted {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, \
+             table hits {}, adopted {}, adoptions given up {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, \
              checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, \
              duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, \
              hard timeouts {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, \
@@ -94,6 +94,7 @@ impl NodeReport {
             r.table_lookups,
             r.table_hits,
             s.adopted,
+            s.adoptions_given_up,
             r.table_replicas,
             s.homes_asked,
             s.home_questions,

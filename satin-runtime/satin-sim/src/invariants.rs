@@ -45,7 +45,14 @@ impl World<'_> {
             // The holder may have dropped the job without a message the
             // simulator sees (when it is the key's only home itself).
             let computes = !self.nodes[holder].gone && self.nodes[holder].core.runs_at(&workload::key_of(job), e);
-            if computes && e < epoch && self.settled_by(since, homes) < asked && !self.stale_view(holder, homes) {
+            // (A holder found stalled is not waited for: `adoptions.rs`.)
+            let stalled = self.nodes[node].core.found_stalled(self.nodes[holder].core.id());
+            if computes
+                && e < epoch
+                && !stalled
+                && self.settled_by(since, homes) < asked
+                && !self.stale_view(holder, homes)
+            {
                 if std::env::var_os("SATIN_SIM_DEBUG").is_some() {
                     eprintln!(
                         "violation: node {node} recomputes job {job} (epoch {epoch}), running on {holder} (epoch {e}) since {since}, now {}: {}",

@@ -53,6 +53,8 @@ pub struct Report {
     pub running_recomputed: u64,
     /// Lookups answered by waiting for a job still running elsewhere.
     pub adopted: u64,
+    /// Waits for a job on a node found stalled that were given up.
+    pub adoptions_given_up: u64,
     /// Checkpoint records written and loaded (all nodes), the file's
     /// largest size, opens that repaired a damaged file.
     pub records_written: u64,
@@ -162,7 +164,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"joins_given_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"adoptions_given_up\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"joins_given_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -183,6 +185,7 @@ impl Report {
             self.violations,
             self.running_recomputed,
             self.adopted,
+            self.adoptions_given_up,
             self.records_written,
             self.records_loaded,
             self.checkpoint_file_bytes,

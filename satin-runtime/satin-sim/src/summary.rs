@@ -19,6 +19,7 @@ impl World<'_> {
         report.redone += total.redone;
         report.orphans_saved += total.orphans_saved;
         report.adopted += total.adopted;
+        report.adoptions_given_up += total.adoptions_given_up;
         report.duplicates_started += total.duplicates_started;
         report.duplicates_won += total.duplicates_won;
         report.duplicates_aborted += total.duplicates_aborted;

@@ -188,7 +188,16 @@ fn random_config(seed: u64) -> SimConfig {
         cfg.protocol.stragglers.expect = None;
         cfg.faults.push(Fault { when: at(r.below(100)), kind: FaultKind::Hang(0) });
     }
-    for v in (1..n).filter(|&v| !(master_hangs && v == 1)) {
+    // Or it crashes, and node 1 restarts the root, reusing the jobs the
+    // others still run — and giving up those of a node that hangs
+    // (`adoptions.rs`). (Node 1, the new master, then never hangs: a
+    // hung master keeps its timers, see seed 1739 above.)
+    let master_crashes = !master_hangs && r.below(4) == 0;
+    if master_crashes {
+        cfg.protocol.stragglers.expect = None;
+        cfg.faults.push(Fault { when: at(r.below(60)), kind: FaultKind::Crash(0) });
+    }
+    for v in (1..n).filter(|&v| !((master_hangs || master_crashes) && v == 1)) {
         let when = at(r.below(100));
         let kind = match r.below(8) {
             0 => FaultKind::Slow { node: v, factor: 2.0 + r.below(20) as f64 },
@@ -248,4 +257,28 @@ fn a_node_dropped_too_often_leaves() {
     let stays = run(100);
     assert!(stays.result_ok, "{}", stays.to_json());
     assert!(stays.per_node[1].drops > 2, "{}", stays.to_json());
+}
+
+/// The master dies; the restarted root waits for the jobs its thieves
+/// still run (adoption). One of them then hangs while it still answers:
+/// no victim times its job out (the victim is gone), so the new master,
+/// idle, asks it how it fares, finds it stalled, ends the wait and runs
+/// the call itself. (Before, the run never ended: campaign seeds 22, 159.)
+#[test]
+fn a_restarted_root_stops_waiting_for_the_job_of_a_hung_node() {
+    for (crash_ms, hang_ms, shape) in [
+        (20, 30, Shape::Uneven { leaves: 400 }),
+        (80, 110, Shape::Uneven { leaves: 400 }),
+        (40, 42, Shape::Fib { n: 13 }),
+    ] {
+        let mut cfg = small(shape, 5);
+        cfg.faults = vec![
+            Fault { when: at(crash_ms), kind: FaultKind::Crash(0) },
+            Fault { when: at(hang_ms), kind: FaultKind::Hang(3) },
+        ];
+        let r = sim::run(&cfg);
+        assert!(r.result_ok, "crash at {crash_ms} ms, hang at {hang_ms} ms: {}", r.to_json());
+        assert_eq!((r.completed_twice, r.answers), (0, 1), "{}", r.to_json());
+        assert!(r.adoptions_given_up >= 1, "the wait for the hung node's job must have been given up: {}", r.to_json());
+    }
 }

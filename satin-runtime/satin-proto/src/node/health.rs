@@ -189,13 +189,18 @@ impl Node {
 /// `ours` (this node's (work, busy time) so far) — once the span is
 /// long enough for the difference to mean something.
 pub(super) fn slower_than_us(work: u64, busy: u64, ours: (u64, u64)) -> bool {
+    judge_rate(work, busy, ours) == Some(true)
+}
+
+/// [`slower_than_us`], or `None` where the span is too short to say.
+pub(super) fn judge_rate(work: u64, busy: u64, ours: (u64, u64)) -> Option<bool> {
     let (v, c) = ours;
     if busy == 0 || c == 0 {
-        return false;
+        return None;
     }
     let ours = v as f64 / c as f64;
     if ours * (busy as f64) < RATE_EVIDENCE {
-        return false;
+        return None;
     }
-    (work as f64 / busy as f64) < SLOW_RATE * ours
+    Some((work as f64 / busy as f64) < SLOW_RATE * ours)
 }

@@ -12,9 +12,12 @@
 //! | `checkpoint.rs` | the checkpoint coordinator: batches, writes, resume, suspend |
 //! | `stragglers.rs` | late stolen jobs: estimates, soft and hard timeouts, duplicates, first result wins, retries |
 //! | `root_copy.rs` | a stalled master: an idle node asks how it fares and runs a copy of the root |
+//! | `adoptions.rs` | a stalled node whose running job a lookup waits for: an idle node asks how it fares and ends the wait |
+//! | `pace.rs` | a peer's recent rate of work, from its status answers (for `root_copy.rs` and `adoptions.rs`) |
 //! | `health.rs` | strikes against nodes whose jobs time out, get lost or fail; drops and re-admission |
 //! | `sequence.rs` | a program's successive annotated calls as successive runs of one cluster |
 
+mod adoptions;
 mod answer;
 mod checkpoint;
 mod config;
@@ -25,6 +28,7 @@ mod joining;
 mod ledger;
 mod membership;
 mod origin;
+mod pace;
 mod quorum;
 mod recovery;
 mod results;
@@ -289,6 +293,7 @@ pub struct Node {
     late: stragglers::LateJobs,
     /// The master's pace as this node sees it, and a copy of its root.
     root_copy: root_copy::RootCopy,
+    holders: adoptions::Holders,
     /// The program's runs so far and the current answer.
     runs: sequence::Runs,
     /// A joiner's way in.
@@ -325,6 +330,7 @@ impl Node {
             lookups: Default::default(),
             late: Default::default(),
             root_copy: Default::default(),
+            holders: Default::default(),
             runs: Default::default(),
             join: Default::default(),
             quorum,
@@ -540,6 +546,9 @@ impl Node {
             }
             Msg::JobStatusReply { stamp: root_copy::ROOT_STAMP, running, progress } => {
                 self.root_status(now, from, running, progress)
+            }
+            Msg::JobStatusReply { stamp: adoptions::ADOPTION_STAMP, progress, .. } => {
+                self.holder_status(now, from, progress, exec)
             }
             Msg::JobStatusReply { stamp, running, progress } => {
                 self.record_progress(from, progress);

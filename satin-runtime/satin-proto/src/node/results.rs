@@ -183,12 +183,15 @@ impl Node {
             Some(Entry::Pointer(holder)) if *holder != self.id && self.is_alive(*holder) => (*holder, None),
             // Only a job of an older epoch: it never waits for this one,
             // directly or through frames nested above it.
-            _ => match self
-                .table
-                .running(key)
-                .iter()
-                .find(|(h, e)| *e < epoch && if *h == self.id { self.runs_at(key, *e) } else { self.is_alive(*h) })
-            {
+            _ => match self.table.running(key).iter().find(|(h, e)| {
+                *e < epoch
+                    && if *h == self.id {
+                        self.runs_at(key, *e)
+                    } else {
+                        // (Not a job of a node found stalled: `adoptions.rs`.)
+                        self.is_alive(*h) && self.holders.may_adopt_from(*h)
+                    }
+            }) {
                 Some(&(holder, e)) => (holder, Some(e)),
                 None => return None,
             },
@@ -297,7 +300,13 @@ impl Node {
         }
     }
 
-    fn lookup_answered(&mut self, key: JobKey, value: Option<Bytes>, adopted: bool, exec: &mut impl Executor) {
+    pub(super) fn lookup_answered(
+        &mut self,
+        key: JobKey,
+        value: Option<Bytes>,
+        adopted: bool,
+        exec: &mut impl Executor,
+    ) {
         match &value {
             Some(_) => {
                 self.stats.table_hits += 1;

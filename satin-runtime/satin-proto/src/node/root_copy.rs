@@ -28,8 +28,8 @@
 //! arrives.
 
 use bytes::Bytes;
-use std::collections::VecDeque;
 
+use super::pace::Pace;
 use super::{Action, Node, Time};
 use crate::msg::{Msg, NodeId};
 use crate::{Executor, FtMode, JobKey};
@@ -41,14 +41,13 @@ pub(crate) const ROOT_STAMP: u64 = u64::MAX;
 /// The master's rate is judged over this many `duplicate_after`s (the
 /// latest answers): a master that worked well for most of the run and
 /// then hung is found as soon as its recent work says so.
-const PACE_WINDOW: u64 = 8;
+pub(super) const PACE_WINDOW: u64 = 8;
 
 /// What this node knows of the master's pace, and its copy of the root.
 #[derive(Debug, Default)]
 pub(super) struct RootCopy {
-    /// The master's answers about its root: (when, work, busy time),
-    /// oldest first, within the window (and one before it).
-    pace: VecDeque<(Time, u64, u64)>,
+    /// The master's pace, from its answers about its root.
+    pace: Pace,
     /// The master said its root still runs, in its latest answer.
     root_runs: bool,
     /// When this node last asked the master.
@@ -104,11 +103,7 @@ impl Node {
             return;
         }
         let window = PACE_WINDOW * self.config.stragglers.duplicate_after;
-        let pace = &mut self.root_copy.pace;
-        pace.push_back((now, progress.0, progress.1));
-        while pace.len() > 2 && pace[1].0 + window <= now {
-            pace.pop_front();
-        }
+        self.root_copy.pace.record(now, progress, window);
         self.root_copy.root_runs = running;
     }
 
@@ -116,9 +111,7 @@ impl Node {
     /// the window — once the span is long enough to say so (see
     /// `health.rs`: the same rule as for thieves, over recent answers).
     fn master_stalled(&self, exec: &impl Executor) -> bool {
-        let pace = &self.root_copy.pace;
-        let (Some(&(_, w0, b0)), Some(&(_, w1, b1))) = (pace.front(), pace.back()) else { return false };
-        super::health::slower_than_us(w1.saturating_sub(w0), b1.saturating_sub(b0), exec.progress())
+        self.root_copy.pace.stalled(exec.progress())
     }
 
     /// What a `JobStatus` about the root gets here: whether this master

@@ -28,6 +28,9 @@ pub struct NodeStats {
     /// Lookups answered by waiting for a job that was still running
     /// elsewhere (instead of computing it again).
     pub adopted: u64,
+    /// Waits for a job running on a node found stalled that this node
+    /// gave up (the call ran here instead, see `node/adoptions.rs`).
+    pub adoptions_given_up: u64,
     /// Questions this node sent to the homes of keys it lacked (a home
     /// table).
     pub homes_asked: u64,
@@ -89,6 +92,7 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
             recoveries,
             published,
             adopted,
+            adoptions_given_up,
             homes_asked,
             home_questions,
             records_written,
@@ -120,6 +124,7 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
         self.recoveries += recoveries;
         self.published += published;
         self.adopted += adopted;
+        self.adoptions_given_up += adoptions_given_up;
         self.homes_asked += homes_asked;
         self.home_questions += home_questions;
         self.records_written += records_written;

@@ -192,8 +192,12 @@ impl Node {
                 };
                 if self.steal.failed >= victims.max(1) {
                     self.steal.failed = 0;
-                    // Nobody has work to give: run a copy of a late job.
-                    if self.copy_here(now, exec) || self.copy_root_here(now, exec) {
+                    // Nobody has work to give: run a copy of a late job,
+                    // or the calls a stalled node was to compute.
+                    if self.copy_here(now, exec)
+                        || self.copy_root_here(now, exec)
+                        || self.give_up_stalled_adoptions(now, exec)
+                    {
                         return;
                     }
                     self.timers.set(Timer::StealBackoff, now + self.config.steal_backoff);

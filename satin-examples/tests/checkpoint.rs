@@ -110,6 +110,22 @@ fn a_node_joining_as_the_run_is_suspended_leaves_it_suspended() {
     assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
 }
 
+/// A node dies without a word just before the suspend: once the other
+/// live node has stopped, no majority is left to agree that it is gone,
+/// and its last batch never comes. The coordinator waits for it only
+/// twice the failure detector's time, writes what it has and stops; the
+/// same command resumes. Before, the run never ended (campaign seed 224).
+#[test]
+fn a_suspend_just_after_a_silent_death_still_ends_and_resumes() {
+    let file = dir("suspend-vanish").join("run.ckpt");
+    let out = interrupted(&file, "vanish:node=2,at=45%;suspend:at=50%", SUSPENDED);
+    let log = stderr(&out);
+    assert!(log.contains("node 2 dies silently"), "{log}");
+    assert!(log.contains("the run is suspended"), "{log}");
+    let (out, stats) = resumed(&file);
+    assert!(stats.total("records_loaded") > 0, "{}", stderr(&out));
+}
+
 #[test]
 fn a_damaged_checkpoint_is_repaired_and_the_answer_stays_right() {
     let file = dir("damaged").join("run.ckpt");

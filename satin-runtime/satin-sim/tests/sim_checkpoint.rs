@@ -77,3 +77,21 @@ fn checkpointing_costs_a_fault_free_run_nothing_in_virtual_time() {
     // The coordinator's writes run beside the computation.
     assert!(with.virtual_seconds <= without.virtual_seconds * 1.01, "{} vs {}", with.to_json(), without.to_json());
 }
+
+/// A node dies without a word just before the suspend: the coordinator
+/// waits for its last batch only so long (once the others have stopped,
+/// no majority is left to agree that it is gone), writes what it has and
+/// stops; the run resumes from the file. (Before, the coordinator waited
+/// for ever: campaign seed 224.)
+#[test]
+fn a_suspend_just_after_a_silent_death_still_ends_and_resumes() {
+    let faults = vec![
+        Fault { when: Trigger::Progress(0.45), kind: FaultKind::Vanish(3) },
+        Fault { when: Trigger::Progress(0.46), kind: FaultKind::Suspend },
+    ];
+    let r = sim::run(&base(faults));
+    assert!(r.result_ok, "{}", r.to_json());
+    assert_eq!(r.suspended, 7, "every live node stopped on purpose: {}", r.to_json());
+    assert_eq!(r.restarts, 1, "{}", r.to_json());
+    assert!(r.records_loaded > 0, "{}", r.to_json());
+}

@@ -55,6 +55,8 @@ pub(super) struct Checkpoint {
     writing: Option<u64>,
     /// Suspending: the members whose last batch has not come yet.
     suspending: Option<BTreeSet<NodeId>>,
+    /// When the coordinator stops waiting for them (see `suspend`).
+    suspend_deadline: Option<Time>,
     /// The last write before stopping is out.
     final_write: Option<u64>,
 }
@@ -84,6 +86,7 @@ impl Checkpoint {
             next_seq: 0,
             writing: None,
             suspending: None,
+            suspend_deadline: None,
             final_write: None,
         }
     }
@@ -241,6 +244,17 @@ impl Node {
         }
         let next = tick + c.interval * ((now - tick) / c.interval + 1);
         self.timers.set(super::Timer::Checkpoint, next);
+        if coordinator && c.suspend_deadline.is_some_and(|d| now >= d) {
+            c.suspend_deadline = None;
+            let silent: Vec<NodeId> = c.suspending.iter().flatten().copied().collect();
+            for peer in silent {
+                self.suspend_arrived(peer);
+            }
+            return;
+        }
+        if let Some(deadline) = c.suspend_deadline {
+            self.timers.set_earliest(super::Timer::Checkpoint, deadline);
+        }
         if coordinator {
             if c.file == File::Open && c.writing.is_none() && !c.pending.is_empty() {
                 c.next_seq += 1;
@@ -308,7 +322,15 @@ impl Node {
     }
 
     /// Suspends the whole run (SIGUSR1 on any node, or a request).
-    pub fn suspend(&mut self, _now: Time) {
+    ///
+    /// The coordinator waits for every member's last batch, but not for
+    /// ever: a member that vanished without a word before the suspend
+    /// (its death not yet agreed on) never sends one, and once the others
+    /// have stopped no majority is left to remove it. After twice the
+    /// failure detector's `suspect_after` the members still silent count
+    /// as done; what they held since their last batch is computed again
+    /// when the run resumes.
+    pub fn suspend(&mut self, now: Time) {
         if self.stopped || self.checkpoint.is_none() || self.config.ft != FtMode::Table {
             return;
         }
@@ -322,6 +344,9 @@ impl Node {
             return;
         }
         c.suspending = Some(others);
+        let deadline = now + 2 * self.config.quorum.suspect_after;
+        c.suspend_deadline = Some(deadline);
+        self.timers.set_earliest(super::Timer::Checkpoint, deadline);
         self.actions.push_back(Action::Broadcast { msg: Msg::Suspend });
         self.tell_knocking_suspended();
         self.suspend_arrived(self.id);

@@ -95,3 +95,24 @@ fn a_suspend_just_after_a_silent_death_still_ends_and_resumes() {
     assert_eq!(r.restarts, 1, "{}", r.to_json());
     assert!(r.records_loaded > 0, "{}", r.to_json());
 }
+
+/// A node knocks to join as the run is suspended, its knock arriving just
+/// after the suspend went out (or its admission committed just after):
+/// it is told, and stops as suspended with the others, instead of waiting
+/// alone for a majority that has stopped (campaign seed 253).
+#[test]
+fn a_node_knocking_as_the_run_is_suspended_stops_with_it() {
+    for join_ms in (100..200).step_by(7) {
+        for after in [0, 2] {
+            let mut cfg = base(vec![
+                Fault { when: Trigger::At(join_ms * MS), kind: FaultKind::Join(0) },
+                Fault { when: Trigger::At((join_ms + after) * MS), kind: FaultKind::Suspend },
+            ]);
+            cfg.clusters = 1;
+            cfg.nodes_per_cluster = 3;
+            let r = sim::run(&cfg);
+            assert!(r.result_ok, "{}", r.to_json());
+            assert_eq!(r.suspended, 4, "joined at {join_ms} ms, suspended {after} ms later: {}", r.to_json());
+        }
+    }
+}

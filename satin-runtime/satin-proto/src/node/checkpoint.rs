@@ -352,6 +352,11 @@ impl Node {
         self.suspend_arrived(self.id);
     }
 
+    /// Whether this node, the coordinator, is suspending the run.
+    pub(super) fn is_suspending(&self) -> bool {
+        self.checkpoint.as_ref().is_some_and(|c| c.suspending.is_some())
+    }
+
     /// The coordinator suspends the run: send what is left, and stop.
     pub(super) fn suspend_ordered(&mut self, from: NodeId) {
         if !self.joined {

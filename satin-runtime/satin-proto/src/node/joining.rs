@@ -150,11 +150,18 @@ impl Node {
 
 impl Node {
     /// `from` asked this node to join the run (a `Join`, or a `Gather`
-    /// that came late).
-    pub(super) fn knocked(&mut self, from: NodeId) {
+    /// that came late). `false`: the run is being suspended, and the
+    /// knocking node was told so instead.
+    pub(super) fn knocked(&mut self, from: NodeId) -> bool {
         if self.joined && self.roster.cluster_of(from).is_none() {
+            if self.is_suspending() {
+                // Knocking after the suspend went out: told at once.
+                self.actions.push_back(Action::Send { to: from, msg: Msg::Suspend });
+                return false;
+            }
             self.knocking.insert(from);
         }
+        true
     }
 
     /// The run is suspended: nodes still waiting to be admitted through

@@ -113,6 +113,12 @@ impl Node {
         let origin = self.runs.origin.unwrap_or(self.master);
         let welcome = Msg::Welcome { members, master: self.master, origin, root, table_replicas, quorum };
         self.actions.push_back(Action::Send { to: newcomer, msg: welcome });
+        if self.is_suspending() {
+            // Admitted after the suspend went out (its `Add` was on its
+            // way): it stops with the others, holding nothing to save.
+            self.actions.push_back(Action::Send { to: newcomer, msg: Msg::Suspend });
+            return;
+        }
         // The newcomer may become master and restart the root: it needs
         // what the others have saved so far (a home table sends it what it
         // is home for instead).

@@ -480,9 +480,10 @@ impl Node {
             // A node gathering a first membership that arrives once the
             // run is under way joins it as any other.
             Msg::Join { cluster } | Msg::Gather { cluster, .. } => {
-                self.knocked(from);
-                self.quorum.join(now, from, cluster);
-                self.pump_quorum(now, exec);
+                if self.knocked(from) {
+                    self.quorum.join(now, from, cluster);
+                    self.pump_quorum(now, exec);
+                }
             }
             Msg::Welcome { members, master, origin, root, table_replicas, quorum } => {
                 self.origin_from_welcome(origin);

@@ -1,0 +1,188 @@
+//! What the command line means for a node: the protocol core's
+//! configuration, the node's identity and first membership, its faults
+//! (`NodeSpec`), and what `--slurm` stands for in a task.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::checkpointer::CheckpointSpec;
+use super::driver::{self, FirstMembership, NodeSpec};
+use super::launch::{AlgArg, FtArg, Launch, TableArg, DEFAULT_JOIN_WAIT_MS};
+use super::node_io::Identity;
+use super::{dashboard, fresh_id, netfault, rejoin, slurm, status_line, supervise, workflow, RunError};
+use satin_proto::codec::Hello;
+use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
+
+/// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
+/// elsewhere; and the task's number.
+pub(crate) fn slurm_launch(args: &Launch) -> Result<(Launch, u32), String> {
+    let task = slurm::SlurmTask::from_env(|k| std::env::var(k).ok())?;
+    let master = task.master_addr(args.slurm_port)?;
+    let mut launch = args.clone();
+    launch.slurm = false;
+    launch.workers = args.workers.or(task.cpus_per_task);
+    if task.rank == 0 {
+        // Listen on every interface, unless the master's host is this
+        // machine's loopback (a one-machine test of the launch).
+        let any = if master.is_ipv4() {
+            SocketAddr::from(([0, 0, 0, 0], master.port()))
+        } else {
+            SocketAddr::from(([0u16; 8], master.port()))
+        };
+        launch.listen = Some(if master.ip().is_loopback() { master } else { any });
+    } else {
+        launch.join = Some(master);
+        launch.join_wait_ms = Some(args.join_wait_ms.unwrap_or(60_000));
+    }
+    Ok((launch, task.rank))
+}
+
+/// The failure detector and the majority's wait as the flags say.
+pub(crate) fn quorum_config(args: &Launch) -> satin_proto::quorum::QuorumConfig {
+    let suspect = args.suspect_ms.min(args.idle_timeout_ms) * 1_000_000;
+    satin_proto::quorum::QuorumConfig {
+        heartbeat: suspect / 10,
+        suspect_after: suspect,
+        heal_wait: args.heal_wait_ms * 1_000_000,
+    }
+}
+
+/// Timeouts, retries and duplicates as the flags say.
+pub(crate) fn stragglers(args: &Launch) -> Stragglers {
+    Stragglers {
+        duplicates: !args.no_duplicates,
+        expect: args.expect.map(|d| d.as_nanos() as u64),
+        soft: args.soft_timeout,
+        hard: args.hard_timeout,
+        answer_timeout: args.idle_timeout_ms * 1_000_000,
+        retries: args.retries,
+        ..Stragglers::default()
+    }
+}
+
+/// Where no launcher can tell how many nodes the run starts with (pods of
+/// a StatefulSet, hosts started by hand), this variable says, for
+/// `--table auto`.
+pub const NODES_ENV: &str = "SATIN_NODES";
+
+/// How many nodes the run starts with, where the launch says: a
+/// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
+pub(crate) fn expected_nodes(args: &Launch) -> Option<usize> {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    let expected = args.expect_nodes.map(|n| n as usize);
+    expected.or_else(|| var(workflow::CLUSTER_SIZE_ENV)).or_else(|| var(NODES_ENV)).or_else(|| {
+        if args.slurm {
+            var("SLURM_NTASKS")
+        } else {
+            None
+        }
+    })
+}
+
+/// The result table a run gets from `--table` and `--table-replicas`, for
+/// a run expected to start with `expected` nodes (if known).
+pub fn table_placement(table: TableArg, replicas: usize, expected: Option<usize>) -> TablePlacement {
+    match table {
+        TableArg::Broadcast => TablePlacement::Broadcast,
+        TableArg::Home => TablePlacement::Home { replicas },
+        TableArg::Auto => match expected {
+            Some(n) if n >= satin_proto::HOME_TABLE_FROM => TablePlacement::Home { replicas },
+            _ => TablePlacement::Broadcast,
+        },
+    }
+}
+
+pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Result<NodeSpec, RunError> {
+    // A process the majority removed starts over as a joiner (`rejoin.rs`).
+    let contact = rejoin::contact().or(args.join);
+    // A member of a supervised first membership is numbered by its
+    // supervisor (`supervise::ROSTER_ENV`).
+    let roster = contact.is_none() && std::env::var_os(supervise::ROSTER_ENV).is_some();
+    // A process that starts over after its removal joins the run under way.
+    let first = match (args.expect_nodes, args.join.or(args.listen)) {
+        _ if roster => FirstMembership::FromSupervisor,
+        (Some(expect), Some(rendezvous)) if rejoin::contact().is_none() => {
+            FirstMembership::Gathered(driver::Gather { expect: expect as usize, rendezvous })
+        }
+        (Some(_), None) => {
+            return Err(RunError::Usage("--expect-nodes needs the run's address: --listen ADDR or --join ADDR".into()))
+        }
+        _ => FirstMembership::Open,
+    };
+    let index = std::env::var(supervise::NODE_INDEX_ENV).ok().and_then(|i| i.parse::<u64>().ok());
+    let id = match (contact, roster, index) {
+        (None, true, Some(index)) => index,
+        (None, _, _) => 0,
+        (Some(_), _, _) => fresh_id(),
+    };
+    let ft = match args.ft {
+        FtArg::None => FtMode::None,
+        FtArg::Naive => FtMode::Naive,
+        FtArg::Table => FtMode::Table,
+    };
+    // Calls that ran 10 ms or more are published (the threshold then grows
+    // with the run, see `Config::publish_threshold`): a crash loses little
+    // finished work, the master's own included.
+    // A steal request unanswered for an eighth of the idle timeout goes to
+    // another victim: a dead victim does not starve its thieves until it
+    // is declared dead.
+    let steal = match args.alg {
+        AlgArg::Rs => StealPolicy::Random,
+        AlgArg::Crs => StealPolicy::ClusterAware,
+        AlgArg::Mw => StealPolicy::MasterWorker,
+    };
+    let table = table_placement(args.table, args.table_replicas, expected_nodes(args));
+    let config = Config {
+        ft,
+        steal,
+        table,
+        pointer_threshold: 64 << 10,
+        publish_after: Some(10_000_000),
+        steal_timeout: Some(args.idle_timeout_ms * 1_000_000 / 8),
+        quorum: quorum_config(args),
+        sequence: true,
+        // A supervisor sees every node's output and says when the answer's
+        // is out: nodes wait for that, in case the one that shows it dies
+        // before its output is.
+        supervised_output: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
+        stragglers: stragglers(args),
+        rejoins: rejoin::done(),
+        join_wait: args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS) * 1_000_000,
+        leave_timeout: args.leave_timeout_ms * 1_000_000,
+        // An incumbent found mid-run goes out within 2 ms, busy or not.
+        shared_news_every: Some(2_000_000),
+        // Figures for the master's dashboard and status line.
+        figures_every: Some(1_000_000_000),
+        ..Config::default()
+    };
+    let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());
+    Ok(NodeSpec {
+        me: Identity::from_launch(args, id, contact, hello, label),
+        config,
+        progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
+        dashboard: args.dashboard.filter(|_| contact.is_none()),
+        master_view: args.dashboard.filter(|_| contact.is_some()),
+        report: args.report.clone().filter(|_| args.join.is_none()),
+        report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
+        board_to_supervisor: std::env::var_os(dashboard::relay::BOARD_ENV).is_some(),
+        checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
+        lone: false,
+        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
+        carry: rejoin::take_carry(),
+        was_origin: rejoin::was_origin(),
+        first,
+    })
+}
+
+/// The faults of this node's network: under a supervisor (whose `--chaos`
+/// may cut it off later), or when [`netfault::FAULTS_ENV`] names some.
+pub(crate) fn network_faults(id: u64) -> Result<Option<Arc<netfault::Faults>>, String> {
+    let from_start = std::env::var(netfault::FAULTS_ENV).ok();
+    if from_start.is_none() && std::env::var_os(supervise::SUPERVISED_ENV).is_none() {
+        return Ok(None);
+    }
+    let faults = netfault::Faults::new(id ^ u64::from(std::process::id()));
+    faults.apply_all(from_start.as_deref().unwrap_or_default())?;
+    Ok(Some(faults))
+}

@@ -422,7 +422,7 @@ impl Launch {
     }
 
     /// Refuses flag values that make no sense together (the timeout
-    /// factors); [`run`] calls it too.
+    /// factors); [`run`](crate::run) calls it too.
     pub fn check(&self) -> Result<(), String> {
         stragglers(self).check().map_err(|e| format!("--soft-timeout/--hard-timeout: {e}"))
     }
@@ -431,7 +431,7 @@ impl Launch {
         self.listen.is_some() || self.join.is_some()
     }
 
-    /// Does [`run`] do more than run on this machine's cores: a node, a
+    /// Does [`run`](crate::run) do more than run on this machine's cores: a node, a
     /// supervisor, a launch under srun, a run that keeps a checkpoint,
     /// serves a dashboard or writes a report, or making a pool credential?
     pub fn goes_beyond_this_process(&self) -> bool {

@@ -4,7 +4,7 @@
 //! passed as a tree or kept in a shared object — give the sequential run's
 //! numbers to the last bit.
 
-mod common;
+use crate::common;
 
 use satin_examples::barnes_hut::{self, plummer, Body};
 

@@ -4,7 +4,7 @@
 //! which must print the right answer exactly once. A failing seed is
 //! named, with the command that replays it.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! of them), suspended with SIGUSR1, a damaged file, a file of another
 //! computation — then the same command again.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,7 +5,7 @@
 //! and each node's CPU and memory. The screenshots are kept as
 //! `target/tmp/dashboard.png` and `target/tmp/report.png`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -5,7 +5,7 @@
 //! with a joiner killed half-way; and a master killed in the first
 //! milliseconds of a run leaves an answer.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! `SATIN_NET_TRIALS` sets the number of random kill trials (default 6);
 //! `SATIN_NET_SEED` replays one sequence of trials.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! merged after the calls. Each gives the plain function's answer, and
 //! the nodes other than the first steal calls of it: the forms travel.
 
-mod common;
+use crate::common;
 
 use common::{one_at_a_time, run_bin, run_with_stats, stderr, stdout, Stats};
 use satin_examples::forms;

@@ -8,7 +8,7 @@
 use satin_examples::knapsack::{self, pisinger, pisinger::Family, Instance};
 use satin_examples::{expanded, Bound};
 
-mod common;
+use crate::common;
 
 fn data(path: &str) -> String {
     std::fs::read_to_string(satin_examples::data_dir().join("knapsack").join(path)).unwrap()

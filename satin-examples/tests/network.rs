@@ -12,7 +12,7 @@
 //! simulator prints runs as `--chaos` unchanged. Each test also asserts
 //! that packets were dropped: the faults ran.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stats, stderr, stdout, Stats, NQUEENS};
 

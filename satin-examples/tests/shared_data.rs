@@ -4,7 +4,7 @@
 //! call), and thieves borrow their own copy of the root's tree (named by
 //! its digest) instead of receiving it: little is encoded or sent.
 
-mod common;
+use crate::common;
 
 use common::{run_with_stats, stderr, stdout};
 use satin_examples::kdtree;

@@ -1,7 +1,7 @@
 //! Slow, hung and failing nodes in real runs: node processes on loopback
 //! whose workers `--chaos` pauses (slow, hang) or whose stolen jobs fail.
 
-mod common;
+use crate::common;
 
 use common::{run, run_with_stats, stderr, stdout, NQUEENS};
 

@@ -3,7 +3,7 @@
 //! duplicates of its tasks, or a new plan for the rest, finish the run with
 //! the right results.
 
-mod common;
+use crate::common;
 
 use common::{run_bin as run, stderr, stdout};
 

@@ -6,7 +6,7 @@
 
 use satin_examples::tsp::{self, held_karp::Root, Bound, LowerBound, Matrix};
 
-mod common;
+use crate::common;
 
 fn instance(name: &str) -> Matrix {
     let path = satin_examples::data_dir().join("tsp").join(format!("{name}.tsp"));

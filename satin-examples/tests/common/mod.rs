@@ -2,7 +2,6 @@
 //! with a bound on its time, one cluster at a time, a guard that ends a
 //! process with its test, and reading its output and the figures its
 //! nodes write (`--stats-json`).
-#![allow(dead_code)] // each test binary uses its own part
 
 use std::ops::{Deref, DerefMut};
 use std::process::{Child, Command, Output, Stdio};

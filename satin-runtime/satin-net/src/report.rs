@@ -83,7 +83,7 @@ impl NodeReport {
              table hits {}, adopted {}, adoptions given up {}, table homes {}, homes asked {}, questions answered {}, orphans saved {}, \
              checkpoint records written {}, checkpoint bytes {}, records loaded {}, duplicates started {}, \
              duplicates won {}, duplicates aborted {}, loser time {:.3} s, status checks {}, jobs lost {}, \
-             hard timeouts {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, \
+             hard timeouts {}, hard timeouts waived {}, retried {}, refused {}, drops {}, dropped {}, frames sent {}, bytes sent {}, \
              packets dropped {}, elections {}, removals {}",
             s.jobs_stolen,
             s.jobs_given,
@@ -109,6 +109,7 @@ impl NodeReport {
             s.status_checks,
             s.jobs_lost,
             s.hard_timeouts,
+            s.hard_timeouts_waived,
             s.retried,
             s.refused,
             s.drops,

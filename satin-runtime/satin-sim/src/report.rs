@@ -87,6 +87,8 @@ pub struct Report {
     pub jobs_lost: u64,
     /// Jobs aborted at their hard timeout.
     pub hard_timeouts: u64,
+    /// Hard timeouts a node waived, its own workers stalled meanwhile.
+    pub hard_timeouts_waived: u64,
     /// Failed jobs retried.
     pub retried: u64,
     /// Nodes dropped.
@@ -164,7 +166,7 @@ impl Report {
             None => "null".into(),
         };
         format!(
-            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"adoptions_given_up\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"joins_given_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
+            "{{\"seed\":{},\"nodes\":{},\"virtual_seconds\":{:.3},\"leaves_executed\":{},\"leaves_needed\":{},\"result_ok\":{},\"failure\":{},\"jobs_stolen\":{},\"table_entries\":{},\"table_entries_total\":{},\"table_hits\":{},\"redone\":{},\"orphans_saved\":{},\"messages\":{},\"steal_messages\":{},\"table_messages\":{},\"bytes\":{},\"violations\":{},\"running_recomputed\":{},\"adopted\":{},\"adoptions_given_up\":{},\"records_written\":{},\"records_loaded\":{},\"checkpoint_file_bytes\":{},\"checkpoint_repairs\":{},\"suspended\":{},\"restarts\":{},\"leaves_on_crashed\":{},\"duplicates_started\":{},\"duplicates_won\":{},\"duplicates_aborted\":{},\"loser_seconds\":{:.3},\"status_checks\":{},\"jobs_lost\":{},\"hard_timeouts\":{},\"hard_timeouts_waived\":{},\"retried\":{},\"drops\":{},\"completed_twice\":{},\"decisions\":{},\"answers\":{},\"expelled\":{},\"gave_up\":{},\"joins_given_up\":{},\"elections\":{},\"removals\":{},\"quorum_messages\":{},\"shared_messages\":{},\"shared_missing\":{},\"shared_value\":{},\"stuck\":{},\"rejoined\":{},\"shown\":{},\"shown_by_others\":{}}}",
             self.seed,
             self.nodes,
             self.virtual_seconds,
@@ -200,6 +202,7 @@ impl Report {
             self.status_checks,
             self.jobs_lost,
             self.hard_timeouts,
+            self.hard_timeouts_waived,
             self.retried,
             self.drops,
             self.completed_twice,

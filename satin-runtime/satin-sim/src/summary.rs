@@ -27,6 +27,7 @@ impl World<'_> {
         report.status_checks += total.status_checks;
         report.jobs_lost += total.jobs_lost;
         report.hard_timeouts += total.hard_timeouts;
+        report.hard_timeouts_waived += total.hard_timeouts_waived;
         report.retried += total.retried;
         report.drops += total.drops;
         report.elections += total.elections;

@@ -233,6 +233,12 @@ struct Stolen {
     checks: u32,
     /// What the job's function asks for (its estimate, its retries).
     policy: super::JobPolicy,
+    /// This node's own progress (work, busy time) when the job was lost:
+    /// a node whose own workers stalled since cannot judge the thief's.
+    ours_at: (u64, u64),
+    /// What the hard timeout counts from: `since`, or the last time it
+    /// was waived (this node's own workers had stalled).
+    hard_from: Time,
 }
 
 /// A job this node runs for another node.

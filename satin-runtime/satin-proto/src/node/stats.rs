@@ -56,6 +56,9 @@ pub struct NodeStats {
     pub jobs_lost: u64,
     /// Jobs aborted at their hard timeout.
     pub hard_timeouts: u64,
+    /// Hard timeouts not carried out: this node's own workers had stalled
+    /// meanwhile, so the thief's lateness said nothing.
+    pub hard_timeouts_waived: u64,
     /// Failed jobs retried.
     pub retried: u64,
     /// Stolen jobs this node could not run (see
@@ -105,6 +108,7 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
             status_checks,
             jobs_lost,
             hard_timeouts,
+            hard_timeouts_waived,
             retried,
             refused,
             drops,
@@ -137,6 +141,7 @@ impl std::ops::AddAssign<&NodeStats> for NodeStats {
         self.status_checks += status_checks;
         self.jobs_lost += jobs_lost;
         self.hard_timeouts += hard_timeouts;
+        self.hard_timeouts_waived += hard_timeouts_waived;
         self.retried += retried;
         self.refused += refused;
         self.drops += drops;

@@ -98,7 +98,8 @@ impl Node {
             self.ledger.next_stamp += 1;
             self.stats.jobs_given += 1;
             let policy = exec.policy(spec);
-            self.ledger.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now) });
+            let ours = exec.progress();
+            self.ledger.stolen.insert(spec.stamp, Stolen { policy, ..Stolen::new(thief, spec.clone(), now, ours) });
             self.set_late_timer(now);
         } else if thief_ok {
             // Nothing else to give: a copy of a late job, if one is worth it.

@@ -12,6 +12,11 @@
 //!   from jobs of similar length — it aborts the thief's copy (`AbortJob`)
 //!   and runs the job again. A thief that said it still ran the job gets
 //!   longer hard timeouts next time (see `Node::stretch` in `health.rs`).
+//!   A victim whose own workers did no work meanwhile waives it: its
+//!   clock says nothing of the thief's pace (a hung master).
+//!
+//! Estimates are learned from first runs only: a redone or copied job
+//! looks its calls up in the table and may come back at once.
 //!
 //! **Duplicates**: a node with nothing else to do — its steal attempts all
 //! failed — asks its thieves how they fare (their answers carry their rate
@@ -98,9 +103,13 @@ impl Estimates {
 }
 
 impl Stolen {
-    pub(super) fn new(thief: NodeId, spec: JobSpec, now: Time) -> Stolen {
+    /// Job `spec`, lost to `thief` at `now`, when this node's own
+    /// progress was `ours_at` (`Executor::progress`).
+    pub(super) fn new(thief: NodeId, spec: JobSpec, now: Time, ours_at: (u64, u64)) -> Stolen {
         Stolen {
             thief,
+            ours_at,
+            hard_from: now,
             orig: spec.stamp,
             spec,
             since: now,
@@ -188,12 +197,12 @@ impl Node {
     }
 
     /// A new copy of job `orig` for `runner`, registered as stolen by it.
-    fn new_copy(&mut self, now: Time, orig: u64, runner: NodeId) -> JobSpec {
+    fn new_copy(&mut self, now: Time, orig: u64, runner: NodeId, ours: (u64, u64)) -> JobSpec {
         let (base, policy) =
             self.copies_of(orig).map(|(_, s)| (s.spec.clone(), s.policy)).next().expect("a late job has a copy");
         self.ledger.next_stamp += 1;
         let spec = JobSpec { stamp: self.ledger.next_stamp, redone: true, duplicate: true, ..base };
-        self.ledger.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now) });
+        self.ledger.stolen.insert(spec.stamp, Stolen { orig, policy, ..Stolen::new(runner, spec.clone(), now, ours) });
         self.stats.duplicates_started += 1;
         spec
     }
@@ -204,7 +213,7 @@ impl Node {
             return None;
         }
         let orig = self.latest(now, thief, exec)?;
-        Some(self.new_copy(now, orig, thief))
+        Some(self.new_copy(now, orig, thief, exec.progress()))
     }
 
     /// Runs a copy of the latest job here; `false` if none is worth it.
@@ -216,7 +225,7 @@ impl Node {
             self.probe_thieves(now);
             return false;
         };
-        let spec = self.new_copy(now, orig, self.id);
+        let spec = self.new_copy(now, orig, self.id, exec.progress());
         let running =
             Running { key: spec.key, epoch: spec.epoch, depth: spec.depth, parent: spec.parent, announced: false };
         self.ledger.running_for.insert((self.id, spec.stamp), running);
@@ -261,11 +270,19 @@ impl Node {
             self.publish(key, value, ResultMeta::UNKNOWN, exec);
             return;
         };
-        if won.thief != self.id && self.hard_timeout_applies(&won) {
-            let estimate = self.timeout_estimate(&won);
-            self.record_pace(won.thief, now.saturating_sub(won.since), estimate);
+        // A redone job (and everything under it) looks its calls up in the
+        // table first: its time says how much of its subtree was already
+        // done, not how long such a job takes. Learned from, twenty answers
+        // from the table in a tenth of a millisecond each made a
+        // "consistent" estimate that hard-timed-out every job computed
+        // afterwards (a restarted root's thieves, dropped one after another).
+        if !won.spec.redone {
+            if won.thief != self.id && self.hard_timeout_applies(&won) {
+                let estimate = self.timeout_estimate(&won);
+                self.record_pace(won.thief, now.saturating_sub(won.since), estimate);
+            }
+            self.late.estimates.learn(won.spec.depth, now.saturating_sub(won.since));
         }
-        self.late.estimates.learn(won.spec.depth, now.saturating_sub(won.since));
         self.late.attempts.remove(&key);
         self.proved_healthy(from);
         let waited = exec.deliver(won.orig, value.clone());
@@ -433,7 +450,19 @@ impl Node {
             let Some(copy) = self.ledger.stolen.get(&stamp) else { continue };
             let est = self.timeout_estimate(copy);
             let elapsed = now.saturating_sub(copy.since);
-            if elapsed as f64 >= self.hard_after(copy, est) && self.hard_timeout_applies(copy) {
+            let hard_elapsed = now.saturating_sub(copy.hard_from);
+            let hard = hard_elapsed as f64 >= self.hard_after(copy, est) && self.hard_timeout_applies(copy);
+            if hard && stalled_since(copy.ours_at, exec.progress()) {
+                // This node's own workers made no progress while the thief
+                // ran the job: it cannot tell a late thief from its own
+                // stall (a hung master measuring its thieves by its own
+                // clock aborted each job it gave and dropped every thief).
+                // The job stays where it runs; soft timeouts still ask.
+                self.stats.hard_timeouts_waived += 1;
+                let copy = self.ledger.stolen.get_mut(&stamp).expect("present");
+                copy.ours_at = exec.progress();
+                copy.hard_from = now;
+            } else if hard {
                 let copy = self.ledger.stolen.remove(&stamp).expect("present");
                 self.stats.hard_timeouts += 1;
                 if copy.confirmed.is_some() {
@@ -474,7 +503,7 @@ impl Node {
             let est = self.timeout_estimate(copy);
             let soft = copy.since + (cfg.soft * est as f64) as Time;
             let hard = if self.hard_timeout_applies(copy) {
-                copy.since + self.hard_after(copy, est) as Time
+                copy.hard_from + self.hard_after(copy, est) as Time
             } else {
                 Time::MAX
             };
@@ -490,6 +519,14 @@ impl Node {
             self.timers.set_earliest(super::Timer::LateJobs, at);
         }
     }
+}
+
+/// Whether this node's own workers, busy since `then` (its (work, busy
+/// time) then; `now` its progress now), did (next to) no work in that
+/// time: none at all, or less than half the rate it kept so far.
+fn stalled_since(then: (u64, u64), now: (u64, u64)) -> bool {
+    let (work, busy) = (now.0.saturating_sub(then.0), now.1.saturating_sub(then.1));
+    busy > 0 && (work == 0 || super::health::slower_than_us(work, busy, now))
 }
 
 /// After a soft timeout, when the thief is asked again.

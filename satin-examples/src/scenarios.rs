@@ -1,7 +1,7 @@
 //! Named simulator scenarios: the paper reproductions.
 
 use satin::policy::{FtMode, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
-use satin::sim::faults::{Fault, FaultKind, Trigger};
+use satin::sim::faults::{Crashed, Fault, Kind, When};
 use satin::sim::{self, SimConfig};
 
 fn row(name: &str, cfg: &SimConfig) -> String {
@@ -35,8 +35,7 @@ pub fn fig4_config(base: &SimConfig, clusters: u32, ft: FtMode, crash: &[u32]) -
     c.shape = sim::workload::Shape::Uneven { leaves: FIG4_LEAVES };
     c.mean_leaf_cost = FIG4_LEAF_COST;
     c.protocol.ft = ft;
-    c.faults =
-        crash.iter().map(|&k| Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(k) }).collect();
+    c.faults = crash.iter().map(|&k| Fault { at: When::Share(0.5), kind: Kind::Crash(Crashed::Cluster(k)) }).collect();
     c
 }
 
@@ -234,8 +233,8 @@ pub fn seed002_config(
     c
 }
 
-fn cluster_faults(kind: fn(u64) -> FaultKind, cluster: u32, per: u32, at: u64) -> Vec<Fault> {
-    (0..per).map(|i| Fault { when: Trigger::At(at), kind: kind((cluster * per + i) as u64) }).collect()
+fn cluster_faults(kind: fn(u64) -> Kind, cluster: u32, per: u32, at: u64) -> Vec<Fault> {
+    (0..per).map(|i| Fault { at: When::After(at), kind: kind((cluster * per + i) as u64) }).collect()
 }
 
 /// Seed 002, Fig. 2, Fig. 3 and Table 2, in the simulator: for each
@@ -274,7 +273,7 @@ pub fn checkpoint(base: &SimConfig) -> Vec<String> {
             [1u32, 0]
                 .iter()
                 .map(|&k| {
-                    let faults = vec![Fault { when: Trigger::At(half), kind: FaultKind::CrashCluster(k) }];
+                    let faults = vec![Fault { at: When::After(half), kind: Kind::Crash(Crashed::Cluster(k)) }];
                     sim::run(&cfg(ft, interval, faults, half))
                 })
                 .collect()
@@ -286,14 +285,14 @@ pub fn checkpoint(base: &SimConfig) -> Vec<String> {
         }
         let left: Vec<sim::Report> = [1u32, 0]
             .iter()
-            .map(|&k| sim::run(&cfg(FtMode::Table, None, cluster_faults(FaultKind::Leave, k, 16, half), half)))
+            .map(|&k| sim::run(&cfg(FtMode::Table, None, cluster_faults(Kind::Leave, k, 16, half), half)))
             .collect();
         out("1 of 2 leaves gracefully".into(), &left);
         let mut smaller = seed002_config(base, app, 12, FtMode::Table, None, vec![], 0);
         smaller.nodes_per_cluster = 12;
         out("1.5 clusters from the start".into(), &[sim::run(&smaller)]);
         let mut suspended =
-            cfg(FtMode::Table, Some(60 * S), vec![Fault { when: Trigger::At(half), kind: FaultKind::Suspend }], half);
+            cfg(FtMode::Table, Some(60 * S), vec![Fault { at: When::After(half), kind: Kind::Suspend(None) }], half);
         suspended.resume_after = Some(0);
         out("suspend half-way, resume on the same nodes (1 min checkpoints)".into(), &[sim::run(&suspended)]);
     }
@@ -343,29 +342,29 @@ pub fn gridsuperscalar_config(base: &SimConfig, soft: f64, hard: f64) -> SimConf
         duplicate_after: 0,
         ..satin::policy::Stragglers::default()
     };
-    let at = |h: f64| Trigger::At((h * HOUR as f64) as u64);
+    let at = |h: f64| When::After((h * HOUR as f64) as u64);
     // The kills of days 1 and 2 strike once in every 4 hours, at a moment
     // drawn from the seed (so they hit tasks at any point of their hour).
     let mut rng = satin::sim::SplitMix64::new(base.seed ^ 0x6515);
     let mut moment = |k: u32| 4.0 * k as f64 + 4.0 * rng.below(1 << 20) as f64 / (1 << 20) as f64;
     let mut f = Vec::new();
     for k in 0..6 {
-        f.push(Fault { when: at(moment(k)), kind: FaultKind::LoseRunning(2) });
-        f.push(Fault { when: at(24.0 + moment(k)), kind: FaultKind::FailRunning(3) });
+        f.push(Fault { at: at(moment(k)), kind: Kind::KillJobs(2) });
+        f.push(Fault { at: at(24.0 + moment(k)), kind: Kind::FailRunning(3) });
     }
     // Days 3 and 4 follow a fixed pattern from a moment of the day drawn
     // from the seed: 2 hours on, then 2 off.
     let phase = moment(0);
     for k in 0..4 {
         let h = 48.0 + phase + 4.0 * k as f64;
-        f.push(Fault { when: at(h), kind: FaultKind::Slow { node: 4, factor: SLOW_FACTOR } });
-        f.push(Fault { when: at(h + 2.0), kind: FaultKind::Slow { node: 4, factor: 1.0 } });
+        f.push(Fault { at: at(h), kind: Kind::Slow { node: 4, factor: SLOW_FACTOR } });
+        f.push(Fault { at: at(h + 2.0), kind: Kind::Slow { node: 4, factor: 1.0 } });
     }
     let phase = moment(0);
     for k in 0..6 {
         let h = 72.0 + phase + 4.0 * k as f64;
-        f.push(Fault { when: at(h), kind: FaultKind::FailRate { node: 1, rate: 1.0 } });
-        f.push(Fault { when: at(h + 2.0), kind: FaultKind::FailRate { node: 1, rate: 0.0 } });
+        f.push(Fault { at: at(h), kind: Kind::Fail { node: 1, rate: 1.0 } });
+        f.push(Fault { at: at(h + 2.0), kind: Kind::Fail { node: 1, rate: 0.0 } });
     }
     c.faults = f;
     c
@@ -441,10 +440,10 @@ pub fn gridsuperscalar(base: &SimConfig) -> String {
 /// against the run without that node and the fault-free run.
 pub fn stragglers(base: &SimConfig) -> Vec<String> {
     let mut rows = Vec::new();
-    let at0 = Trigger::At(0);
-    let slow = vec![Fault { when: at0, kind: FaultKind::Slow { node: 37, factor: 10.0 } }];
-    let hang = vec![Fault { when: at0, kind: FaultKind::Hang(37) }];
-    let absent = vec![Fault { when: at0, kind: FaultKind::Leave(37) }];
+    let at0 = When::After(0);
+    let slow = vec![Fault { at: at0, kind: Kind::Slow { node: 37, factor: 10.0 } }];
+    let hang = vec![Fault { at: at0, kind: Kind::hang(37) }];
+    let absent = vec![Fault { at: at0, kind: Kind::Leave(37) }];
     let with = |faults: &[Fault], duplicates: bool| {
         let mut c = fig4_config(base, 4, FtMode::Table, &[]);
         c.faults = faults.to_vec();

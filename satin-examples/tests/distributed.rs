@@ -117,9 +117,11 @@ fn a_node_that_joins_mid_run_steals_work() {
     assert!(stats.of(2, "jobs_stolen") > 0, "the joiner stole nothing:\n{log}");
 }
 
+/// `drain` (one SIGTERM): the node finishes what it runs, hands it over
+/// and leaves — nothing is computed twice.
 #[test]
 fn a_graceful_leave_recomputes_no_finished_job() {
-    let (out, stats) = run_with_stats(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "leave:node=2,at=1s"]);
+    let (out, stats) = run_with_stats(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "drain:node=2,at=1s"]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "14772512");
@@ -128,6 +130,20 @@ fn a_graceful_leave_recomputes_no_finished_job() {
     for node in 0..4 {
         assert_eq!(stats.of(node, "redone"), 0, "node {node} re-executed work:\n{log}");
     }
+}
+
+/// `leave` (a second SIGTERM after the first): the node leaves at once,
+/// as the simulator's `leave` does — what it finished is handed over,
+/// what it ran is run again elsewhere, and it ends without error.
+#[test]
+fn a_leave_now_hands_over_and_the_answer_stays_right() {
+    let (out, stats) = run_with_stats(&["16", "--local-nodes", "4", "--workers", "1", "--chaos", "leave:node=2,at=1s"]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out), "14772512");
+    assert!(log.contains("[node 2]") && log.contains("SIGTERM again: leaving the run now"), "no leave now:\n{log}");
+    assert!(log.contains("node 2 0"), "node 2 must end with status 0:\n{log}");
+    assert!(stats.of(2, "jobs_stolen") > 0, "the leaver had no work:\n{log}");
 }
 
 /// Reads a node's log up to the line that says where it listens.

@@ -187,14 +187,14 @@ fn the_node_the_run_started_on_shows_the_answer_after_it_was_cut_off_and_came_ba
 
 #[test]
 fn a_schedule_the_simulator_prints_runs_as_chaos_unchanged() {
-    use satin::sim::faults::{self, Fault, FaultKind, Trigger};
+    use satin::sim::faults::{self, Fault, Kind, Links, When};
     // As a random schedule of the simulator's tests is built: each fault
     // and its end, then printed as a failing seed prints it.
     let s = 1_000_000_000;
     let schedule = vec![
-        Fault { when: Trigger::At(s), kind: FaultKind::Isolate { node: 2, cut: true } },
-        Fault { when: Trigger::At(2 * s), kind: FaultKind::Crash(3) },
-        Fault { when: Trigger::At(3 * s), kind: FaultKind::Isolate { node: 2, cut: false } },
+        Fault { at: When::After(s), kind: Kind::Net { links: Links::Node(2), cut: true } },
+        Fault { at: When::After(2 * s), kind: Kind::crash(3) },
+        Fault { at: When::After(3 * s), kind: Kind::Net { links: Links::Node(2), cut: false } },
     ];
     let spec = faults::to_spec(&schedule);
     assert_eq!(spec, "partition:node=2,at=1s,for=2s;crash:node=3,at=2s");
@@ -205,9 +205,9 @@ fn a_schedule_the_simulator_prints_runs_as_chaos_unchanged() {
         ..Default::default()
     };
     // The same faults at the same times (`for=` writes an end beside its start).
-    let by_time = |f: &Fault| match f.when {
-        Trigger::At(t) => t,
-        Trigger::Progress(_) | Trigger::ProgressThen(..) => u64::MAX,
+    let by_time = |f: &Fault| match f.at {
+        When::After(t) => t,
+        When::Share(_) | When::ShareThen(..) => u64::MAX,
     };
     let mut read = cfg.faults.clone();
     read.sort_by_key(by_time);
@@ -220,4 +220,78 @@ fn a_schedule_the_simulator_prints_runs_as_chaos_unchanged() {
     assert_eq!(stdout(&out), Q16, "{log}");
     assert!(log.contains("chaos: SIGKILL node 3") && log.contains("chaos: node 2 is cut off"), "{log}");
     assert!(stats.total("packets_dropped") > 0, "no packet was dropped: the fault did not run\n{log}");
+}
+
+/// Every fault the guide writes, with its placeholders filled in, reads
+/// in the fault language — by `--chaos` unless only the simulator can do
+/// it, and then by the simulator: the guide's grammar and the parser
+/// agree. (Each fault printed and read back: `satin-faults`' tests.)
+#[test]
+fn every_fault_the_guide_writes_reads_as_it_says() {
+    use satin::sim::faults as sim_faults;
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/guide.md"))
+        .expect("docs/guide.md is beside the examples");
+    const WORDS: &[&str] = &[
+        "crash",
+        "kill",
+        "crash-all",
+        "crash-cluster",
+        "crash-master",
+        "vanish",
+        "leave",
+        "drain",
+        "join",
+        "suspend",
+        "corrupt",
+        "slow",
+        "hang",
+        "fail",
+        "fail-running",
+        "kill-jobs",
+        "partition",
+        "cut",
+        "split",
+        "heal",
+        "loss",
+        "delay",
+    ];
+    let mut read = 0;
+    for span in guide.split('`').skip(1).step_by(2) {
+        let Some((word, rest)) = span.split_once(':') else { continue };
+        if !WORDS.contains(&word) || rest.is_empty() || span.contains(' ') {
+            continue;
+        }
+        // Placeholders as the guide writes them; optional parts included.
+        let mut spec = span.replace(['[', ']'], "").replace("+…", "");
+        for (from, to) in [
+            ("=N", "=1"),
+            ("=T", "=2s"),
+            ("=C", "=0"),
+            ("=F", "=3"),
+            ("=P", "=0.5"),
+            ("=D", "=1s"),
+            ("=MS", "=10"),
+            (":P", ":0.5"),
+            (":MS", ":10"),
+            ("A-B", "1-2"),
+            ("A>B", "1>2"),
+            ("A+B", "1+2"),
+        ] {
+            spec = spec.replace(from, to);
+        }
+        let needs_at = |e: &str| e.contains("missing at=");
+        let parse = |s: &str| {
+            satin::net::parse_chaos(s).map(|_| ()).or_else(|e| {
+                if e.contains("simulator's only") {
+                    sim_faults::parse(s).map(|_| ())
+                } else {
+                    Err(e)
+                }
+            })
+        };
+        let outcome = parse(&spec).or_else(|e| if needs_at(&e) { parse(&format!("{spec},at=1s")) } else { Err(e) });
+        assert!(outcome.is_ok(), "the guide writes `{span}`, read as {spec:?}: {}", outcome.unwrap_err());
+        read += 1;
+    }
+    assert!(read >= 30, "only {read} faults found in the guide: has its form changed?");
 }

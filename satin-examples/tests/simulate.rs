@@ -112,20 +112,20 @@ fn gridsuperscalar_scenario_prints_table_three_as_one_json_object() {
 /// ends.
 #[test]
 fn a_hung_node_in_the_fig4_setup_costs_little_with_duplicates() {
-    use satin::sim::faults::{Fault, FaultKind, Trigger};
+    use satin::sim::faults::{Fault, Kind, When};
     let base = SimConfig { seed: 1, ..SimConfig::default() };
-    let with = |kind: FaultKind, duplicates: bool| {
+    let with = |kind: Kind, duplicates: bool| {
         let mut c = fig4_config(&base, 4, FtMode::Table, &[]);
-        c.faults = vec![Fault { when: Trigger::At(0), kind }];
+        c.faults = vec![Fault { at: When::After(0), kind }];
         c.protocol.stragglers.duplicates = duplicates;
         c.time_limit = 200_000_000_000;
         sim::run(&c)
     };
-    let absent = with(FaultKind::Leave(37), true);
-    let hung = with(FaultKind::Hang(37), true);
+    let absent = with(Kind::Leave(37), true);
+    let hung = with(Kind::hang(37), true);
     assert!(absent.result_ok && hung.result_ok, "{}", hung.to_json());
     assert!(hung.duplicates_won >= 1 && hung.completed_twice == 0, "{}", hung.to_json());
     let ratio = hung.virtual_seconds / absent.virtual_seconds;
     assert!(ratio <= 1.05, "hung / absent = {ratio}");
-    assert!(!with(FaultKind::Hang(37), false).result_ok);
+    assert!(!with(Kind::hang(37), false).result_ok);
 }

@@ -10,8 +10,8 @@
 //! | `crash:node=N,at=T` (or `kill:`) | node N's process dies; `node=all` (or `crash-all:at=T`): every node's |
 //! | `vanish:node=N,at=T` | node N dies and nobody is told (found only by the failure detector) |
 //! | `crash-cluster:cluster=C,at=T`, `crash-master:at=T` | every node of a cluster; whichever node leads then |
-//! | `leave:node=N,at=T` | node N leaves at once, handing over what it finished |
-//! | `drain:node=N,at=T` | node N finishes what it runs, then leaves (SIGTERM) |
+//! | `leave:node=N,at=T` | node N leaves at once, handing over what it finished (a real node: two SIGTERMs) |
+//! | `drain:node=N,at=T` | node N finishes what it runs, then leaves (a real node: one SIGTERM) |
 //! | `join:at=T[,cluster=C]` | one more node joins |
 //! | `suspend:at=T[,node=N]` | the run is suspended (SIGUSR1), to resume from its checkpoint |
 //! | `corrupt:at=T` | one bit of the checkpoint file flips |
@@ -31,7 +31,8 @@
 //! `--chaos`); `D` is a duration. Nodes are numbered in start order; a
 //! joiner takes the next number. `fail`, `loss` and `delay` start at 0
 //! without `at=`. [`Fault`]'s `Display` writes the same language back
-//! ([`to_spec`] a whole schedule), so `parse(to_spec(s)) == s`.
+//! ([`to_spec`] a whole schedule), so `parse(to_spec(s)) == s`. These
+//! types are the only ones: the simulator and `--chaos` both hold them.
 
 mod display;
 mod parse;
@@ -146,6 +147,23 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Node `node`'s process dies (`crash:node=N`).
+    pub fn crash(node: u64) -> Kind {
+        Kind::Crash(Crashed::Node(node))
+    }
+
+    /// Node `node`'s jobs stop while it still answers (`hang:node=N`: a
+    /// slowness without end).
+    pub fn hang(node: u64) -> Kind {
+        Kind::Slow { node, factor: f64::INFINITY }
+    }
+
+    /// Whether this is a fault of the network (links cut, packets lost or
+    /// delayed), rather than of a node.
+    pub fn is_network(&self) -> bool {
+        matches!(self, Kind::Net { .. } | Kind::Loss { .. } | Kind::Delay { .. })
+    }
+
     /// The fault that ends this one (`for=`), if it lasts.
     pub fn undo(&self) -> Option<Kind> {
         Some(match self {

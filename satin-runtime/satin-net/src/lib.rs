@@ -38,7 +38,7 @@ mod trace;
 mod wire;
 mod workflow;
 
-pub use chaos::{parse as parse_chaos, At, ChaosEvent, ChaosKind};
+pub use chaos::parse as parse_chaos;
 pub use config_of::{table_placement, NODES_ENV};
 pub use ending::{
     Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,

@@ -38,7 +38,7 @@ pub use satin_proto::SplitMix64;
 
 use events::{Ev, EventQueue};
 use exec::ModelExecutor;
-use faults::Trigger;
+use faults::When;
 use satin_proto::Node;
 use workload::{Nanos, Tree};
 
@@ -153,10 +153,14 @@ pub fn run_on(cfg: &SimConfig, tree: &Tree) -> Report {
         report: Report { leaves_needed: tree.leaves(), seed: cfg.seed, ..Report::default() },
         finished: false,
     };
+    if let Err(why) = faults::check(&cfg.faults) {
+        w.report.failure = Some(why);
+        return w.report;
+    }
     for (i, f) in cfg.faults.iter().enumerate() {
-        match f.when {
-            Trigger::At(t) => w.schedule(t, Ev::Fault(i)),
-            Trigger::Progress(_) | Trigger::ProgressThen(..) => w.progress_faults.push(i),
+        match f.at {
+            When::After(t) => w.schedule(t, Ev::Fault(i)),
+            When::Share(_) | When::ShareThen(..) => w.progress_faults.push(i),
         }
     }
     w.start_nodes();
@@ -199,9 +203,7 @@ impl World<'_> {
             .progress_faults
             .iter()
             .copied()
-            .filter(
-                |&f| matches!(self.cfg.faults[f].when, Trigger::Progress(p) | Trigger::ProgressThen(p, _) if done >= p),
-            )
+            .filter(|&f| matches!(self.cfg.faults[f].at, When::Share(p) | When::ShareThen(p, _) if done >= p))
             .collect();
         if due.is_empty() {
             return;
@@ -210,8 +212,8 @@ impl World<'_> {
         for f in due {
             // At this instant, after the current node's step (or that long
             // after it).
-            let then = match self.cfg.faults[f].when {
-                Trigger::ProgressThen(_, then) => then,
+            let then = match self.cfg.faults[f].at {
+                When::ShareThen(_, then) => then,
                 _ => 0,
             };
             self.schedule(self.now + then, Ev::Fault(f));

@@ -7,7 +7,7 @@ use super::exec::ModelExecutor;
 /// Results carried from a removed node to its next incarnation.
 type Carry = Vec<(satin_proto::JobKey, Vec<u8>, satin_proto::checkpoint::ResultMeta)>;
 use super::events::Ev;
-use super::faults::FaultKind;
+use super::faults::{Crashed, Kind, Links};
 use super::workload::key_of;
 use super::{SimNode, World};
 use satin_proto::Node;
@@ -96,10 +96,10 @@ impl World<'_> {
     pub(super) fn fault(&mut self, i: usize) {
         let kind = self.cfg.faults[i].kind.clone();
         match kind {
-            FaultKind::Crash(n) => self.crash(n as usize),
-            FaultKind::Vanish(n) => self.crash_told(n as usize, false),
-            FaultKind::Isolate { node, cut } => self.set_isolated(node as usize, cut),
-            FaultKind::Split { side, cut } => {
+            Kind::Crash(Crashed::Node(n)) => self.crash(n as usize),
+            Kind::Vanish(n) => self.crash_told(n as usize, false),
+            Kind::Net { links: Links::Node(node), cut } => self.set_isolated(node as usize, cut),
+            Kind::Net { links: Links::Split(side), cut } => {
                 let side: Vec<usize> = side.iter().map(|&n| n as usize).collect();
                 for a in side.iter().copied() {
                     for b in (0..self.nodes.len()).filter(|b| !side.contains(b)) {
@@ -108,28 +108,32 @@ impl World<'_> {
                     }
                 }
             }
-            FaultKind::CutLink { from, to, both, cut } => {
+            Kind::Net { links: Links::Link { from, to, both }, cut } => {
                 self.set_cut(from as usize, to as usize, cut);
                 if both {
                     self.set_cut(to as usize, from as usize, cut);
                 }
             }
-            FaultKind::Loss(rate) => self.net.loss = rate,
-            FaultKind::Delay { extra, jitter } => self.net.delay = (extra, jitter),
-            FaultKind::CrashCluster(c) => {
+            // (Of one node's packets: refused by `faults::check` before
+            // the run starts.)
+            Kind::Loss { node: _, rate } => self.net.loss = rate,
+            Kind::Delay { node: _, ms, jitter } => {
+                self.net.delay = ((ms * 1e6).round() as crate::Nanos, (jitter * 1e6).round() as crate::Nanos);
+            }
+            Kind::Crash(Crashed::Cluster(c)) => {
                 let victims: Vec<usize> =
                     (0..self.nodes.len()).filter(|&j| self.nodes[j].cluster == c && !self.nodes[j].gone).collect();
                 for v in victims {
                     self.crash(v);
                 }
             }
-            FaultKind::CrashMaster => {
+            Kind::Crash(Crashed::Master) => {
                 if let Some(view) = self.nodes.iter().find(|n| !n.gone) {
                     let m = view.core.master() as usize;
                     self.crash(m);
                 }
             }
-            FaultKind::Leave(n) => {
+            Kind::Leave(n) => {
                 let n = n as usize;
                 if n < self.nodes.len() && !self.nodes[n].gone {
                     let now = self.now;
@@ -139,7 +143,7 @@ impl World<'_> {
                     self.nodes[n].gone = true;
                 }
             }
-            FaultKind::Drain(n) => {
+            Kind::Drain(n) => {
                 let n = n as usize;
                 if n < self.nodes.len() && !self.nodes[n].gone {
                     let now = self.now;
@@ -148,12 +152,12 @@ impl World<'_> {
                     self.pump(n);
                 }
             }
-            FaultKind::CrashAll => {
+            Kind::Crash(Crashed::All) => {
                 for v in 0..self.nodes.len() {
                     self.crash(v);
                 }
             }
-            FaultKind::Suspend => {
+            Kind::Suspend(_) => {
                 if let Some(view) = self.nodes.iter().position(|n| !n.gone) {
                     let m = self.nodes[view].core.master() as usize;
                     let target = if m < self.nodes.len() && !self.nodes[m].gone { m } else { view };
@@ -162,7 +166,7 @@ impl World<'_> {
                     self.pump(target);
                 }
             }
-            FaultKind::Corrupt => {
+            Kind::Corrupt => {
                 if let Some(d) = &mut self.disk {
                     if !d.bytes.is_empty() {
                         let at = self.rng.below(d.bytes.len() as u64) as usize;
@@ -170,12 +174,12 @@ impl World<'_> {
                     }
                 }
             }
-            FaultKind::Slow { node, factor } => self.on_exec(node, |x| x.slowness = factor),
-            FaultKind::Hang(node) => self.on_exec(node, |x| x.slowness = f64::INFINITY),
-            FaultKind::FailRate { node, rate } => self.on_exec(node, |x| x.fail_rate = rate),
-            FaultKind::FailRunning(node) => self.on_exec(node, |x| x.fail_running()),
-            FaultKind::LoseRunning(node) => self.on_exec(node, |x| x.lose_running()),
-            FaultKind::Join(cluster) => {
+            Kind::Slow { node, factor } => self.on_exec(node, |x| x.slowness = factor),
+            Kind::Fail { node, rate } => self.on_exec(node, |x| x.fail_rate = rate),
+            Kind::FailRunning(node) => self.on_exec(node, |x| x.fail_running()),
+            Kind::KillJobs(node) => self.on_exec(node, |x| x.lose_running()),
+            Kind::Join(cluster) => {
+                let cluster = cluster.unwrap_or(0);
                 let Some(contact) = self.nodes.iter().position(|n| !n.gone && n.core.joined()) else { return };
                 let id = self.nodes.len();
                 self.join_node(cluster, contact, id, Vec::new(), None, 0);

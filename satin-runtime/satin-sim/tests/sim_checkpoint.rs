@@ -2,7 +2,7 @@
 //! each followed by a run of new nodes from the file.
 
 use satin_sim as sim;
-use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::faults::{Crashed, Fault, Kind, When};
 use satin_sim::workload::Shape;
 use satin_sim::{SimCheckpoint, SimConfig};
 
@@ -25,18 +25,18 @@ fn base(faults: Vec<Fault>) -> SimConfig {
     cfg
 }
 
-fn at_half(kind: FaultKind) -> Fault {
-    Fault { when: Trigger::Progress(0.5), kind }
+fn at_half(kind: Kind) -> Fault {
+    Fault { at: When::Share(0.5), kind }
 }
 
 #[test]
 fn a_run_that_loses_every_node_resumes_from_its_checkpoint() {
-    let with = sim::run(&base(vec![at_half(FaultKind::CrashAll)]));
+    let with = sim::run(&base(vec![at_half(Kind::Crash(Crashed::All))]));
     assert!(with.result_ok, "{}", with.to_json());
     assert_eq!(with.restarts, 1);
     assert!(with.records_loaded > 0, "{}", with.to_json());
     // Without a checkpoint the new nodes start from nothing.
-    let mut cfg = base(vec![at_half(FaultKind::CrashAll)]);
+    let mut cfg = base(vec![at_half(Kind::Crash(Crashed::All))]);
     cfg.checkpoint = None;
     let without = sim::run(&cfg);
     assert!(without.result_ok, "{}", without.to_json());
@@ -47,7 +47,7 @@ fn a_run_that_loses_every_node_resumes_from_its_checkpoint() {
 
 #[test]
 fn a_suspended_run_resumes_where_it_stopped() {
-    let r = sim::run(&base(vec![at_half(FaultKind::Suspend)]));
+    let r = sim::run(&base(vec![at_half(Kind::Suspend(None))]));
     assert!(r.result_ok, "{}", r.to_json());
     assert_eq!(r.suspended, 8, "every node stopped on purpose");
     assert_eq!((r.restarts, r.leaves_on_crashed), (1, 0));
@@ -58,8 +58,8 @@ fn a_suspended_run_resumes_where_it_stopped() {
 fn a_damaged_checkpoint_still_gives_the_right_answer() {
     // Bits flip just before every node is lost (earlier damage would be
     // rewritten away by the coordinator's compactions).
-    let mut faults: Vec<Fault> = (0..5).map(|_| at_half(FaultKind::Corrupt)).collect();
-    faults.push(at_half(FaultKind::CrashAll));
+    let mut faults: Vec<Fault> = (0..5).map(|_| at_half(Kind::Corrupt)).collect();
+    faults.push(at_half(Kind::Crash(Crashed::All)));
     let r = sim::run(&base(faults));
     assert!(r.result_ok, "{}", r.to_json());
     assert!(r.checkpoint_repairs > 0, "the damage was seen and repaired: {}", r.to_json());
@@ -86,8 +86,8 @@ fn checkpointing_costs_a_fault_free_run_nothing_in_virtual_time() {
 #[test]
 fn a_suspend_just_after_a_silent_death_still_ends_and_resumes() {
     let faults = vec![
-        Fault { when: Trigger::Progress(0.45), kind: FaultKind::Vanish(3) },
-        Fault { when: Trigger::Progress(0.46), kind: FaultKind::Suspend },
+        Fault { at: When::Share(0.45), kind: Kind::Vanish(3) },
+        Fault { at: When::Share(0.46), kind: Kind::Suspend(None) },
     ];
     let r = sim::run(&base(faults));
     assert!(r.result_ok, "{}", r.to_json());
@@ -105,8 +105,8 @@ fn a_node_knocking_as_the_run_is_suspended_stops_with_it() {
     for join_ms in (100..200).step_by(7) {
         for after in [0, 2] {
             let mut cfg = base(vec![
-                Fault { when: Trigger::At(join_ms * MS), kind: FaultKind::Join(0) },
-                Fault { when: Trigger::At((join_ms + after) * MS), kind: FaultKind::Suspend },
+                Fault { at: When::After(join_ms * MS), kind: Kind::Join(Some(0)) },
+                Fault { at: When::After((join_ms + after) * MS), kind: Kind::Suspend(None) },
             ]);
             cfg.clusters = 1;
             cfg.nodes_per_cluster = 3;

@@ -21,7 +21,7 @@ use satin_proto::{Config, FtMode, SplitMix64, StealPolicy, Stragglers, TablePlac
 use satin_sim as sim;
 
 mod common;
-use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::faults::{Crashed, Fault, Kind, When};
 use satin_sim::workload::{Cost, Shape};
 use satin_sim::{SimCheckpoint, SimConfig};
 
@@ -82,18 +82,18 @@ fn random_config(seed: u64) -> SimConfig {
             break;
         }
         let v = victims.swap_remove(r.below(victims.len() as u64) as usize);
-        let when = if r.below(2) == 0 { Trigger::Progress(r.unit() * 0.95) } else { Trigger::At(r.below(300) * MS) };
+        let when = if r.below(2) == 0 { When::Share(r.unit() * 0.95) } else { When::After(r.below(300) * MS) };
         let kind = match r.below(6) {
-            0 => FaultKind::Leave(v),
-            1 => FaultKind::Drain(v),
-            _ => FaultKind::Crash(v),
+            0 => Kind::Leave(v),
+            1 => Kind::Drain(v),
+            _ => Kind::crash(v),
         };
-        faults.push(Fault { when, kind });
+        faults.push(Fault { at: when, kind });
     }
     for _ in 0..r.below(3) {
         faults.push(Fault {
-            when: Trigger::At(r.below(300) * MS),
-            kind: FaultKind::Join(r.below(clusters as u64) as u32),
+            at: When::After(r.below(300) * MS),
+            kind: Kind::Join(Some(r.below(clusters as u64) as u32)),
         });
     }
     let mut cfg = SimConfig {
@@ -156,14 +156,14 @@ fn random_config(seed: u64) -> SimConfig {
             bandwidth: 50e6,
         });
         cfg.resume_after = Some(r.below(50) * MS);
-        let when = Trigger::Progress(0.05 + r.unit() * 0.9);
+        let when = When::Share(0.05 + r.unit() * 0.9);
         match r.below(3) {
-            0 => cfg.faults.push(Fault { when, kind: FaultKind::CrashAll }),
-            1 => cfg.faults.push(Fault { when, kind: FaultKind::Suspend }),
+            0 => cfg.faults.push(Fault { at: when, kind: Kind::Crash(Crashed::All) }),
+            1 => cfg.faults.push(Fault { at: when, kind: Kind::Suspend(None) }),
             _ => {}
         }
         for _ in 0..r.below(3) {
-            cfg.faults.push(Fault { when: Trigger::At(r.below(400) * MS), kind: FaultKind::Corrupt });
+            cfg.faults.push(Fault { at: When::After(r.below(400) * MS), kind: Kind::Corrupt });
         }
     }
     cfg
@@ -243,9 +243,8 @@ fn draining_nodes_leave_without_any_job_redone() {
             if r.below(2) == 0 {
                 continue;
             }
-            let when =
-                if r.below(2) == 0 { Trigger::Progress(r.unit() * 0.95) } else { Trigger::At(r.below(300) * MS) };
-            cfg.faults.push(Fault { when, kind: FaultKind::Drain(v) });
+            let when = if r.below(2) == 0 { When::Share(r.unit() * 0.95) } else { When::After(r.below(300) * MS) };
+            cfg.faults.push(Fault { at: when, kind: Kind::Drain(v) });
         }
         cfg.fifo_links = true;
         cfg.leave_timeout = 1_000_000 * MS;
@@ -283,7 +282,7 @@ fn without_fault_tolerance_a_crash_fails_the_run_and_says_so() {
         clusters: 2,
         nodes_per_cluster: 4,
         shape: Shape::Uneven { leaves: 400 },
-        faults: vec![Fault { when: Trigger::Progress(0.3), kind: FaultKind::Crash(5) }],
+        faults: vec![Fault { at: When::Share(0.3), kind: Kind::crash(5) }],
         ..SimConfig::default()
     };
     cfg.protocol.ft = FtMode::None;
@@ -299,7 +298,7 @@ fn the_table_saves_orphans_that_naive_recovery_recomputes() {
         nodes_per_cluster: 4,
         shape: Shape::Uneven { leaves: 3000 },
         mean_leaf_cost: 20 * MS,
-        faults: vec![Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(0) }],
+        faults: vec![Fault { at: When::Share(0.5), kind: Kind::Crash(Crashed::Cluster(0)) }],
         seed: 7,
         ..SimConfig::default()
     };

@@ -27,7 +27,7 @@ use satin_proto::{Config, FtMode, SplitMix64, StealPolicy, TablePlacement};
 use satin_sim as sim;
 
 mod common;
-use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::faults::{Fault, Kind, Links, When};
 use satin_sim::workload::{Cost, Shape};
 use satin_sim::SimConfig;
 
@@ -69,19 +69,19 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
         ..Config::default()
     };
     let mut faults = Vec::new();
-    let at = |r: &mut SplitMix64| Trigger::At((20 + r.below(300)) * MS);
+    let at = |r: &mut SplitMix64| When::After((20 + r.below(300)) * MS);
     // Faults for good strike mid-run, never after the answer.
-    let midway = |r: &mut SplitMix64| Trigger::Progress(0.1 + 0.6 * r.unit());
+    let midway = |r: &mut SplitMix64| When::Share(0.1 + 0.6 * r.unit());
     // Heals well within `heal_wait`: the minority's clock never runs out.
     let lasting = |r: &mut SplitMix64| (50 + r.below(500)) * MS;
     let node = |r: &mut SplitMix64| r.below(n);
     let temporary = |r: &mut SplitMix64, faults: &mut Vec<Fault>| {
         let (start, d) = (at(r), lasting(r));
-        let Trigger::At(t) = start else { unreachable!() };
+        let When::After(t) = start else { unreachable!() };
         let (on, off) = match r.below(3) {
             0 => {
                 let v = node(r);
-                (FaultKind::Isolate { node: v, cut: true }, FaultKind::Isolate { node: v, cut: false })
+                (Kind::Net { links: Links::Node(v), cut: true }, Kind::Net { links: Links::Node(v), cut: false })
             }
             1 => {
                 let (a, b) = (node(r), node(r));
@@ -90,17 +90,20 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
                     return;
                 }
                 (
-                    FaultKind::CutLink { from: a, to: b, both, cut: true },
-                    FaultKind::CutLink { from: a, to: b, both, cut: false },
+                    Kind::Net { links: Links::Link { from: a, to: b, both }, cut: true },
+                    Kind::Net { links: Links::Link { from: a, to: b, both }, cut: false },
                 )
             }
             _ => {
                 let side: Vec<u64> = (0..n).filter(|_| r.below(2) == 0).collect();
-                (FaultKind::Split { side: side.clone(), cut: true }, FaultKind::Split { side, cut: false })
+                (
+                    Kind::Net { links: Links::Split(side.clone()), cut: true },
+                    Kind::Net { links: Links::Split(side), cut: false },
+                )
             }
         };
-        faults.push(Fault { when: start, kind: on });
-        faults.push(Fault { when: Trigger::At(t + d), kind: off });
+        faults.push(Fault { at: start, kind: on });
+        faults.push(Fault { at: When::After(t + d), kind: off });
     };
     let family = ['A', 'B', 'C', 'D', 'E'][r.below(5) as usize];
     let expect = match family {
@@ -112,8 +115,8 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
         }
         'B' => {
             let v = node(&mut r);
-            let kind = if r.below(2) == 0 { FaultKind::Vanish(v) } else { FaultKind::Isolate { node: v, cut: true } };
-            faults.push(Fault { when: midway(&mut r), kind });
+            let kind = if r.below(2) == 0 { Kind::Vanish(v) } else { Kind::Net { links: Links::Node(v), cut: true } };
+            faults.push(Fault { at: midway(&mut r), kind });
             Expect::Answer
         }
         'C' => {
@@ -124,22 +127,24 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
             }
             let minority = r.below(n.div_ceil(2)) as usize;
             let side = ids[..minority].to_vec();
-            faults.push(Fault { when: midway(&mut r), kind: FaultKind::Split { side, cut: true } });
+            faults.push(Fault { at: midway(&mut r), kind: Kind::Net { links: Links::Split(side), cut: true } });
             Expect::Answer
         }
         'D' if n.is_multiple_of(2) => {
             // The half with the master (node 0) goes on; the other gives up.
             let side: Vec<u64> = (0..n / 2).collect();
-            faults.push(Fault { when: midway(&mut r), kind: FaultKind::Split { side, cut: true } });
+            faults.push(Fault { at: midway(&mut r), kind: Kind::Net { links: Links::Split(side), cut: true } });
             Expect::HalfWithMaster
         }
         _ => {
             for _ in 0..1 + r.below(4) {
                 match r.below(3) {
                     0 => temporary(&mut r, &mut faults),
-                    1 => faults.push(Fault { when: at(&mut r), kind: FaultKind::Vanish(node(&mut r)) }),
-                    _ => faults
-                        .push(Fault { when: at(&mut r), kind: FaultKind::Isolate { node: node(&mut r), cut: true } }),
+                    1 => faults.push(Fault { at: at(&mut r), kind: Kind::Vanish(node(&mut r)) }),
+                    _ => faults.push(Fault {
+                        at: at(&mut r),
+                        kind: Kind::Net { links: Links::Node(node(&mut r)), cut: true },
+                    }),
                 }
             }
             Expect::Anything
@@ -148,7 +153,10 @@ fn random_config(seed: u64) -> (SimConfig, Expect, char) {
     // Loss everywhere but in even splits (whose outcome rests on who is
     // master at the split, which loss should not change, and does not).
     if r.below(2) == 0 && expect != Expect::HalfWithMaster {
-        faults.push(Fault { when: Trigger::At(0), kind: FaultKind::Loss([0.05, 0.2, 0.3][r.below(3) as usize]) });
+        faults.push(Fault {
+            at: When::After(0),
+            kind: Kind::Loss { node: None, rate: [0.05, 0.2, 0.3][r.below(3) as usize] },
+        });
     }
     let mut cfg = SimConfig {
         clusters,

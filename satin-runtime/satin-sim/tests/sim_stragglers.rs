@@ -8,14 +8,14 @@
 
 use satin_proto::{SplitMix64, Stragglers};
 use satin_sim as sim;
-use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::faults::{Fault, Kind, When};
 use satin_sim::workload::{Cost, Shape};
 use satin_sim::SimConfig;
 
 const MS: u64 = 1_000_000;
 
-fn at(ms: u64) -> Trigger {
-    Trigger::At(ms * MS)
+fn at(ms: u64) -> When {
+    When::After(ms * MS)
 }
 
 /// A small cluster on a flat or uneven tree.
@@ -36,7 +36,7 @@ fn small(shape: Shape, nodes: u32) -> SimConfig {
 #[test]
 fn a_hung_thief_is_copied_and_the_copy_wins() {
     let mut cfg = small(Shape::Uneven { leaves: 400 }, 4);
-    cfg.faults = vec![Fault { when: at(20), kind: FaultKind::Hang(3) }];
+    cfg.faults = vec![Fault { at: at(20), kind: Kind::hang(3) }];
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());
     assert!(r.duplicates_won >= 1, "a copy of the hung job must have won: {}", r.to_json());
@@ -58,7 +58,7 @@ fn a_hung_master_is_copied_and_the_answer_comes_once() {
         [(5, Shape::Uneven { leaves: 400 }), (60, Shape::Fib { n: 12 }), (150, Shape::Flat { leaves: 120 })]
     {
         let mut cfg = small(shape, 4);
-        cfg.faults = vec![Fault { when: at(at_ms), kind: FaultKind::Hang(0) }];
+        cfg.faults = vec![Fault { at: at(at_ms), kind: Kind::hang(0) }];
         let r = sim::run(&cfg);
         assert!(r.result_ok, "hung at {at_ms} ms: {}", r.to_json());
         assert!(r.duplicates_won >= 1, "a copy of the root must have won: {}", r.to_json());
@@ -76,7 +76,7 @@ fn a_hung_master_is_copied_and_the_answer_comes_once() {
 fn jobs_killed_without_a_word_are_found_lost_at_the_soft_timeout() {
     let mut cfg = small(Shape::Flat { leaves: 60 }, 3);
     cfg.protocol.stragglers.expect = Some(5 * MS);
-    cfg.faults = vec![Fault { when: at(7), kind: FaultKind::LoseRunning(2) }];
+    cfg.faults = vec![Fault { at: at(7), kind: Kind::KillJobs(2) }];
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());
     assert!(r.jobs_lost >= 1 && r.status_checks >= 1, "{}", r.to_json());
@@ -88,7 +88,7 @@ fn a_slow_copy_is_aborted_at_the_hard_timeout_and_runs_again() {
     let mut cfg = small(Shape::Flat { leaves: 40 }, 3);
     cfg.protocol.stragglers.expect = Some(5 * MS);
     cfg.protocol.stragglers.duplicates = false;
-    cfg.faults = vec![Fault { when: at(0), kind: FaultKind::Slow { node: 2, factor: 10.0 } }];
+    cfg.faults = vec![Fault { at: at(0), kind: Kind::Slow { node: 2, factor: 10.0 } }];
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());
     assert!(r.hard_timeouts >= 1, "{}", r.to_json());
@@ -104,7 +104,7 @@ fn a_thief_that_runs_late_gets_longer_hard_timeouts() {
     let mut cfg = small(Shape::Flat { leaves: 60 }, 3);
     cfg.protocol.stragglers =
         Stragglers { expect: Some(5 * MS), soft: 1.05, hard: 1.1, duplicates: false, ..Stragglers::default() };
-    cfg.faults = vec![Fault { when: at(0), kind: FaultKind::Slow { node: 2, factor: 1.5 } }];
+    cfg.faults = vec![Fault { at: at(0), kind: Kind::Slow { node: 2, factor: 1.5 } }];
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());
     assert!(r.hard_timeouts >= 1, "the first late job is aborted: {}", r.to_json());
@@ -117,7 +117,7 @@ fn a_thief_that_runs_late_gets_longer_hard_timeouts() {
 #[test]
 fn failures_propagate_without_retries_and_are_retried_with_them() {
     let mut cfg = small(Shape::Flat { leaves: 40 }, 3);
-    cfg.faults = vec![Fault { when: at(3), kind: FaultKind::FailRunning(1) }];
+    cfg.faults = vec![Fault { at: at(3), kind: Kind::FailRunning(1) }];
     let r = sim::run(&cfg);
     assert!(!r.result_ok && r.failure.is_some(), "a failure ends the run as a panic would: {}", r.to_json());
     cfg.protocol.stragglers.retries = 3;
@@ -132,8 +132,8 @@ fn a_node_whose_jobs_keep_failing_is_dropped_then_readmitted() {
     cfg.protocol.stragglers.retries = 1000;
     cfg.protocol.stragglers.cool_down = 20 * MS;
     cfg.faults = vec![
-        Fault { when: at(0), kind: FaultKind::FailRate { node: 1, rate: 1.0 } },
-        Fault { when: at(200), kind: FaultKind::FailRate { node: 1, rate: 0.0 } },
+        Fault { at: at(0), kind: Kind::Fail { node: 1, rate: 1.0 } },
+        Fault { at: at(200), kind: Kind::Fail { node: 1, rate: 0.0 } },
     ];
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());
@@ -180,7 +180,7 @@ fn random_config(seed: u64) -> SimConfig {
     // uneven size), failing, lose their jobs, or crash.
     let master_hangs = cfg.protocol.stragglers.duplicates && r.below(4) == 0;
     if master_hangs {
-        cfg.faults.push(Fault { when: at(r.below(100)), kind: FaultKind::Hang(0) });
+        cfg.faults.push(Fault { at: at(r.below(100)), kind: Kind::hang(0) });
     }
     // Or it crashes, and the lowest live node restarts the root, reusing
     // the jobs the others still run — and giving up those of a node that
@@ -189,7 +189,7 @@ fn random_config(seed: u64) -> SimConfig {
     // someone must be left to work.
     let master_crashes = !master_hangs && r.below(4) == 0;
     if master_crashes {
-        cfg.faults.push(Fault { when: at(r.below(60)), kind: FaultKind::Crash(0) });
+        cfg.faults.push(Fault { at: at(r.below(60)), kind: Kind::crash(0) });
     }
     let spared = if master_hangs {
         Some(1)
@@ -201,15 +201,15 @@ fn random_config(seed: u64) -> SimConfig {
     for v in (1..n).filter(|&v| Some(v) != spared) {
         let when = at(r.below(100));
         let kind = match r.below(8) {
-            0 => FaultKind::Slow { node: v, factor: 2.0 + r.below(20) as f64 },
-            1 if cfg.protocol.stragglers.duplicates => FaultKind::Hang(v),
-            2 => FaultKind::FailRate { node: v, rate: r.unit() * 0.7 },
-            3 => FaultKind::FailRunning(v),
-            4 => FaultKind::LoseRunning(v),
-            5 => FaultKind::Crash(v),
+            0 => Kind::Slow { node: v, factor: 2.0 + r.below(20) as f64 },
+            1 if cfg.protocol.stragglers.duplicates => Kind::hang(v),
+            2 => Kind::Fail { node: v, rate: r.unit() * 0.7 },
+            3 => Kind::FailRunning(v),
+            4 => Kind::KillJobs(v),
+            5 => Kind::crash(v),
             _ => continue,
         };
-        cfg.faults.push(Fault { when, kind });
+        cfg.faults.push(Fault { at: when, kind });
     }
     cfg
 }
@@ -249,7 +249,7 @@ fn a_node_dropped_too_often_leaves() {
         cfg.protocol.stragglers.retries = 1000;
         cfg.protocol.stragglers.cool_down = 5 * MS;
         cfg.protocol.stragglers.max_drops = max_drops;
-        cfg.faults = vec![Fault { when: at(0), kind: FaultKind::FailRate { node: 1, rate: 1.0 } }];
+        cfg.faults = vec![Fault { at: at(0), kind: Kind::Fail { node: 1, rate: 1.0 } }];
         sim::run(&cfg)
     };
     let left = run(2);
@@ -273,10 +273,8 @@ fn a_restarted_root_stops_waiting_for_the_job_of_a_hung_node() {
         (40, 42, Shape::Fib { n: 13 }),
     ] {
         let mut cfg = small(shape, 5);
-        cfg.faults = vec![
-            Fault { when: at(crash_ms), kind: FaultKind::Crash(0) },
-            Fault { when: at(hang_ms), kind: FaultKind::Hang(3) },
-        ];
+        cfg.faults =
+            vec![Fault { at: at(crash_ms), kind: Kind::crash(0) }, Fault { at: at(hang_ms), kind: Kind::hang(3) }];
         let r = sim::run(&cfg);
         assert!(r.result_ok, "crash at {crash_ms} ms, hang at {hang_ms} ms: {}", r.to_json());
         assert_eq!((r.completed_twice, r.answers), (0, 1), "{}", r.to_json());
@@ -296,10 +294,8 @@ fn a_new_master_that_hangs_at_once_is_copied_too() {
         [(40, 42, Shape::Flat { leaves: 120 }), (20, 25, Shape::Uneven { leaves: 300 }), (30, 30, Shape::Fib { n: 12 })]
     {
         let mut cfg = small(shape, 5);
-        cfg.faults = vec![
-            Fault { when: at(crash_ms), kind: FaultKind::Crash(0) },
-            Fault { when: at(hang_ms), kind: FaultKind::Hang(1) },
-        ];
+        cfg.faults =
+            vec![Fault { at: at(crash_ms), kind: Kind::crash(0) }, Fault { at: at(hang_ms), kind: Kind::hang(1) }];
         let r = sim::run(&cfg);
         assert!(r.result_ok, "crash at {crash_ms} ms, hang at {hang_ms} ms: {}", r.to_json());
         assert_eq!((r.completed_twice, r.answers), (0, 1), "{}", r.to_json());
@@ -326,8 +322,7 @@ fn a_hung_master_does_not_time_out_its_thieves() {
     cfg.protocol.steal_timeout = Some(25 * MS);
     cfg.protocol.stragglers =
         Stragglers { expect: Some(8 * MS), retries: 100, cool_down: 9 * MS, ..Stragglers::default() };
-    cfg.faults =
-        vec![Fault { when: at(37), kind: FaultKind::Crash(3) }, Fault { when: at(39), kind: FaultKind::Hang(0) }];
+    cfg.faults = vec![Fault { at: at(37), kind: Kind::crash(3) }, Fault { at: at(39), kind: Kind::hang(0) }];
     cfg.time_limit = 60_000 * MS;
     let r = sim::run(&cfg);
     assert!(r.result_ok, "{}", r.to_json());

@@ -4,11 +4,11 @@
 
 use satin_proto::{FtMode, TablePlacement};
 use satin_sim as sim;
-use satin_sim::faults::{Fault, FaultKind, Trigger};
+use satin_sim::faults::{Crashed, Fault, Kind, When};
 use satin_sim::workload::Shape;
 use satin_sim::SimConfig;
 
-fn cluster_run(nodes: u32, table: TablePlacement, crash: &[FaultKind]) -> sim::Report {
+fn cluster_run(nodes: u32, table: TablePlacement, crash: &[Kind]) -> sim::Report {
     let mut c = SimConfig {
         clusters: nodes.div_ceil(16),
         nodes_per_cluster: 16,
@@ -19,7 +19,7 @@ fn cluster_run(nodes: u32, table: TablePlacement, crash: &[FaultKind]) -> sim::R
         ..SimConfig::default()
     };
     c.protocol.table = table;
-    c.faults = crash.iter().map(|k| Fault { when: Trigger::Progress(0.5), kind: k.clone() }).collect();
+    c.faults = crash.iter().map(|k| Fault { at: When::Share(0.5), kind: k.clone() }).collect();
     sim::run(&c)
 }
 
@@ -45,8 +45,11 @@ fn the_home_table_sends_and_holds_a_fraction_of_what_the_broadcast_table_does() 
 #[test]
 fn after_a_whole_cluster_and_the_master_crash_the_homes_still_answer() {
     for table in [TablePlacement::Home { replicas: 1 }, TablePlacement::Home { replicas: 2 }] {
-        for crash in [vec![FaultKind::CrashCluster(3)], vec![FaultKind::CrashCluster(0)], vec![FaultKind::CrashMaster]]
-        {
+        for crash in [
+            vec![Kind::Crash(Crashed::Cluster(3))],
+            vec![Kind::Crash(Crashed::Cluster(0))],
+            vec![Kind::Crash(Crashed::Master)],
+        ] {
             let r = cluster_run(64, table, &crash);
             let what = format!("{table:?}, {crash:?}: {}", r.to_json());
             assert!(r.result_ok, "{what}");
@@ -71,7 +74,7 @@ fn fig4_crash_rows_redo_as_little_with_homes() {
             ..SimConfig::default()
         };
         c.protocol.ft = FtMode::Table;
-        c.faults = vec![Fault { when: Trigger::Progress(0.5), kind: FaultKind::CrashCluster(crash) }];
+        c.faults = vec![Fault { at: When::Share(0.5), kind: Kind::Crash(Crashed::Cluster(crash)) }];
         c.protocol.table = TablePlacement::Home { replicas: 2 };
         let home = sim::run(&c);
         assert!(home.result_ok, "{}", home.to_json());

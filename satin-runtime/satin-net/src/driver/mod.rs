@@ -487,12 +487,22 @@ pub(super) async fn drive(
                 let now = d.now();
                 d.node.suspend(now);
             }
-            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() && !leaving => {
+            _ = async { terminate.as_mut().expect("guarded").recv().await }, if terminate.is_some() => {
+                let now = d.now();
+                if leaving {
+                    // A second SIGTERM: leave now, handing over what is
+                    // finished; what still runs here is recomputed elsewhere.
+                    warn!("SIGTERM again: leaving the run now");
+                    d.node.leave(now, &mut d.exec);
+                    continue;
+                }
                 let wait = Duration::from_nanos(d.spec.config.leave_timeout);
-                warn!("SIGTERM: leaving the run once the jobs running here are finished (at most {wait:?})");
+                warn!(
+                    "SIGTERM: leaving the run once the jobs running here are finished (at most {wait:?}; \
+                     a second SIGTERM leaves at once)"
+                );
                 leaving = true;
                 d.marker(&format!("node {} leaving", d.spec.me.label));
-                let now = d.now();
                 d.node.begin_leave(now, &mut d.exec);
             }
         }

@@ -1,24 +1,38 @@
-//! `--chaos` applied to a running cluster.
+//! `--chaos` applied to a running cluster (what each fault is on real
+//! processes: see `chaos.rs`). Faults only the simulator can do were
+//! refused when the spec was read.
 
-use super::{ChaosKind, Cluster, RunError, FAIL_ORDER, SLOW_ORDER};
+use satin_faults::{Crashed, Kind, Links};
 
-pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result<(), RunError> {
-    match kind {
-        ChaosKind::Kill { node } => {
+use super::{Cluster, RunError, FAIL_ORDER, SLOW_ORDER};
+
+/// Between the two SIGTERMs of a `leave`: the node has taken the first
+/// (and begun to drain) before the second tells it to leave now.
+const SECOND_SIGTERM: std::time::Duration = std::time::Duration::from_millis(20);
+
+pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: &Kind) -> Result<(), RunError> {
+    match *kind {
+        Kind::Crash(Crashed::Node(node)) => {
             eprintln!("{app}: chaos: SIGKILL node {node}");
             cluster.signal(node as usize, libc::SIGKILL);
         }
-        ChaosKind::Leave { node } => {
-            eprintln!("{app}: chaos: SIGTERM node {node} (graceful leave)");
+        Kind::Leave(node) => {
+            eprintln!("{app}: chaos: SIGTERM node {node} twice (leave now, handing over what it finished)");
+            cluster.signal(node as usize, libc::SIGTERM);
+            std::thread::sleep(SECOND_SIGTERM);
             cluster.signal(node as usize, libc::SIGTERM);
         }
-        ChaosKind::KillAll => {
+        Kind::Drain(node) => {
+            eprintln!("{app}: chaos: SIGTERM node {node} (leave once what it runs is finished)");
+            cluster.signal(node as usize, libc::SIGTERM);
+        }
+        Kind::Crash(Crashed::All) => {
             eprintln!("{app}: chaos: SIGKILL every node");
             for node in 0..cluster.pids.len() {
                 cluster.signal(node, libc::SIGKILL);
             }
         }
-        ChaosKind::Suspend { node } => {
+        Kind::Suspend(node) => {
             // A node killed at the same moment (or before) would lose the
             // signal: any live node suspends the whole run as well.
             let live = (0..cluster.pids.len()).find(|&n| cluster.alive(n));
@@ -38,7 +52,7 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
                 (_, None) => eprintln!("{app}: chaos: no node is alive to suspend the run: the suspend is not done"),
             }
         }
-        ChaosKind::Slow { node, factor } => {
+        Kind::Slow { node, factor } => {
             match factor {
                 f if f.is_infinite() => eprintln!("{app}: chaos: node {node} hangs"),
                 f if f <= 1.0 => eprintln!("{app}: chaos: node {node} runs at full speed again"),
@@ -49,23 +63,23 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
                 cluster.hung.push(node as usize);
             }
         }
-        ChaosKind::Fail { node, rate } => {
+        Kind::Fail { node, rate } => {
             eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
             cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
         }
-        ChaosKind::Vanish { node } => {
+        Kind::Vanish(node) => {
             eprintln!("{app}: chaos: node {node} dies silently (SIGKILL, nobody told)");
             cluster.silent.push(node as usize);
             cluster.signal(node as usize, libc::SIGKILL);
         }
-        kind @ ChaosKind::Partition { node, cut } => {
+        Kind::Net { links: Links::Node(node), cut } => {
             match cut {
                 true => eprintln!("{app}: chaos: node {node} is cut off from the others"),
                 false => eprintln!("{app}: chaos: node {node} is reachable again"),
             }
             cluster.network(kind);
         }
-        kind @ ChaosKind::Cut { from, to, both, cut } => {
+        Kind::Net { links: Links::Link { from, to, both }, cut } => {
             let link = if both { format!("{from}-{to}") } else { format!("{from}>{to}") };
             match cut {
                 true => eprintln!("{app}: chaos: link {link} cut"),
@@ -73,25 +87,25 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
             }
             cluster.network(kind);
         }
-        kind @ ChaosKind::Split { cut, .. } => {
-            let nodes: Vec<String> = kind.nodes().iter().map(u32::to_string).collect();
+        Kind::Net { links: Links::Split(ref side), cut } => {
+            let nodes: Vec<String> = side.iter().map(u64::to_string).collect();
             match cut {
                 true => eprintln!("{app}: chaos: nodes {} cut off from the others", nodes.join("+")),
                 false => eprintln!("{app}: chaos: nodes {} reachable again", nodes.join("+")),
             }
             cluster.network(kind);
         }
-        kind @ ChaosKind::Loss { node, rate } => {
+        Kind::Loss { node, rate } => {
             let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
             eprintln!("{app}: chaos: {who} loses {:.0} % of the packets it sends", rate * 100.0);
             cluster.network(kind);
         }
-        kind @ ChaosKind::Delay { node, ms, jitter } => {
+        Kind::Delay { node, ms, jitter } => {
             let who = node.map_or("every node".to_string(), |n| format!("node {n}"));
             eprintln!("{app}: chaos: {who} delays its packets by {ms} ms (+ up to {jitter} ms)");
             cluster.network(kind);
         }
-        ChaosKind::Join => match cluster.live_addr() {
+        Kind::Join(_) => match cluster.live_addr() {
             Some(addr) => {
                 let node = cluster.spawn(super::Start::Join(addr))?;
                 cluster.joiners.push(node);
@@ -99,6 +113,12 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: ChaosKind) -> Result
             }
             None => eprintln!("{app}: chaos: no live node to join through; join skipped"),
         },
+        Kind::Crash(Crashed::Cluster(_) | Crashed::Master)
+        | Kind::Corrupt
+        | Kind::FailRunning(_)
+        | Kind::KillJobs(_) => {
+            unreachable!("refused by chaos::parse")
+        }
     }
     Ok(())
 }

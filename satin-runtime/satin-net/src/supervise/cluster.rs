@@ -66,7 +66,7 @@ impl Cluster {
             .env(SUPERVISED_ENV, "1")
             .env(NODE_INDEX_ENV, node.to_string())
             .env(crate::workflow::CLUSTER_SIZE_ENV, self.size.to_string())
-            .env(crate::netfault::FAULTS_ENV, self.net.at_start(node as u32, &self.addrs));
+            .env(crate::netfault::FAULTS_ENV, self.net.at_start(node as u64, &self.addrs));
         if let Some(trace) = &self.trace {
             cmd.arg("--trace").arg(part_path(trace, node));
         }
@@ -189,7 +189,7 @@ impl Cluster {
 
     /// Carries a network fault out: orders to the sockets of the nodes
     /// it concerns (nodes started later get their part at their start).
-    pub(super) fn network(&mut self, kind: ChaosKind) {
+    pub(super) fn network(&mut self, kind: &satin_faults::Kind) {
         let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
         for (node, order) in self.net.orders(kind, &live) {
             self.tell(node as usize, &format!("{NET_ORDER}{order}"));
@@ -200,7 +200,7 @@ impl Cluster {
     /// hold for its new address too.
     pub(super) fn moved(&mut self, node: usize) {
         let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
-        for (n, order) in self.net.moved(node as u32, &live) {
+        for (n, order) in self.net.moved(node as u64, &live) {
             self.tell(n as usize, &format!("{NET_ORDER}{order}"));
         }
     }

@@ -16,7 +16,6 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
 
-use super::chaos::{At, ChaosEvent, ChaosKind};
 use super::chaos_net::NetChaos;
 use super::ending::{RunError, SUSPENDED_STATUS};
 use super::program::{MASTER_LINE, ORIGIN_LINE};
@@ -27,6 +26,7 @@ pub(super) use orders::{
     read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, OVER_NOTICE, ROSTER_ORDER, SLOW_ORDER,
 };
 use outputs::{put, wait_listening, wait_with_cpu, Outputs};
+use satin_faults::{Crashed, Fault, When};
 use schedule::Schedule;
 
 mod chaos;
@@ -104,7 +104,7 @@ fn run_cluster(
     args: &Launch,
     n: u32,
     pool: &std::path::Path,
-    chaos: &[(Duration, ChaosKind)],
+    chaos: &[(Duration, satin_faults::Kind)],
     run: RunKind<'_>,
     kind: Kind,
 ) -> Result<(ClusterEnd, Duration, Duration), RunError> {
@@ -136,7 +136,7 @@ fn run_cluster(
     };
     let mut schedule = Schedule::new(chaos);
     for kind in schedule.take_network_from_start() {
-        cluster.network(kind);
+        cluster.network(&kind);
     }
     let start = Instant::now();
     let mut deferred = std::collections::VecDeque::new();
@@ -205,8 +205,8 @@ fn run_cluster(
             }
             Err(_) => {
                 if let Some(kind) = schedule.take_next() {
-                    all_killed |= kind == ChaosKind::KillAll;
-                    apply(app, &mut cluster, kind)?;
+                    all_killed |= kind == satin_faults::Kind::Crash(Crashed::All);
+                    apply(app, &mut cluster, &kind)?;
                 }
             }
         }
@@ -308,13 +308,14 @@ pub(super) enum Kind {
 
 /// What a task-graph run has no meaning for, refused in words (as the
 /// simulator's task-graph runs refuse it).
-fn refuse_for_graphs(events: &[ChaosEvent]) -> Result<(), RunError> {
+fn refuse_for_graphs(events: &[Fault]) -> Result<(), RunError> {
+    use satin_faults::Kind;
     for e in events {
         let none = |what: &str| Err(RunError::Usage(format!("--chaos: a task-graph run has no {what}")));
         match e.kind {
-            ChaosKind::Leave { .. } => return none("graceful leave (its schedule is static: kill the node)"),
-            ChaosKind::Suspend { .. } => return none("checkpoint to suspend to"),
-            ChaosKind::Fail { .. } => return none("stolen jobs to fail"),
+            Kind::Leave(_) | Kind::Drain(_) => return none("graceful leave (its schedule is static: kill the node)"),
+            Kind::Suspend(_) => return none("checkpoint to suspend to"),
+            Kind::Fail { .. } => return none("stolen jobs to fail"),
             _ => {}
         }
     }
@@ -324,18 +325,18 @@ fn refuse_for_graphs(events: &[ChaosEvent]) -> Result<(), RunError> {
 /// Runs the supervised cluster; prints the master's standard output, or
 /// says why there is none.
 pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), RunError> {
-    let events: Vec<ChaosEvent> = match &args.chaos {
+    let events: Vec<Fault> = match &args.chaos {
         Some(spec) => super::chaos::parse(spec).map_err(|e| RunError::Usage(format!("--chaos: {e}")))?,
         None => Vec::new(),
     };
     if kind == Kind::Graph {
         refuse_for_graphs(&events)?;
     }
-    let joins = events.iter().filter(|e| e.kind == ChaosKind::Join).count() as u32;
-    if let Some(node) = events.iter().flat_map(|e| e.kind.nodes()).find(|&node| node >= n + joins) {
+    let joins = events.iter().filter(|e| matches!(e.kind, satin_faults::Kind::Join(_))).count() as u64;
+    if let Some(node) = events.iter().flat_map(|e| e.kind.nodes()).find(|&node| node >= u64::from(n) + joins) {
         return Err(RunError::Usage(format!(
             "--chaos names node {node}, but the cluster has only {} nodes",
-            n + joins
+            u64::from(n) + joins
         )));
     }
     let temp_pool;
@@ -351,7 +352,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             file
         }
     };
-    let needs_calibration = events.iter().any(|e| matches!(e.at, At::Percent(_) | At::PercentThen(..)));
+    let needs_calibration = events.iter().any(|e| matches!(e.at, When::Share(_) | When::ShareThen(..)));
     let reference = if needs_calibration {
         eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
         let (_, mut took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
@@ -367,13 +368,13 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     } else {
         Duration::ZERO
     };
-    let chaos: Vec<(Duration, ChaosKind)> = events
-        .iter()
+    let chaos: Vec<(Duration, satin_faults::Kind)> = events
+        .into_iter()
         .map(|e| {
             let at = match e.at {
-                At::After(d) => d,
-                At::Percent(p) => reference.mul_f64(p / 100.0),
-                At::PercentThen(p, then) => reference.mul_f64(p / 100.0) + then,
+                When::After(ns) => Duration::from_nanos(ns),
+                When::Share(s) => reference.mul_f64(s),
+                When::ShareThen(s, then) => reference.mul_f64(s) + Duration::from_nanos(then),
             };
             (at, e.kind)
         })

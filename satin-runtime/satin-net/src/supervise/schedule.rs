@@ -2,32 +2,31 @@
 
 use std::time::Duration;
 
-use super::ChaosKind;
+use satin_faults::Kind;
 
 /// Faults due at their moments from the run's start.
 pub(super) struct Schedule {
     /// Soonest last; at one instant, kills first: a signal due then to a
     /// node killed then goes to a live one (`chaos::apply`).
-    pending: Vec<(Duration, ChaosKind)>,
+    pending: Vec<(Duration, Kind)>,
 }
 
 impl Schedule {
-    pub(super) fn new(chaos: &[(Duration, ChaosKind)]) -> Schedule {
+    pub(super) fn new(chaos: &[(Duration, Kind)]) -> Schedule {
         let mut pending = chaos.to_vec();
-        let after_kills =
-            |k: &ChaosKind| !matches!(k, ChaosKind::Kill { .. } | ChaosKind::KillAll | ChaosKind::Vanish { .. });
+        let after_kills = |k: &Kind| !matches!(k, Kind::Crash(_) | Kind::Vanish(_));
         pending.sort_by_key(|e| std::cmp::Reverse((e.0, after_kills(&e.1))));
         Schedule { pending }
     }
 
     /// The network faults that hold from the start: in force from each
     /// node's first packet, before any node runs.
-    pub(super) fn take_network_from_start(&mut self) -> Vec<ChaosKind> {
+    pub(super) fn take_network_from_start(&mut self) -> Vec<Kind> {
         let mut now = Vec::new();
-        self.pending.retain(|&(at, kind)| {
+        self.pending.retain(|(at, kind)| {
             let start = at.is_zero() && kind.is_network();
             if start {
-                now.push(kind);
+                now.push(kind.clone());
             }
             !start
         });
@@ -42,7 +41,7 @@ impl Schedule {
     }
 
     /// The next fault, taken off the schedule.
-    pub(super) fn take_next(&mut self) -> Option<ChaosKind> {
+    pub(super) fn take_next(&mut self) -> Option<Kind> {
         self.pending.pop().map(|(_, kind)| kind)
     }
 }
@@ -50,25 +49,26 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use satin_faults::Crashed;
 
     #[test]
     fn faults_come_soonest_first_and_kills_first_at_one_instant() {
         let ms = Duration::from_millis;
-        let loss = ChaosKind::Loss { node: None, rate: 0.1 };
+        let loss = Kind::Loss { node: None, rate: 0.1 };
         let mut s = Schedule::new(&[
-            (ms(0), loss),
-            (ms(0), ChaosKind::Suspend { node: Some(1) }),
-            (ms(5), ChaosKind::Suspend { node: Some(1) }),
-            (ms(5), ChaosKind::Kill { node: 1 }),
-            (ms(1), ChaosKind::KillAll),
+            (ms(0), loss.clone()),
+            (ms(0), Kind::Suspend(Some(1))),
+            (ms(5), Kind::Suspend(Some(1))),
+            (ms(5), Kind::crash(1)),
+            (ms(1), Kind::Crash(Crashed::All)),
         ]);
         assert_eq!(s.take_network_from_start(), [loss], "a suspend is no network fault");
         assert_eq!(s.next_at(), Some(ms(0)));
-        assert_eq!(s.take_next(), Some(ChaosKind::Suspend { node: Some(1) }));
-        assert_eq!(s.take_next(), Some(ChaosKind::KillAll));
+        assert_eq!(s.take_next(), Some(Kind::Suspend(Some(1))));
+        assert_eq!(s.take_next(), Some(Kind::Crash(Crashed::All)));
         assert_eq!(s.next_at(), Some(ms(5)));
-        assert_eq!(s.take_next(), Some(ChaosKind::Kill { node: 1 }));
-        assert_eq!(s.take_next(), Some(ChaosKind::Suspend { node: Some(1) }));
+        assert_eq!(s.take_next(), Some(Kind::crash(1)));
+        assert_eq!(s.take_next(), Some(Kind::Suspend(Some(1))));
         assert_eq!((s.next_at(), s.take_next()), (None, None));
     }
 }

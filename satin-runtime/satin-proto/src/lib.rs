@@ -47,7 +47,9 @@ pub mod values;
 
 pub use bytes::Bytes;
 pub use key::{BuildKeyHasher, JobKey, KeyHasher};
-pub use msg::{ClusterId, Entry, JobBar, JobKind, JobSpec, Msg, NodeId, SharedValues, JOB_BARS_PER_REPORT};
+pub use msg::{
+    keep_longest, ClusterId, Entry, JobBar, JobKind, JobSpec, Msg, NodeId, SharedValues, JOB_BARS_PER_REPORT,
+};
 pub use node::{
     Action, Config, FtMode, HealthReport, JoinFailure, Lookup, Node, NodeFigures, NodeStats, StealPolicy, Stragglers,
     TablePlacement, Time, Timer, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,

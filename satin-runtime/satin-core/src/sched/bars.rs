@@ -81,11 +81,9 @@ impl JobSpans {
         if let Some(i) = spans.running.iter().rposition(|r| r.0 == start) {
             spans.running.remove(i);
         }
-        if spans.ended.len() == KEPT_PER_WORKER {
-            spans.ended.sort_unstable_by_key(|s| std::cmp::Reverse(s.took));
-            spans.ended.truncate(KEPT_PER_WORKER / 2);
-            spans.ended.sort_unstable_by_key(|s| s.start);
-        }
+        // (Cut before the push: the job that just ended is kept.)
+        let bounds = (KEPT_PER_WORKER - 1, KEPT_PER_WORKER / 2);
+        satin_proto::keep_longest(&mut spans.ended, bounds, |s| s.took, |s| s.start);
         spans.ended.push(span);
     }
 

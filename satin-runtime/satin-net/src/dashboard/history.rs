@@ -5,20 +5,44 @@
 //! over time — from every report, so the page shows the whole run; and
 //! what each node was running when it last reported to any of them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use satin_proto::keep_longest;
 
 use super::stream::KEPT;
 
 /// Samples kept per series (as a board keeps them).
 const SAMPLES: usize = 600;
 
+/// A bar as a master's status writes it (`stream.rs`): node, worker,
+/// start and duration (milliseconds), kind (an index into `kinds`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Bar(String, u16, f64, f64, usize);
+
+impl Bar {
+    /// Its start and duration in microseconds (what the bars are kept by).
+    fn start_us(&self) -> u64 {
+        (self.2 * 1000.0).round() as u64
+    }
+
+    fn took_us(&self) -> u64 {
+        (self.3 * 1000.0).round() as u64
+    }
+
+    /// Node, worker and start name a bar: the same one comes in every
+    /// report until the board lets it go.
+    fn same(&self, other: &Bar) -> bool {
+        (self.start_us(), &self.0, self.1) == (other.start_us(), &other.0, other.1)
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct History {
-    /// Every bar reported, oldest first: `[node, worker, start, duration, kind]`.
-    bars: Vec<Value>,
-    seen: HashSet<String>,
+    /// Every bar reported (once), oldest first.
+    bars: Vec<Bar>,
     /// Per node: the jobs it ran at its last report any master passed on.
     running: BTreeMap<String, Value>,
     /// Per node name: its usage samples by time.
@@ -30,20 +54,13 @@ pub(crate) struct History {
 impl History {
     /// Takes in the series of a master's `status`.
     pub(crate) fn absorb(&mut self, status: &Value) {
-        for bar in status["task_stream"]["bars"].as_array().into_iter().flatten() {
-            // Node, worker and start name a bar: the same one comes in
-            // every report until the board lets it go.
-            if self.seen.insert(format!("{}|{}|{}", bar[0], bar[1], bar[2])) {
-                self.bars.push(bar.clone());
-            }
-        }
-        if self.bars.len() > KEPT {
-            let took = |b: &Value| b[3].as_f64().unwrap_or(0.0);
-            self.bars.sort_by(|a, b| took(b).total_cmp(&took(a)));
-            self.bars.truncate(KEPT / 2);
-        }
-        let start = |b: &Value| b[2].as_f64().unwrap_or(0.0);
-        self.bars.sort_by(|a, b| start(a).total_cmp(&start(b)));
+        let reported: Vec<Bar> = serde_json::from_value(status["task_stream"]["bars"].clone()).unwrap_or_default();
+        self.bars.extend(reported);
+        self.bars.sort_by(|a, b| (a.start_us(), &a.0, a.1).cmp(&(b.start_us(), &b.0, b.1)));
+        self.bars.dedup_by(|a, b| a.same(b));
+        // (A bar let go here as short may come back while a board still
+        // keeps it; it is let go again.)
+        keep_longest(&mut self.bars, (KEPT, KEPT / 2), Bar::took_us, Bar::start_us);
         for (node, bars) in status["task_stream"]["running"].as_object().into_iter().flatten() {
             self.running.insert(node.clone(), bars.clone());
         }
@@ -58,7 +75,7 @@ impl History {
     /// Puts the merged series into `status` (the latest report).
     pub(crate) fn fill(&self, status: &mut Value) {
         if let Some(stream) = status.get_mut("task_stream") {
-            stream["bars"] = Value::Array(self.bars.clone());
+            stream["bars"] = serde_json::to_value(&self.bars).unwrap_or_default();
             stream["running"] = Value::Object(self.running.clone().into_iter().collect());
         }
         if let Some(nodes) = status["nodes"].as_array_mut() {
@@ -117,5 +134,19 @@ mod tests {
         assert_eq!(new["nodes"][0]["usage"], json!([[1000, 1.0, 20.0]]));
         assert_eq!(new["nodes"][1]["usage"].as_array().unwrap().len(), 2);
         assert_eq!(new["progress_over_time"], json!([[1000, 0.1, null], [2000, 0.5, 3.0]]));
+    }
+
+    #[test]
+    fn a_long_run_keeps_the_longer_half_of_its_bars_and_nothing_else_grows() {
+        let mut h = History::default();
+        for report in 0..4u64 {
+            let bars: Vec<Value> = (0..KEPT as u64)
+                .map(|i| json!(["0", 0, (report * KEPT as u64 + i) as f64, if i % 2 == 0 { 5.0 } else { 0.5 }, 1]))
+                .collect();
+            h.absorb(&json!({ "task_stream": { "bars": bars, "running": {} } }));
+            assert!(h.bars.len() <= KEPT, "{}", h.bars.len());
+        }
+        assert!(h.bars.windows(2).all(|w| w[0].start_us() < w[1].start_us()), "in order, each once");
+        assert!(h.bars.iter().filter(|b| b.3 == 5.0).count() >= KEPT / 2 - 1, "the long ones stay");
     }
 }

@@ -14,7 +14,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 
 use satin_core::JobSpan;
-use satin_proto::{JobBar, JobKind, JOB_BARS_PER_REPORT};
+use satin_proto::{keep_longest, JobBar, JobKind, JOB_BARS_PER_REPORT};
 
 /// Bars a board keeps.
 pub(crate) const KEPT: usize = 8000;
@@ -23,11 +23,7 @@ pub(crate) const KEPT: usize = 8000;
 /// at most `JOB_BARS_PER_REPORT`, the longest) and the jobs it runs now,
 /// as bars for its next report, at wall-clock times.
 pub(crate) fn bars_of(mut ended: Vec<JobSpan>, running: Vec<JobSpan>) -> Vec<JobBar> {
-    if ended.len() > JOB_BARS_PER_REPORT {
-        ended.sort_unstable_by_key(|s| std::cmp::Reverse(s.took));
-        ended.truncate(JOB_BARS_PER_REPORT);
-        ended.sort_unstable_by_key(|s| s.start);
-    }
+    keep_longest(&mut ended, (JOB_BARS_PER_REPORT, JOB_BARS_PER_REPORT), |s| s.took, |s| s.start);
     // Read together: an instant's distance from `now` gives its wall time.
     let (wall, now) = (unix_us(SystemTime::now()), Instant::now());
     let bar = |s: JobSpan, running: bool| JobBar {
@@ -72,11 +68,9 @@ impl TaskStream {
             return;
         }
         self.bars.extend(ended.into_iter().map(|bar| Placed { node: node.to_string(), bar }));
-        if self.bars.len() > KEPT {
-            self.bars.sort_unstable_by_key(|p| std::cmp::Reverse(p.bar.took_us));
-            self.bars.truncate(KEPT / 2);
+        if !keep_longest(&mut self.bars, (KEPT, KEPT / 2), |p| p.bar.took_us, |p| p.bar.start_us) {
+            self.bars.sort_by_key(|p| p.bar.start_us);
         }
-        self.bars.sort_by_key(|p| p.bar.start_us);
     }
 
     /// How many bars of each kind it holds.
@@ -158,12 +152,14 @@ mod tests {
             |i: u64, kind| JobBar { worker: 0, start_us: 1_000_000 + i, took_us: i % 2 * 1500, kind, running: false };
         let bars: Vec<_> = (0..KEPT as u64).map(|i| bar(i, JobKind::Stolen)).collect();
         s.add("0", &bars);
-        s.add("1", &[bar(1, JobKind::Redone), JobBar { running: true, ..bar(3, JobKind::Root) }]);
+        // (Longer than any of node 0's: past the cap, the longest stay.)
+        let redone = JobBar { took_us: 2000, ..bar(7, JobKind::Redone) };
+        s.add("1", &[redone, JobBar { running: true, ..bar(3, JobKind::Root) }]);
         s.add("2", &[JobBar { running: true, ..bar(5, JobKind::Stolen) }]);
         s.add("2", &[]);
         assert_eq!(s.bars.len(), KEPT / 2);
         assert_eq!(s.count(JobKind::Redone), 1);
-        assert!(s.bars.iter().all(|p| p.bar.took_us == 1500));
+        assert!(s.bars.iter().all(|p| p.bar.took_us >= 1500));
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["kinds"][2], "redone");
         assert_eq!(json["bars"][0], serde_json::json!(["0", 0, 1000.0, 1.5, 1]));

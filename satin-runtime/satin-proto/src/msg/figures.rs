@@ -41,6 +41,27 @@ pub struct NodeFigures {
 /// the longest (the short ones would be a pixel wide anyway).
 pub const JOB_BARS_PER_REPORT: usize = 400;
 
+/// Keeps `bars` within `cap`: past it, only the `keep` longest stay, in
+/// order of start (`true`); within it, nothing moves (`false`). A long run
+/// ends far more jobs than a page can draw, and the long ones are its
+/// shape: the task stream's records — `satin_core`'s spans, a report's
+/// bars, a board's and a supervisor's — all keep their bars this way.
+/// `took` and `start` read a bar's duration and start.
+pub fn keep_longest<T, D: Ord, S: Ord>(
+    bars: &mut Vec<T>,
+    (cap, keep): (usize, usize),
+    took: impl Fn(&T) -> D,
+    start: impl Fn(&T) -> S,
+) -> bool {
+    if bars.len() <= cap {
+        return false;
+    }
+    bars.sort_by_key(|b| std::cmp::Reverse(took(b)));
+    bars.truncate(keep);
+    bars.sort_by_key(start);
+    true
+}
+
 /// One job as the task stream draws it: a bar on a worker's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobBar {
@@ -90,5 +111,21 @@ impl JobKind {
             JobKind::Aborted => "aborted",
             JobKind::Failed => "failed",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_longest;
+
+    #[test]
+    fn past_the_cap_the_longest_stay_in_order_of_start() {
+        // (start, took)
+        let mut bars: Vec<(u32, u32)> = vec![(5, 1), (1, 9), (3, 4), (2, 8), (4, 2)];
+        assert!(!keep_longest(&mut bars, (5, 2), |b| b.1, |b| b.0), "within the cap");
+        assert_eq!(bars[0], (5, 1), "nothing moves within the cap");
+        bars.push((6, 7));
+        assert!(keep_longest(&mut bars, (5, 3), |b| b.1, |b| b.0));
+        assert_eq!(bars, vec![(1, 9), (2, 8), (6, 7)]);
     }
 }

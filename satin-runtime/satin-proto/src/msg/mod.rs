@@ -14,7 +14,7 @@ use crate::JobKey;
 mod figures;
 mod quorum;
 
-pub use figures::{JobBar, JobKind, NodeFigures, JOB_BARS_PER_REPORT};
+pub use figures::{keep_longest, JobBar, JobKind, NodeFigures, JOB_BARS_PER_REPORT};
 pub use quorum::{Change, LogEntry, QMsg, Seat, Snapshot};
 
 /// A node's identity for one lifetime: a restarted process is a new node.

@@ -323,7 +323,7 @@ fn a_report_is_one_page_that_opens_offline_with_the_runs_end() {
 }
 
 /// Across machines (here, processes that join one another on loopback):
-/// a node other than the first given `--dashboard` serves the run as the
+/// a node given `--dashboard` — the first too — serves the run as the
 /// master of the moment knows it — the first node's board at first, sent
 /// to it once a second — and goes on serving after that master is killed,
 /// from the new master's board.
@@ -354,7 +354,7 @@ fn a_joiner_with_a_dashboard_serves_the_master_s_view_and_outlives_it() {
         std::thread::spawn(move || lines.for_each(drop));
         (child, listens, dashboard)
     };
-    let (first, first_addr, _) = node(&["--listen", "127.0.0.1:0"]);
+    let (first, first_addr, first_base) = node(&["--listen", "127.0.0.1:0", "--dashboard", "127.0.0.1:0"]);
     let (_watcher, watcher_addr, base) = node(&["--join", &first_addr, "--dashboard", "127.0.0.1:0"]);
     let base = base.expect("the joiner serves a dashboard");
     let (_third, _, _) = node(&["--join", &first_addr]);
@@ -363,6 +363,11 @@ fn a_joiner_with_a_dashboard_serves_the_master_s_view_and_outlives_it() {
         s["reported_by"] == first_addr.as_str() && three(s)
     });
     assert_eq!(before["served_by"], watcher_addr.as_str(), "{before}");
+    // The first node's own page takes the same path: the view its node
+    // feeds while master (so it would follow the run to another master).
+    let own = first_base.expect("the first node serves a dashboard");
+    let own = until(&own, "the first node's view of itself", |s| s["reported_by"] == first_addr.as_str() && three(s));
+    assert_eq!(own["served_by"], first_addr.as_str(), "{own}");
     assert!(get(&base, "/").contains("<title>satin run</title>"), "the joiner serves no page");
     drop(first);
     let after = until(&base, "a new master's board, the first node crashed", |s| {

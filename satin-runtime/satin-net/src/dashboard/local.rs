@@ -1,6 +1,6 @@
 //! The dashboard of a run on this machine's cores alone (no node, no
 //! network): one row, this machine, with its counters and the progress
-//! estimate sampled four times a second, served from a thread of its own.
+//! estimate sampled four times a second, its board served as it is.
 
 use std::net::SocketAddr;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -11,7 +11,7 @@ use std::time::Duration;
 use satin_core::Runtime;
 use satin_proto::NodeFigures;
 
-use super::{lock, serve, Board, Shared};
+use super::{lock, Board, Shared};
 
 /// This machine's row.
 const ME: u64 = 0;
@@ -20,7 +20,8 @@ const ME: u64 = 0;
 pub(crate) struct LocalDashboard {
     board: Shared,
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<()>,
+    sampler: JoinHandle<()>,
+    served: Option<super::Served>,
 }
 
 impl LocalDashboard {
@@ -32,41 +33,17 @@ impl LocalDashboard {
         runtime.record_jobs(true);
         lock(&board).alive(ME, "this machine".into(), None, true);
         lock(&board).event(format!("the run starts on {} workers", runtime.workers()));
+        let served = addr.map(|addr| super::serve(addr, Arc::clone(&board))).transpose()?;
         let (stop, stopped) = mpsc::channel::<()>();
-        let (bound, bound_rx) = mpsc::channel::<std::io::Result<Option<SocketAddr>>>();
         let shared = Arc::clone(&board);
-        let thread = std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => return drop(bound.send(Err(e))),
-            };
-            rt.block_on(async move {
-                let served = match addr {
-                    Some(addr) => serve(addr, Arc::clone(&shared)).await.map(Some),
-                    None => Ok(None),
-                };
-                let ok = served.is_ok();
-                let _ = bound.send(served);
-                if !ok {
-                    return;
-                }
-                // Sampled on a thread of its own (the server answers on
-                // this one meanwhile).
-                let sampler = tokio::task::spawn_blocking(move || loop {
-                    sample(&shared, &runtime);
-                    match stopped.recv_timeout(Duration::from_millis(250)) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => return sample(&shared, &runtime),
-                    }
-                });
-                let _ = sampler.await;
-            });
+        let sampler = std::thread::Builder::new().name("satin-dashboard-sampler".into()).spawn(move || loop {
+            sample(&shared, &runtime);
+            match stopped.recv_timeout(Duration::from_millis(250)) {
+                Err(RecvTimeoutError::Timeout) => {}
+                _ => return sample(&shared, &runtime),
+            }
         })?;
-        let local = bound_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))?;
-        if let Some(local) = local {
-            eprintln!("dashboard: http://{local}/");
-        }
-        Ok(LocalDashboard { board, stop, thread })
+        Ok(LocalDashboard { board, stop, sampler, served })
     }
 
     /// The run is over: the page says so, the server stops, and the
@@ -75,7 +52,10 @@ impl LocalDashboard {
         lock(&self.board).finished();
         lock(&self.board).event("the run is over");
         drop(self.stop);
-        let _ = self.thread.join();
+        let _ = self.sampler.join();
+        if let Some(served) = self.served {
+            served.stop();
+        }
         let Some(path) = report else { return Ok(()) };
         let status = serde_json::to_value(lock(&self.board).status()).unwrap_or_default();
         super::report::write(path, &status)?;

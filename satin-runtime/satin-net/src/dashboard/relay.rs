@@ -1,25 +1,17 @@
-//! The dashboard a supervisor (`--local-nodes`) serves: every node keeps a
-//! board, whichever is master reports it once a second on its log (a line
-//! the supervisor takes off it, as it takes the status line's reports),
-//! and the supervisor — the process the user started — serves the latest.
-//! So the page outlives any node, the first included, and shows the run
-//! as the master of the moment knows it — with the time series of every
-//! master's reports merged (`history.rs`).
-//!
-//! Across machines a node other than the first that is given
-//! `--dashboard` serves a relay too, fed by the boards the master of the
-//! moment sends it (`Msg::Board`, see `proto/node/figures.rs`) instead of
-//! log lines.
+//! The master's view: what a node with `--dashboard` and a supervisor
+//! (`--local-nodes`) serve. Every node keeps a board; whichever is master
+//! reports it once a second — into its own node's view, to the nodes that
+//! serve one (`Msg::Board`, see `proto/node/figures.rs`), and on its log
+//! for its supervisor (a line the supervisor takes off it, as it takes
+//! the status line's reports). So a page shows the run as the master of
+//! the moment knows it — with the time series of every master's reports
+//! merged (`history.rs`) — follows it when the master changes, and under
+//! a supervisor outlives any node, the first included.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use axum::extract::State;
-use axum::http::header;
-use axum::response::{Html, IntoResponse};
-use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::{metrics, Board};
@@ -71,35 +63,10 @@ impl Relay {
         })))
     }
 
-    /// Serves the relay on `addr` from a thread of its own; says where.
+    /// Serves the relay on `addr` until the process ends; says where.
     pub(crate) fn serve(self, addr: SocketAddr) -> std::io::Result<Relay> {
-        let relay = self;
-        let (bound, bound_rx) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
-        let state = relay.clone();
-        std::thread::Builder::new().name("satin-dashboard".into()).spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => return drop(bound.send(Err(e))),
-            };
-            rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::bind(addr).await {
-                    Ok(l) => l,
-                    Err(e) => return drop(bound.send(Err(e))),
-                };
-                let _ = bound.send(listener.local_addr());
-                let app = Router::new()
-                    .route("/", get(page))
-                    .route("/api/status", get(status))
-                    .route("/metrics", get(metrics_text))
-                    .with_state(state);
-                if let Err(e) = axum::serve(listener, app).await {
-                    tracing::warn!("dashboard: {e}");
-                }
-            });
-        })?;
-        let local = bound_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))?;
-        eprintln!("dashboard: http://{local}/");
-        Ok(relay)
+        super::serve(addr, self.clone())?.detach();
+        Ok(self)
     }
 
     /// Takes node `node`'s report off its log: true if `line` was one.
@@ -149,15 +116,12 @@ impl Relay {
     }
 }
 
-async fn page() -> Html<&'static str> {
-    Html(super::PAGE)
-}
+impl super::View for Relay {
+    fn status(&self) -> Value {
+        Relay::status(self)
+    }
 
-async fn status(State(relay): State<Relay>) -> impl IntoResponse {
-    Json(relay.status())
-}
-
-async fn metrics_text(State(relay): State<Relay>) -> impl IntoResponse {
-    let text = relay.0.lock().unwrap_or_else(|e| e.into_inner()).metrics.clone();
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
+    fn metrics(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).metrics.clone()
+    }
 }

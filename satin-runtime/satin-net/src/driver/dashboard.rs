@@ -1,55 +1,40 @@
-//! The driver's side of what others see of the run: the dashboard
-//! (`--dashboard`), which it serves from this node's runtime and keeps up
-//! to date as the run goes (see `net/src/dashboard/`), and the reports a
-//! supervisor draws its status line from.
+//! The driver's side of what others see of the run: the board it keeps
+//! up to date as the run goes, which while master it feeds to every
+//! dashboard — its own node's (`--dashboard`), the other nodes', its
+//! supervisor's (see `net/src/dashboard/`) — and the reports a supervisor
+//! draws its status line from.
 
 use super::*;
 use crate::dashboard::{self, Board};
 
 impl Driver {
-    /// Opens the dashboard if this node serves one, and says where; keeps
-    /// the board (reported while master, `report_board`).
-    pub(super) async fn open_dashboard(&mut self) {
+    /// Keeps the board (reported while master, `report_board`), and
+    /// serves the master's view if this node serves a dashboard — the
+    /// first node too: its page follows the run to the next master.
+    pub(super) fn open_dashboard(&mut self) {
         // Whichever node is master when someone looks draws every node's
         // jobs: each records its own from the start (a recorded job costs
         // two clock reads; only jobs that moved are recorded).
         self.exec.record_jobs(true);
-        let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
-        let board = Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace)));
-        if let Some(addr) = self.spec.master_view {
-            // A node that is not the first serves what the master of the
-            // moment sends it (and its own board while it is master).
+        if let Some(addr) = self.spec.dashboard {
             match crate::dashboard::relay::Relay::new(&self.first_root.0, &self.spec.me.label).serve(addr) {
                 Ok(view) => self.view = Some(view),
                 Err(e) => warn!("cannot serve the dashboard on {addr}: {e}"),
             }
         }
-        let Some(addr) = self.spec.dashboard else {
-            // Every node keeps a board: whichever is master shows it — to
-            // its supervisor, to the nodes that serve a dashboard, in its
-            // report (the board is read only when someone asks).
-            self.board = Some(board);
-            let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
-            self.on_board(|b| {
-                b.alive(me, name, Some(address), false);
-                b.event("the run starts");
-            });
-            return;
-        };
-        match dashboard::serve(addr, Arc::clone(&board)).await {
-            Ok(local) => {
-                eprintln!("dashboard: http://{local}/");
-                self.board = Some(board);
-                // Named as its peers are: by its short name (its number
-                // under a supervisor, SLURM or Kubernetes; else its address).
-                let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
-                self.on_board(|b| {
-                    b.alive(me, name, Some(address), true);
-                    b.event("the run starts");
-                });
-            }
-            Err(e) => warn!("cannot serve the dashboard on {addr}: {e}"),
-        }
+        // Every node keeps a board: whichever is master shows it — to its
+        // supervisor, to the nodes that serve a dashboard (itself
+        // included), in its report (the board is read only when someone
+        // asks). Named as its peers are: by its short name (its number
+        // under a supervisor, SLURM or Kubernetes; else its address).
+        let trace = self.spec.me.trace.as_ref().map(|p| p.display().to_string());
+        self.board = Some(Arc::new(std::sync::Mutex::new(Board::new(&self.first_root.0, trace))));
+        let (me, name, address) = (self.spec.me.id, self.spec.me.label.clone(), self.io.addr.to_string());
+        let serves = self.view.is_some();
+        self.on_board(|b| {
+            b.alive(me, name, Some(address), serves);
+            b.event("the run starts");
+        });
     }
 
     /// Changes the board, if there is one.

@@ -46,11 +46,9 @@ pub(crate) struct NodeSpec {
     pub(crate) config: Config,
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
-    /// Serve the dashboard here (the first node only).
+    /// Serve the dashboard here: the view the master of the moment feeds
+    /// (`dashboard/relay.rs`).
     pub(crate) dashboard: Option<SocketAddr>,
-    /// Serve the dashboard of the master of the moment here (`--dashboard`
-    /// on a node that joins: `dashboard/relay.rs`).
-    pub(crate) master_view: Option<SocketAddr>,
     /// Report the estimate to the supervisor while master (it draws the
     /// status line).
     pub(crate) report_status: bool,
@@ -284,7 +282,7 @@ struct Driver {
     status: Option<StatusLine>,
     /// The dashboard's data, if this node serves one.
     board: Option<crate::dashboard::Shared>,
-    /// The master's view this node serves, if it serves one (`master_view`).
+    /// The master's view this node serves, if it serves one (`dashboard`).
     view: Option<crate::dashboard::relay::Relay>,
     /// When this node last reported its estimate to its supervisor.
     reported: Option<Instant>,
@@ -454,7 +452,7 @@ pub(super) async fn drive(
     };
     let mut leaving = false;
 
-    d.open_dashboard().await;
+    d.open_dashboard();
     let now = d.now();
     d.node.start(now, &mut d.exec);
     if d.spec.me.contact.is_none() {

@@ -6,10 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::checkpointer::CheckpointSpec;
+use super::contract::{self, ChildEnv};
 use super::driver::{self, FirstMembership, NodeSpec};
 use super::launch::{AlgArg, FtArg, Launch, TableArg, DEFAULT_JOIN_WAIT_MS};
 use super::node_io::Identity;
-use super::{dashboard, fresh_id, netfault, rejoin, slurm, status_line, supervise, workflow, RunError};
+use super::{fresh_id, netfault, rejoin, slurm, RunError};
 use satin_proto::codec::Hello;
 use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
 
@@ -60,23 +61,13 @@ pub(crate) fn stragglers(args: &Launch) -> Stragglers {
     }
 }
 
-/// Where no launcher can tell how many nodes the run starts with (pods of
-/// a StatefulSet, hosts started by hand), this variable says, for
-/// `--table auto`.
-pub const NODES_ENV: &str = "SATIN_NODES";
-
 /// How many nodes the run starts with, where the launch says: a
 /// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
 pub(crate) fn expected_nodes(args: &Launch) -> Option<usize> {
     let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
     let expected = args.expect_nodes.map(|n| n as usize);
-    expected.or_else(|| var(workflow::CLUSTER_SIZE_ENV)).or_else(|| var(NODES_ENV)).or_else(|| {
-        if args.slurm {
-            var("SLURM_NTASKS")
-        } else {
-            None
-        }
-    })
+    let told = ChildEnv::current().cluster_size;
+    expected.or(told).or_else(|| var(contract::NODES)).or_else(|| if args.slurm { var("SLURM_NTASKS") } else { None })
 }
 
 /// The result table a run gets from `--table` and `--table-replicas`, for
@@ -97,7 +88,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
     let contact = rejoin::contact().or(args.join);
     // A member of a supervised first membership is numbered by its
     // supervisor (`supervise::ROSTER_ENV`).
-    let roster = contact.is_none() && std::env::var_os(supervise::ROSTER_ENV).is_some();
+    let roster = contact.is_none() && ChildEnv::current().roster;
     // A process that starts over after its removal joins the run under way.
     let first = match (args.expect_nodes, args.join.or(args.listen)) {
         _ if roster => FirstMembership::FromSupervisor,
@@ -109,7 +100,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
         }
         _ => FirstMembership::Open,
     };
-    let index = std::env::var(supervise::NODE_INDEX_ENV).ok().and_then(|i| i.parse::<u64>().ok());
+    let index = ChildEnv::current().node_index;
     let id = match (contact, roster, index) {
         (None, true, Some(index)) => index,
         (None, _, _) => 0,
@@ -144,7 +135,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
         // A supervisor sees every node's output and says when the answer's
         // is out: nodes wait for that, in case the one that shows it dies
         // before its output is.
-        supervised_output: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+        supervised_output: ChildEnv::current().supervised,
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
         stragglers: stragglers(args),
         rejoins: rejoin::done(),
@@ -160,14 +151,14 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
     Ok(NodeSpec {
         me: Identity::from_launch(args, id, contact, hello, label),
         config,
-        progress: !args.no_progress && std::env::var_os(supervise::SUPERVISED_ENV).is_none(),
+        progress: !args.no_progress && !ChildEnv::current().supervised,
         dashboard: args.dashboard,
         report: args.report.clone().filter(|_| args.join.is_none()),
-        report_status: std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some(),
-        board_to_supervisor: std::env::var_os(dashboard::relay::BOARD_ENV).is_some(),
+        report_status: ChildEnv::current().status_to_supervisor,
+        board_to_supervisor: ChildEnv::current().board_to_supervisor,
         checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
         lone: false,
-        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", netfault::FAULTS_ENV)))?,
+        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", contract::NET_FAULTS)))?,
         carry: rejoin::take_carry(),
         was_origin: rejoin::was_origin(),
         first,
@@ -175,10 +166,10 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
 }
 
 /// The faults of this node's network: under a supervisor (whose `--chaos`
-/// may cut it off later), or when [`netfault::FAULTS_ENV`] names some.
+/// may cut it off later), or when its starter named some (`contract::NET_FAULTS`).
 pub(crate) fn network_faults(id: u64) -> Result<Option<Arc<netfault::Faults>>, String> {
-    let from_start = std::env::var(netfault::FAULTS_ENV).ok();
-    if from_start.is_none() && std::env::var_os(supervise::SUPERVISED_ENV).is_none() {
+    let from_start = ChildEnv::current().net_faults.clone();
+    if from_start.is_none() && !ChildEnv::current().supervised {
         return Ok(None);
     }
     let faults = netfault::Faults::new(id ^ u64::from(std::process::id()));

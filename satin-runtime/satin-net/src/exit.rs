@@ -4,7 +4,7 @@
 
 use super::ending::{Ended, RunError, USAGE_STATUS};
 use super::workflow::{try_run_workflow, WorkflowOptions, WorkflowRun};
-use super::{supervise, try_run, Launch, Split};
+use super::{try_run, Launch, Split};
 use satin_core::Builder;
 use satin_dag::Workflow;
 
@@ -83,7 +83,7 @@ fn finish<R>(app: &str, args: &Launch, ended: Result<Ended<R>, RunError>) -> R {
     // Under a supervisor every node that saw the end reports, and the
     // supervisor prefers the output of the node that shows the answer:
     // it may be killed between its answer and its output.
-    let supervised = std::env::var_os(supervise::SUPERVISED_ENV).is_some();
+    let supervised = crate::contract::ChildEnv::current().supervised;
     match ended {
         Ok(Ended::Returned { value, shows }) if shows || supervised => {
             if !supervised {

@@ -200,7 +200,7 @@ pub struct Launch {
     pub cluster: String,
     /// The pool credential (made by --init-pool). Only nodes holding it can
     /// join. Also read from the SATIN_POOL environment variable.
-    #[arg(long, value_name = "FILE", env = "SATIN_POOL")]
+    #[arg(long, value_name = "FILE", env = crate::contract::POOL)]
     pub pool: Option<PathBuf>,
     /// Make a new pool credential at FILE (or DIR/pool.pem) and exit.
     #[arg(long, value_name = "FILE")]

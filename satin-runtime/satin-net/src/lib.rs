@@ -14,6 +14,7 @@ mod chaos_net;
 mod checkpointer;
 mod config_of;
 mod conn;
+mod contract;
 mod dashboard;
 mod driver;
 mod ending;
@@ -39,7 +40,8 @@ mod wire;
 mod workflow;
 
 pub use chaos::parse as parse_chaos;
-pub use config_of::{table_placement, NODES_ENV};
+pub use config_of::table_placement;
+pub use contract::NODES as NODES_ENV;
 pub use ending::{
     Ended, RunError, ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, SUSPENDED_STATUS, USAGE_STATUS,
 };

@@ -7,7 +7,8 @@
 //!
 //! The supervisor of `--local-nodes` sets the faults (`--chaos
 //! 'partition:…;cut:…;loss:…;delay:…'`): the ones that hold from the
-//! start through [`FAULTS_ENV`], later changes as orders on the node's
+//! start in its environment (`contract::NET_FAULTS`: `;`-separated orders,
+//! e.g. `loss 0.2;delay 100 50`), later changes as orders on the node's
 //! standard input ([`Faults::apply`]). A node with neither uses the plain
 //! socket.
 
@@ -22,10 +23,6 @@ use std::time::Duration;
 
 use quinn::udp::{RecvMeta, Transmit};
 use quinn::{AsyncUdpSocket, UdpPoller};
-
-/// The faults a node starts with: `;`-separated orders (see
-/// [`Faults::apply`]), e.g. `loss 0.2;delay 100 50`.
-pub(crate) const FAULTS_ENV: &str = "SATIN_NET_FAULTS";
 
 /// What is wrong with this node's network right now.
 #[derive(Debug, Default)]

@@ -13,8 +13,8 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::conn::{accept_loop, advertised, endpoint, endpoint_on, Accepting, Inputs, Link, Net, SharedDictionary};
+use super::contract::ChildEnv;
 use super::netfault::Faults;
-use super::supervise;
 use super::tls::Pool;
 use super::wire::{Frame, Message};
 use super::Launch;
@@ -76,9 +76,9 @@ impl Identity {
             idle_timeout: Duration::from_millis(args.idle_timeout_ms),
             max_frame: args.max_frame,
             hello,
-            label: label.or_else(|| std::env::var(supervise::NODE_INDEX_ENV).ok()).unwrap_or_default(),
+            label: label.or_else(|| ChildEnv::current().node_index.map(|i| i.to_string())).unwrap_or_default(),
             trace: args.trace.clone(),
-            supervised: std::env::var_os(supervise::SUPERVISED_ENV).is_some(),
+            supervised: ChildEnv::current().supervised,
         }
     }
 }

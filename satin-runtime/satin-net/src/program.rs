@@ -81,8 +81,8 @@ pub fn try_run<R: Send>(
     // that draws the line or serves the dashboard, every node (any may
     // become master).
     let status = status_line::status_line_wanted(args.no_progress) && args.join.is_none();
-    let reports = std::env::var_os(status_line::SUPERVISOR_STATUS_ENV).is_some()
-        || std::env::var_os(crate::dashboard::relay::BOARD_ENV).is_some();
+    let told = crate::contract::ChildEnv::current();
+    let reports = told.status_to_supervisor || told.board_to_supervisor;
     // A node's workers yield to its network: beats are read on time
     // however busy the cores are (`sched/priority.rs`).
     let builder = if args.is_distributed() { builder.lower_worker_priority(WORKER_PRIORITY_STEPS) } else { builder };

@@ -5,44 +5,34 @@
 //! finished, which the run then reuses.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use satin_core::checkpoint::ResultMeta;
 use satin_core::JobKey;
 
-/// Where a rejoining process joins (a member's address).
-const REJOIN_ENV: &str = "SATIN_REJOIN";
-/// The file holding the results it carries over (postcard).
-const CARRY_ENV: &str = "SATIN_CARRY";
-/// The id this process had as the run's origin, if it was (it claims the
-/// origin back: the answer is shown where the user started the run).
-const WAS_ORIGIN_ENV: &str = "SATIN_REJOIN_ORIGIN";
-/// How often this process joined again already (the core decides whether
-/// it does once more: `Config::max_rejoins`).
-const REJOINS_ENV: &str = "SATIN_REJOINS";
+use super::contract::ChildEnv;
 
 /// Results carried from one incarnation to the next.
 pub(super) type Carry = Vec<(JobKey, Vec<u8>, ResultMeta)>;
 
 /// The member this process joins through, if it is a rejoining one.
 pub(super) fn contact() -> Option<SocketAddr> {
-    std::env::var(REJOIN_ENV).ok()?.parse().ok()
+    ChildEnv::current().rejoin
 }
 
 /// How often this process started over as a new node already.
 pub(super) fn done() -> u32 {
-    std::env::var(REJOINS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+    ChildEnv::current().rejoins
 }
 
 /// The id of the previous incarnation, if it was the run's origin.
 pub(super) fn was_origin() -> Option<u64> {
-    std::env::var(WAS_ORIGIN_ENV).ok()?.parse().ok()
+    ChildEnv::current().was_origin
 }
 
 /// The results the previous incarnation carried over (the file is
 /// removed: they are published once this node is welcomed).
 pub(super) fn take_carry() -> Carry {
-    let Some(path) = std::env::var_os(CARRY_ENV).map(PathBuf::from) else { return Vec::new() };
+    let Some(path) = ChildEnv::current().carry.clone() else { return Vec::new() };
     let bytes = std::fs::read(&path).unwrap_or_default();
     let _ = std::fs::remove_file(&path);
     postcard::from_bytes(&bytes).unwrap_or_default()
@@ -64,14 +54,16 @@ pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>
         return format!("cannot keep its finished results for the next incarnation: {e}");
     }
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(std::env::args_os().skip(1))
-        .env(REJOIN_ENV, contact.to_string())
-        .env(CARRY_ENV, &path)
-        .env(REJOINS_ENV, (done + 1).to_string());
-    match was_origin {
-        Some(id) => cmd.env(WAS_ORIGIN_ENV, id.to_string()),
-        None => cmd.env_remove(WAS_ORIGIN_ENV),
-    };
+    cmd.args(std::env::args_os().skip(1));
+    // What it was told, and that it joins again.
+    ChildEnv {
+        rejoin: Some(contact),
+        carry: Some(path.clone()),
+        was_origin,
+        rejoins: done + 1,
+        ..ChildEnv::current().clone()
+    }
+    .apply(&mut cmd);
     // Anything buffered goes out before the image is replaced.
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let _ = std::io::Write::flush(&mut std::io::stderr());

@@ -16,7 +16,7 @@ use satin_proto::Node;
 /// Runs shorter than this draw nothing (`SATIN_STATUS_AFTER_MS` changes
 /// it: 0 draws from the start, as the tests do).
 fn quiet_for() -> Duration {
-    let ms = std::env::var("SATIN_STATUS_AFTER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let ms = std::env::var(crate::contract::STATUS_AFTER_MS).ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     Duration::from_millis(ms)
 }
 
@@ -28,7 +28,7 @@ fn quiet_for() -> Duration {
 pub fn status_line_wanted(no_progress: bool) -> bool {
     !no_progress
         && std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os(super::supervise::SUPERVISED_ENV).is_none()
+        && !crate::contract::ChildEnv::current().supervised
 }
 
 pub(crate) struct StatusLine {
@@ -137,9 +137,6 @@ fn run_with_status<R: Send>(runtime: &Arc<Runtime>, f: impl FnOnce() -> R + Send
     value
 }
 
-/// Set by a supervisor that draws a status line for its nodes: the
-/// master reports its estimate on stderr (see [`report`]).
-pub(crate) const SUPERVISOR_STATUS_ENV: &str = "SATIN_SUPERVISOR_STATUS";
 /// How a node's report starts; the supervisor takes such lines off the log.
 const REPORT_PREFIX: &str = "satin-status: ";
 

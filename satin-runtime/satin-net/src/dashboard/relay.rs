@@ -16,8 +16,6 @@ use serde_json::{json, Value};
 
 use super::{metrics, Board};
 
-/// Set by the supervisor for its nodes: keep a board and report it.
-pub(crate) const BOARD_ENV: &str = "SATIN_BOARD_TO_SUPERVISOR";
 /// How a node's report starts.
 const BOARD_PREFIX: &str = "satin-board: ";
 

@@ -61,27 +61,30 @@ impl Cluster {
     pub(super) fn spawn(&mut self, start: Start) -> Result<usize, RunError> {
         let node = self.pids.len();
         let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.base)
-            .env("SATIN_POOL", &self.pool)
-            .env(SUPERVISED_ENV, "1")
-            .env(NODE_INDEX_ENV, node.to_string())
-            .env(crate::workflow::CLUSTER_SIZE_ENV, self.size.to_string())
-            .env(crate::netfault::FAULTS_ENV, self.net.at_start(node as u64, &self.addrs));
+        cmd.args(&self.base);
+        // What the node is told (`contract.rs`): a node of the run's first
+        // membership (`Start::Roster`) waits for the roster on its standard
+        // input (`ROSTER_ORDER`), its id its number.
+        crate::contract::ChildEnv {
+            pool: Some(self.pool.clone()),
+            supervised: true,
+            node_index: Some(node as u64),
+            cluster_size: Some(self.size as usize),
+            roster: matches!(start, Start::Roster),
+            status_to_supervisor: self.status.drawn(),
+            board_to_supervisor: self.relay.is_some(),
+            net_faults: Some(self.net.at_start(node as u64, &self.addrs)),
+            ..Default::default()
+        }
+        .apply(&mut cmd);
         if let Some(trace) = &self.trace {
             cmd.arg("--trace").arg(part_path(trace, node));
         }
         if let Some(stats) = &self.stats_json {
             cmd.arg("--stats-json").arg(part_path(stats, node));
         }
-        if self.status.drawn() {
-            cmd.env(crate::status_line::SUPERVISOR_STATUS_ENV, "1");
-        }
-        if self.relay.is_some() {
-            cmd.env(crate::dashboard::relay::BOARD_ENV, "1");
-        }
         match start {
-            Start::Listen => cmd.args(["--listen", "127.0.0.1:0"]),
-            Start::Roster => cmd.args(["--listen", "127.0.0.1:0"]).env(ROSTER_ENV, "1"),
+            Start::Listen | Start::Roster => cmd.args(["--listen", "127.0.0.1:0"]),
             Start::Join(a) => cmd.args(["--join", &a.to_string(), "--listen", "127.0.0.1:0"]),
         };
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::piped());

@@ -45,17 +45,6 @@ enum ClusterEnd {
     AllKilled,
 }
 
-/// Set in the environment of supervised nodes.
-pub(super) const SUPERVISED_ENV: &str = "SATIN_SUPERVISED";
-/// The node's number, for its logs and trace.
-pub(super) const NODE_INDEX_ENV: &str = "SATIN_NODE_INDEX";
-/// Set for a node of the run's first membership: its id is its number,
-/// and it waits for the roster on its standard input ([`ROSTER_ORDER`]).
-pub(super) const ROSTER_ENV: &str = "SATIN_ROSTER";
-/// `off`: the supervisor does not tell nodes of a dead peer (they find
-/// out by the idle timeout, as across machines).
-const DEATH_NOTICES_ENV: &str = "SATIN_DEATH_NOTICES";
-
 /// How long a node may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// After the answer is out, how long the other nodes get before SIGKILL:
@@ -122,7 +111,7 @@ fn run_cluster(
         stdins: Vec::new(),
         hung: Vec::new(),
         hung_or_killed: Vec::new(),
-        death_notices: std::env::var(DEATH_NOTICES_ENV).map_or(true, |v| v != "off"),
+        death_notices: std::env::var(crate::contract::DEATH_NOTICES).map_or(true, |v| v != "off"),
         silent: Vec::new(),
         killed: Vec::new(),
         net: NetChaos::default(),

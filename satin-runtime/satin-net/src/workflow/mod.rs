@@ -52,10 +52,6 @@ impl WorkflowOptions {
     }
 }
 
-/// Set by the supervisor for its nodes: how many nodes the cluster starts
-/// with.
-pub(super) const CLUSTER_SIZE_ENV: &str = "SATIN_CLUSTER_SIZE";
-
 /// Runs `workflow` as `args` say, its fault-tolerant schedule made with
 /// `params`; a unit of planned cost takes `unit`. A helper for binaries:
 /// see [`try_run_workflow`] for what it does, and [`super::run`] for how
@@ -108,8 +104,7 @@ pub fn try_run_workflow(
         return Ok(Ended::Returned { value: run, shows: true });
     }
     init_logging();
-    let nodes =
-        args.nodes.map(|n| n as usize).or_else(|| std::env::var(CLUSTER_SIZE_ENV).ok().and_then(|n| n.parse().ok()));
+    let nodes = args.nodes.map(|n| n as usize).or(crate::contract::ChildEnv::current().cluster_size);
     let master = args.join.is_none();
     let nodes = match nodes {
         Some(n) if n >= 2 => n,
@@ -126,7 +121,7 @@ pub fn try_run_workflow(
         cfg.gather_wait = Duration::from_millis(ms);
     }
     let faults =
-        super::network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", super::netfault::FAULTS_ENV)))?;
+        super::network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", crate::contract::NET_FAULTS)))?;
     match node::run(me, cfg, faults, &pool, workflow) {
         node::GraphEnd::Done { run, master } => {
             if master {

@@ -12,7 +12,7 @@ use super::launch::{AlgArg, FtArg, Launch, TableArg, DEFAULT_JOIN_WAIT_MS};
 use super::node_io::Identity;
 use super::{fresh_id, netfault, rejoin, slurm, RunError};
 use satin_proto::codec::Hello;
-use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement};
+use satin_proto::{Config, FtMode, StealPolicy, TablePlacement};
 
 /// What `--slurm` stands for in this task: `--listen` on task 0, `--join`
 /// elsewhere; and the task's number.
@@ -48,19 +48,6 @@ pub(crate) fn quorum_config(args: &Launch) -> satin_proto::quorum::QuorumConfig 
     }
 }
 
-/// Timeouts, retries and duplicates as the flags say.
-pub(crate) fn stragglers(args: &Launch) -> Stragglers {
-    Stragglers {
-        duplicates: !args.no_duplicates,
-        expect: args.expect.map(|d| d.as_nanos() as u64),
-        soft: args.soft_timeout,
-        hard: args.hard_timeout,
-        answer_timeout: args.idle_timeout_ms * 1_000_000,
-        retries: args.retries,
-        ..Stragglers::default()
-    }
-}
-
 /// How many nodes the run starts with, where the launch says: a
 /// supervisor's `--local-nodes`, `SATIN_NODES`, SLURM's task count.
 pub(crate) fn expected_nodes(args: &Launch) -> Option<usize> {
@@ -87,7 +74,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
     // A process the majority removed starts over as a joiner (`rejoin.rs`).
     let contact = rejoin::contact().or(args.join);
     // A member of a supervised first membership is numbered by its
-    // supervisor (`supervise::ROSTER_ENV`).
+    // supervisor (`ChildEnv::roster`).
     let roster = contact.is_none() && ChildEnv::current().roster;
     // A process that starts over after its removal joins the run under way.
     let first = match (args.expect_nodes, args.join.or(args.listen)) {
@@ -137,7 +124,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
         // before its output is.
         supervised_output: ChildEnv::current().supervised,
         checkpoint_interval: args.checkpoint.as_ref().map(|_| args.checkpoint_interval.as_nanos() as u64),
-        stragglers: stragglers(args),
+        stragglers: args.stragglers(),
         rejoins: rejoin::done(),
         join_wait: args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS) * 1_000_000,
         leave_timeout: args.leave_timeout_ms * 1_000_000,

@@ -8,6 +8,35 @@ use super::{try_run, Launch, Split};
 use satin_core::Builder;
 use satin_dag::Workflow;
 
+/// Reading the command line where the process may end: here, the only
+/// place the library ends the process, not beside the flags (`launch.rs`).
+impl Launch {
+    /// Takes this crate's flags (`--listen`, `--join`, `--local-nodes`,
+    /// `--workers`, `--chaos`, … — the examples' flags) out of the
+    /// program's command line, for a program that parses its own: returns
+    /// them and the program's own arguments (its name first), in order.
+    /// `--satin-help` prints them and exits; a bad value, or an unknown
+    /// flag one or two letters away from one of satin's (`--lisen`), exits
+    /// with status 2 and a message. After `--` everything is the program's.
+    ///
+    /// ```no_run
+    /// let (launch, args) = satin::net::Launch::from_env("myprog");
+    /// let n: u32 = args[1].parse().expect("a number");
+    /// # fn work(n: u32) -> u32 { n }
+    /// let answer = satin::net::run("myprog", &launch, satin::Runtime::builder(), || work(n));
+    /// println!("{answer}");
+    /// ```
+    pub fn from_env(app: &str) -> (Launch, Vec<String>) {
+        launch_from_env(app, &[])
+    }
+
+    /// [`Launch::from_env`] for a program with flags of its own that look
+    /// like satin's (see [`Launch::from_args_with`]).
+    pub fn from_env_with(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
+        launch_from_env(app, own_flags)
+    }
+}
+
 /// [`Launch::from_args`] on this process's command line; help goes to
 /// standard output and ends the process with status 0, a bad flag to
 /// standard error with status 2, and `--init-pool FILE` is done at once

@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::config_of::stragglers;
-use super::exit;
 use satin_proto::codec::DEFAULT_MAX_FRAME;
 
 /// How long a joiner keeps knocking by default (milliseconds).
@@ -322,31 +320,6 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// Takes this crate's flags (`--listen`, `--join`, `--local-nodes`,
-    /// `--workers`, `--chaos`, … — the examples' flags) out of the
-    /// program's command line, for a program that parses its own: returns
-    /// them and the program's own arguments (its name first), in order.
-    /// `--satin-help` prints them and exits; a bad value, or an unknown
-    /// flag one or two letters away from one of satin's (`--lisen`), exits
-    /// with status 2 and a message. After `--` everything is the program's.
-    ///
-    /// ```no_run
-    /// let (launch, args) = satin::net::Launch::from_env("myprog");
-    /// let n: u32 = args[1].parse().expect("a number");
-    /// # fn work(n: u32) -> u32 { n }
-    /// let answer = satin::net::run("myprog", &launch, satin::Runtime::builder(), || work(n));
-    /// println!("{answer}");
-    /// ```
-    pub fn from_env(app: &str) -> (Launch, Vec<String>) {
-        exit::launch_from_env(app, &[])
-    }
-
-    /// [`Launch::from_env`] for a program with flags of its own that look
-    /// like satin's (see [`Launch::from_args_with`]).
-    pub fn from_env_with(app: &str, own_flags: &[&str]) -> (Launch, Vec<String>) {
-        exit::launch_from_env(app, own_flags)
-    }
-
     /// [`Launch::from_env`] on a given command line (program name first),
     /// without exiting.
     pub fn from_args(app: &str, args: impl IntoIterator<Item = String>) -> Result<Split, String> {
@@ -421,10 +394,23 @@ impl Launch {
         Ok(Split::Run(Box::new(launch), own))
     }
 
+    /// Timeouts, retries and duplicates as the flags say.
+    pub(crate) fn stragglers(&self) -> satin_proto::Stragglers {
+        satin_proto::Stragglers {
+            duplicates: !self.no_duplicates,
+            expect: self.expect.map(|d| d.as_nanos() as u64),
+            soft: self.soft_timeout,
+            hard: self.hard_timeout,
+            answer_timeout: self.idle_timeout_ms * 1_000_000,
+            retries: self.retries,
+            ..satin_proto::Stragglers::default()
+        }
+    }
+
     /// Refuses flag values that make no sense together (the timeout
     /// factors); [`run`](crate::run) calls it too.
     pub fn check(&self) -> Result<(), String> {
-        stragglers(self).check().map_err(|e| format!("--soft-timeout/--hard-timeout: {e}"))
+        self.stragglers().check().map_err(|e| format!("--soft-timeout/--hard-timeout: {e}"))
     }
 
     pub(crate) fn is_distributed(&self) -> bool {

@@ -22,6 +22,8 @@ mod exit;
 mod front;
 mod k8s;
 mod launch;
+#[cfg(test)]
+mod module_graph;
 mod netfault;
 mod node_io;
 mod pool_check;

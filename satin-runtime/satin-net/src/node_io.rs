@@ -138,6 +138,9 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         } else if announce {
             eprintln!("satin: node {} listening on {addr}", me.label);
         }
+        if announce {
+            crate::contract::Report::Listening(addr).tell();
+        }
         let label = me.label.clone();
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =

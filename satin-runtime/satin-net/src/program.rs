@@ -6,6 +6,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::contract::Report;
 use super::driver::{Again, RunEnd};
 use super::ending::{Ended, NodeEnded, RunError};
 use super::front::{first_steps, load_pool, FirstSteps};
@@ -24,8 +25,7 @@ pub(super) const MASTER_LINE: &str = "the run is over; this node is its master";
 /// What the master says when the node the run started on shows the answer.
 const ORIGIN_SHOWS_LINE: &str = "the answer is shown by the node the run started on";
 /// What the node the run started on says when another ended it as master.
-pub(super) const ORIGIN_LINE: &str =
-    "the run is over; its master is another node, the answer is shown here (the node the run \
+const ORIGIN_LINE: &str = "the run is over; its master is another node, the answer is shown here (the node the run \
                            started on)";
 /// What a suspended node says on stderr.
 const SUSPENDED_LINE: &str = "the run is suspended; run the same command again to resume it from its checkpoint";
@@ -165,11 +165,13 @@ pub fn try_run<R: Send>(
             RunEnd::Answer { value: Some(value), master, shows } => {
                 if master && !lone {
                     eprintln!("{app_name}: {MASTER_LINE}");
+                    Report::Master.tell();
                     if !shows {
                         eprintln!("{app_name}: {ORIGIN_SHOWS_LINE}");
                     }
                 } else if shows {
                     eprintln!("{app_name}: {ORIGIN_LINE}");
+                    Report::OriginShows.tell();
                 }
                 // Every node's program goes on to its next call; what it
                 // does after its last is for the node that shows it.

@@ -137,18 +137,15 @@ fn run_with_status<R: Send>(runtime: &Arc<Runtime>, f: impl FnOnce() -> R + Send
     value
 }
 
-/// How a node's report starts; the supervisor takes such lines off the log.
-const REPORT_PREFIX: &str = "satin-status: ";
-
-/// A master's report to its supervisor: the estimate and the nodes alive,
-/// one line of JSON after [`REPORT_PREFIX`].
+/// A master's report to its supervisor (`contract::Report::Status`): the
+/// estimate and the nodes alive, one line of JSON.
 pub(crate) fn report(e: &Estimate, alive: usize, totals: Totals) -> String {
     let eta = e.eta.map(|d| d.as_secs_f64());
     let json = serde_json::json!({
         "fraction": e.fraction, "elapsed_s": e.elapsed.as_secs_f64(), "eta_s": eta, "alive": alive,
         "jobs_stolen": totals.jobs_stolen, "cpu_s": totals.cpu_s,
     });
-    format!("{REPORT_PREFIX}{json}")
+    json.to_string()
 }
 
 /// What the master sums over every node's last figures for the
@@ -182,25 +179,27 @@ impl SupervisorLine {
     }
 
     /// A line node `node` wrote on stderr.
-    pub(crate) fn log_line(&self, node: usize, line: &str) {
-        if let Some(json) = line.strip_prefix(REPORT_PREFIX) {
-            if let (Some(bar), Ok(v)) = (&self.bar, serde_json::from_str::<serde_json::Value>(json)) {
-                let e = Estimate {
-                    fraction: v["fraction"].as_f64().unwrap_or(0.0),
-                    elapsed: Duration::from_secs_f64(v["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
-                    eta: v["eta_s"].as_f64().map(|s| Duration::from_secs_f64(s.max(0.0))),
-                    tracked: 0,
-                    done: false,
-                };
-                let alive = v["alive"].as_u64().unwrap_or(0);
-                let (stolen, cpu) = (v["jobs_stolen"].as_u64().unwrap_or(0), v["cpu_s"].as_f64().unwrap_or(0.0));
-                bar.set_message(format!(
-                    "{} | nodes alive {alive} (master: node {node}) | {stolen} jobs stolen, CPU {cpu:.1} s",
-                    describe(&e)
-                ));
-            }
-            return;
+    /// The master `node` reported its estimate (`report`): onto the line.
+    pub(crate) fn report(&self, node: usize, json: &str) {
+        if let (Some(bar), Ok(v)) = (&self.bar, serde_json::from_str::<serde_json::Value>(json)) {
+            let e = Estimate {
+                fraction: v["fraction"].as_f64().unwrap_or(0.0),
+                elapsed: Duration::from_secs_f64(v["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
+                eta: v["eta_s"].as_f64().map(|s| Duration::from_secs_f64(s.max(0.0))),
+                tracked: 0,
+                done: false,
+            };
+            let alive = v["alive"].as_u64().unwrap_or(0);
+            let (stolen, cpu) = (v["jobs_stolen"].as_u64().unwrap_or(0), v["cpu_s"].as_f64().unwrap_or(0.0));
+            bar.set_message(format!(
+                "{} | nodes alive {alive} (master: node {node}) | {stolen} jobs stolen, CPU {cpu:.1} s",
+                describe(&e)
+            ));
         }
+    }
+
+    /// A line of node `node`'s log: shown, above the line.
+    pub(crate) fn log_line(&self, node: usize, line: &str) {
         match &self.bar {
             Some(bar) => bar.suspend(|| eprintln!("[node {node}] {line}")),
             None => eprintln!("[node {node}] {line}"),
@@ -234,11 +233,11 @@ mod tests {
     }
 
     #[test]
-    fn a_master_s_report_is_one_line_the_supervisor_takes_off_the_log() {
+    fn a_master_s_report_is_one_line_of_json() {
         let e = Estimate { fraction: 0.5, elapsed: Duration::from_secs(2), eta: None, tracked: 3, done: false };
         let line = report(&e, 3, Totals { jobs_stolen: 12, cpu_s: 4.5 });
-        assert!(line.starts_with(REPORT_PREFIX) && !line.contains('\n'), "{line}");
-        let v: serde_json::Value = serde_json::from_str(line.strip_prefix(REPORT_PREFIX).unwrap()).unwrap();
+        assert!(!line.contains('\n'), "{line}");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!((v["fraction"].as_f64(), v["alive"].as_u64()), (Some(0.5), Some(3)));
         assert!(v["eta_s"].is_null());
         assert_eq!((v["jobs_stolen"].as_u64(), v["cpu_s"].as_f64()), (Some(12), Some(4.5)));

@@ -16,17 +16,9 @@ use serde_json::{json, Value};
 
 use super::{metrics, Board};
 
-/// How a node's report starts.
-const BOARD_PREFIX: &str = "satin-board: ";
-
 /// A master's report of its board: its status and metrics, as JSON.
 pub(crate) fn board_report(board: &Board) -> String {
     json!({ "status": board.status(), "metrics": metrics::render(board) }).to_string()
-}
-
-/// The line a master writes for its supervisor: its report.
-pub(crate) fn board_line(report: &str) -> String {
-    format!("{BOARD_PREFIX}{report}")
 }
 
 /// What the supervisor serves: the latest report, and from which node.
@@ -65,13 +57,6 @@ impl Relay {
     pub(crate) fn serve(self, addr: SocketAddr) -> std::io::Result<Relay> {
         super::serve(addr, self.clone())?.detach();
         Ok(self)
-    }
-
-    /// Takes node `node`'s report off its log: true if `line` was one.
-    pub(crate) fn take_line(&self, node: usize, line: &str) -> bool {
-        let Some(text) = line.strip_prefix(BOARD_PREFIX) else { return false };
-        self.take_report(&node.to_string(), text);
-        true
     }
 
     /// Takes a report (`board_report`) of node `from`, the master of the

@@ -63,7 +63,8 @@ impl Driver {
                 totals.jobs_stolen += f.jobs_stolen;
                 totals.cpu_s += f.cpu_ms as f64 / 1e3;
             }
-            eprintln!("{}", crate::status_line::report(&e, self.node.live_members().count(), totals));
+            crate::contract::Report::Status(crate::status_line::report(&e, self.node.live_members().count(), totals))
+                .tell();
         }
     }
 
@@ -135,7 +136,7 @@ impl Driver {
         let Some(board) = &self.board else { return };
         let report = crate::dashboard::relay::board_report(&board.lock().unwrap_or_else(|e| e.into_inner()));
         if self.spec.board_to_supervisor {
-            eprintln!("{}", crate::dashboard::relay::board_line(&report));
+            crate::contract::Report::Board(report.clone()).tell();
         }
         if let Some(view) = &self.view {
             view.take_report(&self.spec.me.label, &report);

@@ -217,8 +217,8 @@ impl From<Link<Msg>> for Input {
 /// Feeds what the supervisor tells this node to the event loop; changes
 /// to the network's faults go straight to the socket.
 fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Option<Arc<Faults>>) {
-    use super::supervise::Order;
-    super::supervise::read_orders(move |order| {
+    use crate::contract::Order;
+    crate::contract::read_orders(move |order| {
         let got = match order {
             Order::Gone(addr) => Input::ProcessEnded { addr },
             Order::Slow(factor) => Input::Slow { factor },

@@ -4,7 +4,7 @@
 
 use satin_faults::{Crashed, Kind, Links};
 
-use super::{Cluster, RunError, FAIL_ORDER, SLOW_ORDER};
+use super::{Cluster, Order, RunError};
 
 /// Between the two SIGTERMs of a `leave`: the node has taken the first
 /// (and begun to drain) before the second tells it to leave now.
@@ -58,14 +58,14 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: &Kind) -> Result<(),
                 f if f <= 1.0 => eprintln!("{app}: chaos: node {node} runs at full speed again"),
                 f => eprintln!("{app}: chaos: node {node} runs {f} times slower"),
             }
-            cluster.tell(node as usize, &format!("{SLOW_ORDER}{factor}"));
+            cluster.tell(node as usize, &Order::Slow(factor).line());
             if factor.is_infinite() {
                 cluster.hung.push(node as usize);
             }
         }
         Kind::Fail { node, rate } => {
             eprintln!("{app}: chaos: jobs node {node} steals fail with probability {rate}");
-            cluster.tell(node as usize, &format!("{FAIL_ORDER}{rate}"));
+            cluster.tell(node as usize, &Order::Fail(rate).line());
         }
         Kind::Vanish(node) => {
             eprintln!("{app}: chaos: node {node} dies silently (SIGKILL, nobody told)");

@@ -99,18 +99,19 @@ impl Cluster {
         let relay = self.relay.clone();
         let log = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if relay.as_ref().is_some_and(|r| r.take_line(node, &line)) {
-                    continue;
-                }
-                status.log_line(node, &line);
-                if let Some(addr) = line.split("listening on ").nth(1).and_then(|a| a.trim().parse().ok()) {
-                    let _ = tx.send(Event::Listening { node, addr });
-                }
-                if line.ends_with(MASTER_LINE) {
-                    let _ = tx.send(Event::Master { node });
-                }
-                if line.ends_with(ORIGIN_LINE) {
-                    let _ = tx.send(Event::OriginShows { node });
+                // What the node reports (`contract/reports.rs`) is taken
+                // off its log; the rest is shown.
+                match Report::parse(&line) {
+                    None => status.log_line(node, &line),
+                    Some(Report::Listening(addr)) => drop(tx.send(Event::Listening { node, addr })),
+                    Some(Report::Master) => drop(tx.send(Event::Master { node })),
+                    Some(Report::OriginShows) => drop(tx.send(Event::OriginShows { node })),
+                    Some(Report::Status(json)) => status.report(node, &json),
+                    Some(Report::Board(json)) => {
+                        if let Some(r) = &relay {
+                            r.take_report(&node.to_string(), &json);
+                        }
+                    }
                 }
             }
             let _ = tx.send(Event::LogClosed);
@@ -159,7 +160,7 @@ impl Cluster {
         let Some(addr) = self.addrs[node].filter(|_| self.death_notices && !planned && !silent) else { return };
         for stdin in self.stdins.iter_mut().flatten() {
             // A node that is ending closes its end: nothing to tell it.
-            let _ = writeln!(stdin, "{GONE_NOTICE}{addr}").and_then(|()| stdin.flush());
+            let _ = writeln!(stdin, "{}", Order::Gone(addr).line()).and_then(|()| stdin.flush());
         }
     }
 
@@ -168,7 +169,7 @@ impl Cluster {
     /// chaos hung, which would only go at the wind-down, are stopped.
     pub(super) fn answer_out(&mut self) {
         for node in 0..self.stdins.len() {
-            self.tell(node, OVER_NOTICE);
+            self.tell(node, &Order::Over.line());
         }
         self.kill_hung();
     }
@@ -195,7 +196,7 @@ impl Cluster {
     pub(super) fn network(&mut self, kind: &satin_faults::Kind) {
         let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
         for (node, order) in self.net.orders(kind, &live) {
-            self.tell(node as usize, &format!("{NET_ORDER}{order}"));
+            self.tell(node as usize, &Order::Net(order).line());
         }
     }
 
@@ -204,7 +205,7 @@ impl Cluster {
     pub(super) fn moved(&mut self, node: usize) {
         let live: Vec<Option<SocketAddr>> = self.addrs.iter().zip(&self.pids).map(|(a, p)| p.and(*a)).collect();
         for (n, order) in self.net.moved(node as u64, &live) {
-            self.tell(n as usize, &format!("{NET_ORDER}{order}"));
+            self.tell(n as usize, &Order::Net(order).line());
         }
     }
 

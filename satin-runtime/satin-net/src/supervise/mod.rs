@@ -17,21 +17,17 @@ use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
 
 use super::chaos_net::NetChaos;
+use super::contract::{Order, Report};
 use super::ending::{RunError, SUSPENDED_STATUS};
-use super::program::{MASTER_LINE, ORIGIN_LINE};
 use super::{init_pool, Launch};
 use chaos::apply;
 use cluster::{node_args, part_path, Cluster, Start};
-pub(super) use orders::{
-    read_orders, Order, FAIL_ORDER, GONE_NOTICE, NET_ORDER, OVER_NOTICE, ROSTER_ORDER, SLOW_ORDER,
-};
 use outputs::{put, wait_listening, wait_with_cpu, Outputs};
 use satin_faults::{Crashed, Fault, When};
 use schedule::Schedule;
 
 mod chaos;
 mod cluster;
-mod orders;
 mod outputs;
 mod schedule;
 
@@ -245,10 +241,10 @@ fn start_nodes(
                 // (A node that ended without a distributed run is not
                 // in it; it printed its own answer.)
                 if let Some(addr) = addr {
-                    roster.push(format!("{node}@{addr}"));
+                    roster.push((node as u64, addr));
                 }
             }
-            let order = format!("{ROSTER_ORDER}{}", roster.join(" "));
+            let order = Order::Roster(roster).line();
             for node in 0..n as usize {
                 if cluster.addrs[node].is_some() {
                     cluster.tell(node, &order);

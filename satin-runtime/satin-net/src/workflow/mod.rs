@@ -126,6 +126,7 @@ pub fn try_run_workflow(
         node::GraphEnd::Done { run, master } => {
             if master {
                 eprintln!("{app}: {MASTER_LINE}");
+                crate::contract::Report::Master.tell();
             }
             Ok(Ended::Returned { value: run, shows: master })
         }

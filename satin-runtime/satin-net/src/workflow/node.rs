@@ -18,9 +18,9 @@ use tracing::{info, warn};
 
 use super::worker::{self, Abort, TaskRan, Work};
 use crate::conn::Link;
+use crate::contract::{read_orders, Order};
 use crate::netfault::Faults;
 use crate::node_io::{block_on, Identity, NodeIo, CONTACT};
-use crate::supervise::{read_orders, Order};
 use crate::tls::Pool;
 use crate::trace::Trace;
 use satin_dag::node::{Action, GraphConfig, GraphEvent, GraphMsg, GraphNode, Loss, Time, MASTER};

@@ -1,6 +1,4 @@
-//! What a node process is told by whoever started it, through its
-//! environment: a supervisor (`--local-nodes`, `supervise/`) for each node
-//! it starts, or a node that starts itself over as a new one (`rejoin.rs`).
+//! What a node process is told at its start, through its environment.
 //! Every variable is named here and nowhere else; the node reads them all
 //! at once ([`ChildEnv::current`]) and a starter writes them all at once
 //! ([`ChildEnv::apply`], which also clears what it does not set, so that

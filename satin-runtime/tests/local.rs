@@ -55,6 +55,19 @@ fn ranges(lo: u64, hi: u64) -> Vec<u64> {
     parts.concat()
 }
 
+/// A binary split whose second call stands in a branch of an `if` in a
+/// `let`.
+#[divide_and_conquer]
+fn count_leaves(lo: u64, hi: u64) -> u64 {
+    if hi - lo <= 1 {
+        return 1;
+    }
+    let mid = lo + (hi - lo) / 2;
+    let left = count_leaves(lo, mid);
+    let right = if hi - mid > 1 { count_leaves(mid, hi) } else { 1 };
+    left + right
+}
+
 fn rt(workers: usize) -> Runtime {
     Runtime::builder().workers(workers).build().expect("runtime starts")
 }
@@ -77,6 +90,34 @@ fn results_match_the_sequential_function_on_1_2_and_4_workers() {
         assert_eq!(rt.run(|| tree_iter(7)), tree_iter(7));
         assert_eq!(rt.run(|| ranges(0, 1000)), (0..1000).collect::<Vec<_>>());
     }
+}
+
+/// Every form of the guide's table "Which calls run in parallel" that
+/// this file writes spawns its calls (the other forms' tests: see the
+/// guide): `let`s in a row, calls in an expression, `acc +=` and
+/// `v.push(..)` in a loop, `map(..).sum()`, a call in a branch of an `if`
+/// in a `let`. Counted on eager pushes, so that every spawn shows.
+#[test]
+fn every_form_of_the_guide_s_table_written_here_spawns() {
+    let rt = Runtime::builder().workers(2).spawn_limit(usize::MAX).build().expect("runtime starts");
+    let mut seen = 0;
+    let mut spawned = |what: &str| {
+        let now = rt.stats().spawns;
+        assert!(now > seen, "{what}: no call spawned ({:?})", rt.stats());
+        seen = now;
+    };
+    assert_eq!(rt.run(|| fib(20)), 6765);
+    spawned("let x = f(a); let y = f(b);");
+    assert_eq!(rt.run(|| fib_expr(20)), 6765);
+    spawned("f(a) + f(b)");
+    assert_eq!(rt.run(|| tree_sum(4, 3)), 121);
+    spawned("acc += f(a) in a for loop");
+    assert_eq!(rt.run(|| tree_iter(4)), 121);
+    spawned("iter.map(|p| f(p)).sum()");
+    assert_eq!(rt.run(|| ranges(0, 100)), (0..100).collect::<Vec<_>>());
+    spawned("v.push(f(a)) in a for loop");
+    assert_eq!(rt.run(|| count_leaves(0, 1000)), 1000);
+    spawned("let x = if c { f(a) } else { v };");
 }
 
 /// Runs fib(27) until another worker has stolen something (whether it does

@@ -94,7 +94,7 @@ impl NetChaos {
         out
     }
 
-    /// What node `node` starts with (the form of `netfault::FAULTS_ENV`),
+    /// What node `node` starts with (the form of `contract::NET_FAULTS`),
     /// given the addresses of the nodes started before it.
     pub(super) fn at_start(&self, node: u64, addrs: &[Option<SocketAddr>]) -> String {
         let loss = self.node_loss.get(&node).copied().unwrap_or(self.loss);

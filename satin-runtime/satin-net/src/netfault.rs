@@ -109,7 +109,7 @@ impl Faults {
         Ok(())
     }
 
-    /// Applies `;`-separated orders (the form of [`FAULTS_ENV`]).
+    /// Applies `;`-separated orders (the form of `contract::NET_FAULTS`).
     pub(crate) fn apply_all(&self, orders: &str) -> Result<(), String> {
         orders.split(';').map(str::trim).filter(|o| !o.is_empty()).try_for_each(|o| self.apply(o))
     }

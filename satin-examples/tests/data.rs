@@ -47,6 +47,39 @@ fn a_mergesort_on_three_nodes_removes_no_one_and_sends_at_most_three_times_its_i
     assert!(sent <= 3 * input, "{sent} bytes sent for an input of {input}:\n{log}");
     // The work was shared: the others stole jobs that carry data.
     assert!(stats.others(0, "jobs_stolen") > 0, "{log}");
+    // Nodes of one host: the megabytes went through shared memory.
+    let in_memory = stats.total("bytes_sent_in_memory");
+    assert!(in_memory * 10 >= sent * 9, "{in_memory} of {sent} bytes through memory:\n{log}");
+}
+
+/// A node killed while frames wait for it in shared memory leaves
+/// nothing there once the run is over: the supervisor removes a gone
+/// node's place (`SATIN_SAME_HOST` names a directory of this test's own).
+#[test]
+fn a_node_killed_half_way_leaves_nothing_in_shared_memory() {
+    let places = tempfile::tempdir().expect("a scratch directory");
+    let root = places.path().to_str().expect("utf-8");
+    let args = ["2000000", "--local-nodes", "3", "--no-progress", "--chaos", "kill:node=1,at=50%"];
+    let (out, stats) = run_with_stats(MERGESORT, &args, &[("SATIN_SAME_HOST", root)]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), expected(2_000_000), "{log}");
+    assert!(stats.total("bytes_sent_in_memory") > 0, "{log}");
+    let left: Vec<_> = std::fs::read_dir(places.path()).expect("the directory").flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}\n{log}");
+}
+
+/// With `SATIN_SAME_HOST=off`, the same answer with every byte through
+/// QUIC.
+#[test]
+fn without_shared_memory_nodes_of_one_host_send_everything_through_quic() {
+    let args = ["1000000", "--local-nodes", "3", "--no-progress"];
+    let (out, stats) = run_with_stats(MERGESORT, &args, &[("SATIN_SAME_HOST", "off")]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), expected(1_000_000), "{log}");
+    assert!(stats.total("bytes_sent") > 1 << 20, "{log}");
+    assert_eq!(stats.total("bytes_sent_in_memory"), 0, "{log}");
 }
 
 /// A node started by hand, its log read line by line on a thread.

@@ -134,7 +134,7 @@ impl Faults {
     }
 
     /// No fault applies to any packet now.
-    fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         let s = self.state();
         !s.isolated && s.blocked.is_empty() && s.loss == 0.0 && s.delay.is_zero() && s.jitter.is_zero()
     }

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::conn::{accept_loop, advertised, endpoint, endpoint_on, Accepting, Inputs, Link, Net, SharedDictionary};
+use super::conn::{
+    accept_loop, advertised, endpoint, endpoint_on, Accepting, Inputs, Link, Net, SameHost, SharedDictionary,
+};
 use super::contract::ChildEnv;
 use super::netfault::Faults;
 use super::tls::Pool;
@@ -145,14 +147,16 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         let hello = Frame::<M>::Hello { hello: me.hello.clone(), id: me.id, cluster: me.cluster, addr, label };
         let hello_frame =
             codec::encode(&hello, me.max_frame).map_err(|e| format!("cannot encode the handshake: {e}"))?;
+        let same_host = SameHost::open(faults.clone());
         let accepting = Accepting {
             ours: me.hello.clone(),
             max_frame: me.max_frame,
             inputs: inputs.clone(),
             dictionary: dictionary.clone(),
+            same_host: same_host.clone(),
         };
         let accept = vec![tokio::spawn(accept_loop::<M, I>(endpoint.clone(), accepting.clone()))];
-        let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, inputs.ordinary, dictionary);
+        let mut net = Net::new(endpoint, me.id, hello_frame, me.max_frame, inputs.ordinary, dictionary, same_host);
         if let Some(contact) = me.contact {
             net.addrs.insert(CONTACT, contact);
         }
@@ -173,8 +177,12 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> NodeIo<M, I> {
         for accept in &self.accept {
             accept.abort();
         }
+        let same_host = self.net.same_host.clone();
         // The last news this node sent must reach the others before it goes.
         self.net.flush().await;
+        if let Some(same_host) = same_host {
+            same_host.remove();
+        }
     }
 }
 

@@ -21,6 +21,9 @@ pub(crate) struct NodeReport {
     /// Homes per table key (0: the broadcast table).
     pub(crate) table_replicas: usize,
     pub(crate) bytes_sent: u64,
+    /// Of `bytes_sent`, those that went through shared memory to nodes
+    /// of this host (`conn/same_host.rs`).
+    pub(crate) bytes_sent_in_memory: u64,
     pub(crate) frames_sent: u64,
     /// Bytes of calls and results this node's process encoded, hashed
     /// for keys and decoded.
@@ -144,6 +147,7 @@ impl NodeReport {
             "table_homes": self.table_replicas,
             "frames_sent": self.frames_sent,
             "bytes_sent": self.bytes_sent,
+            "bytes_sent_in_memory": self.bytes_sent_in_memory,
             "bytes_encoded": self.values.encoded,
             "bytes_hashed": self.values.hashed,
             "bytes_decoded": self.values.decoded,
@@ -271,6 +275,7 @@ mod tests {
             table_len: 5,
             table_replicas: 0,
             bytes_sent: 6,
+            bytes_sent_in_memory: 0,
             frames_sent: 1,
             values: satin_proto::values::ValueCounts { encoded: 8, hashed: 9, decoded: 10 },
             sent_by_kind: [("JobResult", (1, 6))].into(),

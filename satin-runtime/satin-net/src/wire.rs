@@ -38,6 +38,19 @@ pub(crate) enum Frame<M = Msg> {
     /// A frame's bytes packed against the bytes both ends hold (see
     /// `satin_proto::dedup`): unpacked, one `Proto` frame.
     Packed(satin_proto::dedup::Packed),
+    /// Where the sender keeps the frames written to it through shared
+    /// memory, and the token there that proves a peer sees the place (see
+    /// `conn/same_host.rs`). After `Hello`, on the control stream.
+    Place {
+        dir: String,
+        token: [u8; 16],
+    },
+    /// This frame's bytes lie in the receiver's own place, in the file
+    /// `name` of `len` bytes: read, one `Proto` or `Packed` frame.
+    Placed {
+        name: String,
+        len: u64,
+    },
 }
 
 /// A protocol message that travels in [`Frame::Proto`].
@@ -124,6 +137,9 @@ mod tests {
                 holder: 3
             })),
             Just(Frame::Bulk),
+            ("/dev/shm/satin-[0-9]{1,7}-[0-9a-f]{12}", any::<[u8; 16]>())
+                .prop_map(|(dir, token)| Frame::Place { dir, token }),
+            ("[0-9]{1,7}-[0-9]{1,4}", any::<u64>()).prop_map(|(name, len)| Frame::Placed { name, len }),
             (any::<u64>(), ".{0,40}").prop_map(|(stamp, reason)| Frame::Proto(Msg::JobFailed { stamp, reason })),
             any::<u64>().prop_map(|stamp| Frame::Proto(Msg::JobRefused { stamp })),
         ]

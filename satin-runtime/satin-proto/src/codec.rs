@@ -11,12 +11,14 @@ use std::fmt;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-/// Version of the messages in [`crate::Msg`] and of this framing (9: a
+/// Version of the messages in [`crate::Msg`] and of this framing (11:
+/// nodes of one host pass large frames through shared memory, the
+/// frames `Place` and `Placed` of the QUIC driver; 9: a
 /// copy of the root sends its result to the master, `Msg::RootResult`;
 /// 7: a job says whether it is a duplicate, a node's figures carry its
 /// memory and the jobs it ended; 6: packed frames name stretches of the
 /// root by place).
-pub const PROTOCOL_VERSION: u32 = 10;
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;

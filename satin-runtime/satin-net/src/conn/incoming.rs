@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use tracing::warn;
 
 use super::outgoing::close_bad;
-use super::{declared_dead, describe, orderly, Inputs, Link, SharedDictionary};
+use super::{declared_dead, describe, orderly, Inputs, Link, SameHost, SharedDictionary};
 use crate::wire::{close, Frame, Message};
 use satin_proto::codec::{self, Hello};
 use satin_proto::NodeId;
@@ -22,6 +22,7 @@ pub(crate) struct Accepting<I> {
     pub(crate) max_frame: usize,
     pub(crate) inputs: Inputs<I>,
     pub(crate) dictionary: Option<SharedDictionary>,
+    pub(crate) same_host: Option<std::sync::Arc<SameHost>>,
 }
 
 impl<I> Clone for Accepting<I> {
@@ -31,6 +32,7 @@ impl<I> Clone for Accepting<I> {
             max_frame: self.max_frame,
             inputs: self.inputs.clone(),
             dictionary: self.dictionary.clone(),
+            same_host: self.same_host.clone(),
         }
     }
 }
@@ -168,11 +170,23 @@ impl<I: Send + 'static> Reader<I> {
         Ok(())
     }
 
-    /// One frame of this stream (a packed one is unpacked first).
+    /// One frame of this stream (one placed in shared memory is read, a
+    /// packed one unpacked, first).
     async fn handle<M: Message>(&mut self, frame: Frame<M>, stream: &mut Stream) -> Result<(), String>
     where
         I: From<Link<M>>,
     {
+        let frame = match frame {
+            Frame::Placed { name, len } if *stream != Stream::Unknown => {
+                let same_host = self.a.same_host.as_ref().ok_or("a frame in shared memory, but none here")?;
+                let bytes = same_host.take(&name, len)?;
+                match codec::decode_shared::<Frame<M>>(&bytes, usize::MAX) {
+                    Ok(Some((inner @ (Frame::Proto(_) | Frame::Packed(_)), used))) if used == bytes.len() => inner,
+                    _ => return Err("a frame in shared memory that is not one message".into()),
+                }
+            }
+            other => other,
+        };
         let frame = match frame {
             Frame::Packed(packed) => {
                 let dictionary = self.a.dictionary.as_ref().ok_or("a packed frame, but no dictionary here")?;
@@ -203,6 +217,15 @@ impl<I: Send + 'static> Reader<I> {
                 // Nothing of the data stream counts before the handshake.
                 if self.known.wait_for(Option::is_some).await.is_err() {
                     return Err("the connection ended before its handshake".into());
+                }
+            }
+            (Frame::Place { dir, token }, Stream::Control) => {
+                if let (Some(same_host), Some(id)) = (&self.a.same_host, from) {
+                    let seen = same_host.learn(id, &dir, token);
+                    tracing::debug!(
+                        "node {id} keeps frames in {dir}: {}",
+                        if seen { "this host" } else { "not seen here" }
+                    );
                 }
             }
             (Frame::Peer { id, addr, label }, s) if s != Stream::Unknown => {

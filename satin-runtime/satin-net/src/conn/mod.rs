@@ -8,9 +8,11 @@
 
 mod incoming;
 mod outgoing;
+mod same_host;
 mod socket;
 
 pub(crate) use incoming::{accept_loop, Accepting};
+pub(crate) use same_host::{sweep_gone as sweep_shared_memory, SameHost};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -236,6 +238,8 @@ pub(super) struct Net<M, I> {
     sent: Arc<Sent>,
     /// The bytes large frames are packed against, if any.
     pub(super) dictionary: Option<SharedDictionary>,
+    /// This node's place in shared memory, and its peers' on this host.
+    pub(super) same_host: Option<Arc<SameHost>>,
 }
 
 impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
@@ -248,6 +252,7 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         max_frame: usize,
         input: UnboundedSender<I>,
         dictionary: Option<SharedDictionary>,
+        same_host: Option<Arc<SameHost>>,
     ) -> Self {
         Net {
             endpoint,
@@ -264,12 +269,18 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             input,
             sent: Arc::default(),
             dictionary,
+            same_host,
         }
     }
 
     /// Frames and bytes sent so far, in all and per message kind.
     pub(super) fn sent(&self) -> SentCounts {
         self.sent.get()
+    }
+
+    /// Of the bytes sent, those that went through shared memory.
+    pub(super) fn sent_in_memory(&self) -> u64 {
+        self.same_host.as_ref().map_or(0, |s| s.sent())
     }
 
     /// Learns where `id` listens and its short name (the first heard stays).
@@ -353,6 +364,7 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             input: self.input.clone(),
             sent: self.sent.clone(),
             dictionary: self.dictionary.clone(),
+            same_host: self.same_host.clone(),
         };
         let task = tokio::spawn(outgoing::run::<M, I>(o, control_rx, data_rx));
         self.peers.insert(to, PeerLink { control, data, task });
@@ -504,7 +516,7 @@ mod tests {
             MAX,
         )
         .expect("small");
-        Net::new(endpoint, me, hello_frame, MAX, input, None)
+        Net::new(endpoint, me, hello_frame, MAX, input, None, None)
     }
 
     fn accepting<I>(hello: &Hello, input: UnboundedSender<I>) -> incoming::Accepting<I> {
@@ -513,6 +525,7 @@ mod tests {
             max_frame: MAX,
             inputs: Inputs { urgent: input.clone(), ordinary: input },
             dictionary: None,
+            same_host: None,
         }
     }
 
@@ -642,13 +655,14 @@ mod tests {
             usize::MAX,
         )
         .expect("small");
-        let mut a = Net::new(a_end, 1, hello_frame, 64 << 20, a_in, dictionary());
+        let mut a = Net::new(a_end, 1, hello_frame, 64 << 20, a_in, dictionary(), None);
         let b = endpoint(&pool);
         let accepting = Accepting {
             ours: hello.clone(),
             max_frame: 64 << 20,
             inputs: Inputs { urgent, ordinary },
             dictionary: dictionary(),
+            same_host: None,
         };
         tokio::spawn(accept_loop::<Msg, _>(b.clone(), accepting));
         a.addrs.insert(2, b.local_addr().expect("bound"));
@@ -672,5 +686,72 @@ mod tests {
         let job_bytes = by_kind["StealReply"].1;
         assert!(job_bytes < payload.len() as u64 / 20, "{job_bytes} bytes sent for a job of {}", payload.len());
         assert!(bytes < payload.len() as u64 / 10);
+    }
+
+    /// Between nodes of one host a large frame goes through shared memory
+    /// once the receiver said where its place is (on its own connection,
+    /// before anything it sends): it arrives whole, in order, and leaves
+    /// nothing behind in the receiver's place.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn large_frames_between_nodes_of_one_host_go_through_shared_memory() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
+        let pool = Pool::load(&file).expect("the pool loads");
+        let hello = Hello::new("test", &[]);
+        // Node `me`, accepting on its own endpoint: its net, its inputs.
+        let node = |me: NodeId| {
+            let end = endpoint(&pool);
+            let addr = end.local_addr().expect("bound");
+            let same_host = SameHost::open(None).expect("/dev/shm");
+            let hello_frame = codec::encode(
+                &Frame::<Msg>::Hello { hello: hello.clone(), id: me, cluster: 0, addr, label: me.to_string() },
+                usize::MAX,
+            )
+            .expect("small");
+            let (out_in, _) = unbounded_channel::<Link<Msg>>();
+            let (urgent, urgent_rx) = unbounded_channel();
+            let (ordinary, ordinary_rx) = unbounded_channel();
+            let accepting = Accepting {
+                ours: hello.clone(),
+                max_frame: 64 << 20,
+                inputs: Inputs { urgent, ordinary },
+                dictionary: None,
+                same_host: Some(same_host.clone()),
+            };
+            tokio::spawn(accept_loop::<Msg, _>(end.clone(), accepting));
+            let net = Net::new(end, me, hello_frame, 64 << 20, out_in, None, Some(same_host.clone()));
+            (net, addr, same_host, urgent_rx, ordinary_rx)
+        };
+        let (mut a, a_addr, _, mut a_urgent, _a_ordinary) = node(1);
+        let (mut b, b_addr, b_place, mut b_urgent, mut b_ordinary) = node(2);
+        a.addrs.insert(2, b_addr);
+        b.addrs.insert(1, a_addr);
+        let beat = Msg::Quorum(satin_proto::quorum::QMsg::Appended { term: 3, ok: true, matched: 2 });
+        let payload: Vec<u8> = (0..4u32 << 20).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+        let outcome = tokio::time::timeout(Duration::from_secs(20), async {
+            // B's beat comes after its place on the same stream: once A
+            // has it, A knows where B's frames go.
+            b.send(1, beat.clone());
+            assert!(matches!(a_urgent.recv().await, Some(Link::Hello { id: 2, .. })));
+            assert!(matches!(a_urgent.recv().await, Some(Link::Message { from: 2, msg }) if msg == beat));
+            let job = satin_proto::JobSpec::new(satin_proto::JobKey([9; 32]), 4, payload.clone());
+            a.send(2, Msg::StealReply { id: 1, job: Some(job) });
+            a.send(2, Msg::JobRefused { stamp: 5 });
+            assert!(matches!(b_urgent.recv().await, Some(Link::Hello { id: 1, .. })));
+            let job = match b_ordinary.recv().await {
+                Some(Link::Message { from: 1, msg: Msg::StealReply { job: Some(job), .. } }) => job.payload,
+                _ => panic!("expected the job"),
+            };
+            let next = b_ordinary.recv().await;
+            assert!(matches!(next, Some(Link::Message { from: 1, msg: Msg::JobRefused { stamp: 5 } })), "in order");
+            job
+        })
+        .await;
+        assert!(outcome.expect("both arrive") == payload, "the job arrives whole");
+        assert!(a.sent_in_memory() >= payload.len() as u64, "{} bytes through memory", a.sent_in_memory());
+        assert_eq!(b.sent_in_memory(), 0, "a beat is small");
+        let left: Vec<_> =
+            std::fs::read_dir(&b_place.place().0).expect("B's place").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("token")], "the frame's file is gone once read");
     }
 }

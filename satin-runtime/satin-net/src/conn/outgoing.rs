@@ -10,7 +10,9 @@
 //! a large message costs the event loop nothing. A frame goes to QUIC in
 //! segments (`codec::encode_segments`): a job's parameters or a result
 //! is handed over as the very buffer the message holds. A large frame is
-//! packed against the root both ends hold (`satin_proto::dedup`).
+//! packed against the root both ends hold (`satin_proto::dedup`); one
+//! still large for a peer on this host is written to its place in shared
+//! memory, and only its name goes on the stream (`same_host.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use bytes::Bytes;
 use quinn::{Connection, ConnectionError, Endpoint, SendStream};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+use super::same_host::{self, SameHost};
 use super::{describe, orderly, Link, Sent, SharedDictionary, FLUSH};
 use crate::tls::SERVER_NAME;
 use crate::wire::{close, Frame, Message};
@@ -36,6 +39,7 @@ pub(super) struct Outgoing<I> {
     pub(super) input: UnboundedSender<I>,
     pub(super) sent: Arc<Sent>,
     pub(super) dictionary: Option<SharedDictionary>,
+    pub(super) same_host: Option<Arc<SameHost>>,
 }
 
 /// Frames waiting for a stream: (frame, kind for the statistics).
@@ -130,12 +134,25 @@ async fn send_frames<M: Message, I>(
     if let Err(e) = control_stream.write_all(&o.hello).await {
         return write_failed(e);
     }
+    if let Some(same_host) = &o.same_host {
+        let (dir, token) = same_host.place();
+        let place = codec::encode(&Frame::<M>::Place { dir, token }, o.max_frame).map_err(Lost::new)?;
+        if let Err(e) = control_stream.write_all(&place).await {
+            return write_failed(e);
+        }
+    }
     let Some(mut data_stream) = open(&conn).await? else { return Ok(()) };
     let marker = codec::encode(&Frame::<M>::Bulk, o.max_frame).map_err(Lost::new)?;
     if let Err(e) = data_stream.write_all(&marker).await {
         return write_failed(e);
     }
-    let writer = Writer { max_frame: o.max_frame, sent: o.sent.clone(), dictionary: o.dictionary.clone() };
+    let writer = Writer {
+        to: o.to,
+        max_frame: o.max_frame,
+        sent: o.sent.clone(),
+        dictionary: o.dictionary.clone(),
+        same_host: o.same_host.clone(),
+    };
     let data_task = {
         let writer = writer.clone();
         AbortOnDrop(tokio::spawn(async move { writer.write_all(data_stream, data).await }))
@@ -157,9 +174,11 @@ async fn send_frames<M: Message, I>(
 /// Encodes, packs and writes frames on one stream.
 #[derive(Clone)]
 struct Writer {
+    to: NodeId,
     max_frame: usize,
     sent: Arc<Sent>,
     dictionary: Option<SharedDictionary>,
+    same_host: Option<Arc<SameHost>>,
 }
 
 impl Writer {
@@ -169,6 +188,7 @@ impl Writer {
             let len: usize = segments.iter().map(Bytes::len).sum();
             self.sent.count(kind, len as u64);
             tracing::trace!(kind, bytes = len, "sending");
+            let segments = self.in_memory::<M>(segments, len).await;
             // Handed to QUIC as they are, not copied into its send buffer.
             for segment in segments {
                 if let Err(e) = stream.write_chunk(segment).await {
@@ -181,6 +201,32 @@ impl Writer {
         let r = tokio::time::timeout(FLUSH, stream.stopped()).await;
         tracing::debug!("stream finished in {:?}: {r:?}", t.elapsed());
         Ok(())
+    }
+
+    /// A large frame for a peer on this host, written to the peer's place
+    /// in shared memory: what goes on the stream instead (its name). Any
+    /// other frame, or one that cannot be written there, as it is.
+    async fn in_memory<M: Message>(&self, segments: Vec<Bytes>, len: usize) -> Vec<Bytes> {
+        let Some(same_host) = self.same_host.clone().filter(|_| len >= same_host::FROM) else { return segments };
+        let Some(dir) = same_host.place_of(self.to) else { return segments };
+        let (to, writer, parts) = (self.to, same_host.clone(), segments.clone());
+        // A file of megabytes is written off the network's threads (the
+        // segments are shared buffers: cloning them copies no bytes).
+        let written = tokio::task::spawn_blocking(move || writer.write(&dir, &parts)).await;
+        let name = match written {
+            Ok(Ok(name)) => name,
+            Err(_) => return segments,
+            Ok(Err(e)) => {
+                // The peer ended (its place is gone): the stream from now on.
+                tracing::debug!("cannot write a frame for node {to} to shared memory: {e}");
+                same_host.forget(to);
+                return segments;
+            }
+        };
+        match codec::encode(&Frame::<M>::Placed { name, len: len as u64 }, self.max_frame) {
+            Ok(frame) => vec![Bytes::from(frame)],
+            Err(_) => segments,
+        }
     }
 
     /// The frame's bytes on the wire, in segments (a large field is its

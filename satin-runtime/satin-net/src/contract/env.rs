@@ -5,7 +5,7 @@
 //! nothing leaks from the starter's own environment into its child's).
 //!
 //! The variables a user may set are named here too ([`POOL`], [`NODES`],
-//! [`STATUS_AFTER_MS`], [`DEATH_NOTICES`]); SLURM's and Kubernetes' own
+//! [`STATUS_AFTER_MS`], [`DEATH_NOTICES`], [`SAME_HOST`]); SLURM's and Kubernetes' own
 //! are their launchers' (`slurm.rs`, `k8s.rs`).
 
 use std::net::SocketAddr;
@@ -23,6 +23,10 @@ pub(crate) const STATUS_AFTER_MS: &str = "SATIN_STATUS_AFTER_MS";
 /// `off`: a supervisor tells its nodes of no death (as across machines,
 /// only the failure detector finds one).
 pub(crate) const DEATH_NOTICES: &str = "SATIN_DEATH_NOTICES";
+/// `off`: large frames to nodes of this host go through QUIC too, not
+/// through shared memory (`conn/same_host.rs`); an absolute path: the
+/// directory to keep them in instead of `/dev/shm`.
+pub(crate) const SAME_HOST: &str = "SATIN_SAME_HOST";
 
 /// Started by a supervisor: its output is the supervisor's to show.
 const SUPERVISED: &str = "SATIN_SUPERVISED";

@@ -11,6 +11,6 @@ mod orders;
 mod reports;
 
 pub use env::NODES;
-pub(crate) use env::{ChildEnv, DEATH_NOTICES, NET_FAULTS, POOL, STATUS_AFTER_MS};
+pub(crate) use env::{ChildEnv, DEATH_NOTICES, NET_FAULTS, POOL, SAME_HOST, STATUS_AFTER_MS};
 pub(crate) use orders::{read_orders, Order};
 pub(crate) use reports::Report;

@@ -572,6 +572,7 @@ impl Driver {
             table_len: self.node.table_len(),
             table_replicas: self.node.table_replicas(),
             bytes_sent: sent.1,
+            bytes_sent_in_memory: self.io.net.sent_in_memory(),
             frames_sent: sent.0,
             values: satin_proto::values::counts(),
             sent_by_kind: sent.2,

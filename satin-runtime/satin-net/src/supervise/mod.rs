@@ -391,6 +391,8 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     };
     let (outcome, took, cpu) =
         run_cluster(app, args, n, &pool, &chaos, RunKind::Run { stats: stats.as_deref(), relay: relay.clone() }, kind)?;
+    // Nodes killed on purpose left their frames' places in shared memory.
+    crate::conn::sweep_shared_memory();
     if let (Some(path), Some(relay)) = (&args.report, &relay) {
         relay
             .write_report(path)

@@ -37,12 +37,13 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
 /// strings that offered themselves (fields read and written with
 /// `shared_bytes`) are not copied but are segments of their own.
 pub fn to_segments<T: Serialize + ?Sized>(value: &T, first: Vec<u8>) -> Result<Segments, Error> {
-    let mut out = ser::SegmentOut { head: None, open: first, cut: Vec::new() };
+    let mut out = ser::SegmentOut { head: None, open: first, cut: Vec::new(), shared: 0 };
     crate::shared_bytes::offer_while(|| value.serialize(&mut ser::Serializer { out: &mut out }))?;
-    let ser::SegmentOut { head, open, mut cut } = out;
-    counters::encoded(
-        head.as_ref().map_or(0, Vec::len) + open.len() + cut.iter().map(bytes::Bytes::len).sum::<usize>(),
-    );
+    let ser::SegmentOut { head, open, mut cut, shared } = out;
+    // Shared segments were encoded before (a call's parameters, a
+    // result): only what was written here counts.
+    let all = head.as_ref().map_or(0, Vec::len) + open.len() + cut.iter().map(bytes::Bytes::len).sum::<usize>();
+    counters::encoded(all - shared);
     Ok(match head {
         None => Segments { head: open, rest: cut },
         Some(head) => {

@@ -55,6 +55,9 @@ pub(super) struct SegmentOut {
     pub(super) head: Option<Vec<u8>>,
     pub(super) open: Vec<u8>,
     pub(super) cut: Vec<bytes::Bytes>,
+    /// Bytes shared rather than written (encoded before: a call's
+    /// parameters, a result).
+    pub(super) shared: usize,
 }
 
 impl SegmentOut {
@@ -79,6 +82,7 @@ impl Out for SegmentOut {
         match crate::shared_bytes::offered(b) {
             Some(shared) => {
                 self.close_open();
+                self.shared += shared.len();
                 self.cut.push(shared);
             }
             None => self.open.extend_from_slice(b),

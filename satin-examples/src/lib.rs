@@ -13,6 +13,7 @@ pub mod expanded;
 pub mod fib;
 pub mod forms;
 pub mod kdtree;
+pub mod kernels;
 pub mod knapsack;
 pub mod mergesort;
 pub mod montecarlo;

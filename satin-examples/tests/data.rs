@@ -11,9 +11,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-use common::{one_at_a_time, run_with_stats, stderr, stdout, Guarded, RUN_LIMIT};
+use common::{one_at_a_time, run_bin, run_with_stats, stderr, stdout, Guarded, RUN_LIMIT};
 
 const MERGESORT: &str = env!("CARGO_BIN_EXE_mergesort");
+const KERNELS: &str = env!("CARGO_BIN_EXE_kernels");
 
 /// The checksum `mergesort n` prints, computed here.
 fn expected(n: usize) -> String {
@@ -67,6 +68,24 @@ fn a_node_killed_half_way_leaves_nothing_in_shared_memory() {
     assert!(stats.total("bytes_sent_in_memory") > 0, "{log}");
     let left: Vec<_> = std::fs::read_dir(places.path()).expect("the directory").flatten().map(|e| e.path()).collect();
     assert!(left.is_empty(), "left behind: {left:?}\n{log}");
+}
+
+/// Each data-carrying kernel as a user writes it (Strassen, FFT,
+/// quickhull, prefix sums, a k-d tree build) gives on three nodes the
+/// answer its plain twin gives on one thread, bit for bit.
+#[test]
+fn every_kernel_gives_its_plain_answer_on_three_nodes() {
+    for [kernel, size] in
+        [["strassen", "512"], ["fft", "18"], ["quickhull", "500000"], ["prefix", "2000000"], ["kdbuild", "300000"]]
+    {
+        let plain = run_bin(KERNELS, &[kernel, size, "--plain", "--no-progress"], &[]);
+        assert!(plain.status.success(), "{}", stderr(&plain));
+        let three = run_bin(KERNELS, &[kernel, size, "--local-nodes", "3", "--no-progress"], &[]);
+        let log = stderr(&three);
+        assert!(three.status.success(), "{kernel}: {log}");
+        assert_eq!(stdout(&three).trim(), stdout(&plain).trim(), "{kernel} {size}: {log}");
+        assert!(!stdout(&plain).trim().is_empty());
+    }
 }
 
 /// With `SATIN_SAME_HOST=off`, the same answer with every byte through

@@ -43,7 +43,22 @@ pub use satin_core::{AcceptError, CallError, Job, JobKey, OwnedJob, Travel, Trav
 
 // Values every job of a run shares (a branch-and-bound incumbent), the
 // run's progress estimate, and checkpoint files.
-pub use satin_core::{checkpoint, progress, shared};
+/// Values every job of a run shares: the best solution so far
+/// ([`Incumbent`](shared::Incumbent)) and values whose updates are joins
+/// ([`Shared`](shared::Shared) over a [`Lattice`](shared::Lattice)).
+pub mod shared {
+    pub use satin_core::shared::{Direction, Greatest, Incumbent, Lattice, Least, Replicas, Shared, SharedSync};
+}
+
+/// How far a run has come: its estimate of the work done and left.
+pub mod progress {
+    pub use satin_core::progress::{Estimate, Progress, TRACK_FLOOR};
+}
+
+/// Checkpoint files: what a run wrote of its finished work, for a resume.
+pub mod checkpoint {
+    pub use satin_core::checkpoint::{CheckpointError, Identity, OpenReport, Record, ResultMeta, Store, DEPTH_UNKNOWN};
+}
 
 /// How a distributed run behaves: fault tolerance, stealing, stragglers,
 /// the result table, and the protocol's whole configuration (which the
@@ -66,8 +81,17 @@ pub use satin_core::{
 pub use satin_dag as dag;
 /// Real distributed runs over QUIC, and the command line of a node: the
 /// `net` feature, on by default.
+/// Runs across processes and machines over QUIC: the command line of a
+/// node, supervised local nodes, task graphs across machines.
 #[cfg(feature = "net")]
-pub use satin_net as net;
+pub mod net {
+    pub use satin_net::{
+        init_pool, init_pool_if_asked, parse_chaos, run, run_here, run_workflow, run_workflow_with,
+        send_answer_to_file, status_line_wanted, table_placement, try_run, try_run_workflow, write_local_stats, AlgArg,
+        Ended, FtArg, Launch, Pool, PoolError, RunError, Split, TableArg, WorkflowOptions, WorkflowRun,
+        ALL_KILLED_STATUS, EXPELLED_STATUS, LOST_MAJORITY_STATUS, NODES_ENV, POOL_FILE, SUSPENDED_STATUS, USAGE_STATUS,
+    };
+}
 /// The deterministic simulator of many nodes: the `sim` feature.
 #[cfg(feature = "sim")]
 pub use satin_sim as sim;

@@ -88,6 +88,31 @@ fn every_kernel_gives_its_plain_answer_on_three_nodes() {
     }
 }
 
+/// Prefix sums pass halves of the root's slice down: a stolen half
+/// travels as the root's digest and its place, and is keyed from them —
+/// the input is hashed once per node and no steal reply carries it.
+#[test]
+fn halves_of_the_root_s_slice_travel_and_are_keyed_by_their_place() {
+    let n = "4000000";
+    let plain = run_bin(KERNELS, &["prefix", n, "--plain", "--no-progress"], &[]);
+    let (out, stats) = run_with_stats(KERNELS, &["prefix", n, "--local-nodes", "3", "--no-progress"], &[]);
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(stdout(&out).trim(), stdout(&plain).trim(), "{log}");
+    let input =
+        postcard::to_stdvec(&satin_examples::kernels::random_numbers(4_000_000, 1)).expect("encodes").len() as u64;
+    assert!(stats.others(0, "jobs_stolen") > 0, "{log}");
+    for node in 0..3 {
+        let hashed = stats.of(node, "bytes_hashed");
+        assert!(hashed * 2 <= input * 3, "node {node} hashed {hashed} bytes for an input of {input}:\n{log}");
+        let replies = stats.of_kind(node, "StealReply");
+        assert!(
+            replies * 100 <= input,
+            "node {node} sent {replies} bytes of steal replies for an input of {input}:\n{log}"
+        );
+    }
+}
+
 /// With `SATIN_SAME_HOST=off`, the same answer with every byte through
 /// QUIC.
 #[test]

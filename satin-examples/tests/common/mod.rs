@@ -148,6 +148,12 @@ impl Stats {
         figure(one, field)
     }
 
+    /// Bytes node `node` sent in messages of `kind` (`sent_by_kind`).
+    pub fn of_kind(&self, node: usize, kind: &str) -> u64 {
+        let one = self.node(node).unwrap_or_else(|| panic!("no node {node} in {:#}", self.0));
+        one["sent_by_kind"][kind]["bytes"].as_u64().unwrap_or(0)
+    }
+
     /// Figure `field` of node `node` at the end of the program's run
     /// `run` (from 0; the counters add up from run to run).
     pub fn in_run(&self, node: usize, run: usize, field: &str) -> u64 {

@@ -24,6 +24,22 @@ pub trait Travel {
     type Owned: DeserializeOwned + Send + 'static;
     /// Borrows the decoded data as the parameter's type.
     fn borrow(owned: &Self::Owned) -> &Self;
+
+    /// Where `part` lies within `whole` as (first element, elements), if
+    /// it is a part of it: a sub-slice of a slice. A value of any other
+    /// type has no parts.
+    #[doc(hidden)]
+    fn place_in(whole: &Self, part: &Self) -> Option<(usize, usize)> {
+        let _ = (whole, part);
+        None
+    }
+
+    /// The part of `whole` at `place` (see [`Travel::place_in`]).
+    #[doc(hidden)]
+    fn part(whole: &Self, place: (usize, usize)) -> Option<&Self> {
+        let _ = (whole, place);
+        None
+    }
 }
 
 impl<T: DeserializeOwned + Send + 'static> Travel for T {
@@ -37,6 +53,21 @@ impl<T: DeserializeOwned + Send + 'static> Travel for [T] {
     type Owned = Vec<T>;
     fn borrow(owned: &Vec<T>) -> &[T] {
         owned
+    }
+
+    fn place_in(whole: &[T], part: &[T]) -> Option<(usize, usize)> {
+        let size = std::mem::size_of::<T>();
+        let (start, at) = (whole.as_ptr() as usize, part.as_ptr() as usize);
+        let from = at.checked_sub(start)?;
+        // Zero-sized elements have no place; a part starts on an element.
+        if size == 0 || from % size != 0 || (from / size).checked_add(part.len())? > whole.len() {
+            return None;
+        }
+        Some((from / size, part.len()))
+    }
+
+    fn part(whole: &[T], (from, len): (usize, usize)) -> Option<&[T]> {
+        whole.get(from..from.checked_add(len)?)
     }
 }
 
@@ -117,3 +148,24 @@ pub const fn assert_borrowed_param<U: Lent + ?Sized>() {}
 
 /// Compile-time check used by generated code, spanned on a `&mut U` parameter.
 pub const fn assert_mut_param<U: TravelMut + serde::Serialize + Send + ?Sized>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::Travel;
+
+    #[test]
+    fn a_sub_slice_has_a_place_in_its_slice_and_reads_back_from_it() {
+        let v: Vec<u64> = (0..100).collect();
+        let (whole, part) = (&v[..], &v[30..70]);
+        assert_eq!(<[u64]>::place_in(whole, part), Some((30, 40)));
+        assert_eq!(<[u64]>::part(whole, (30, 40)), Some(part));
+        assert_eq!(<[u64]>::place_in(part, whole), None, "a slice is no part of its own part");
+        let other: Vec<u64> = (0..100).collect();
+        assert_eq!(<[u64]>::place_in(&other, part), None, "equal data elsewhere is not a part");
+        assert_eq!(<[u64]>::part(whole, (90, 20)), None, "beyond the end");
+        assert_eq!(<[u64]>::part(whole, (usize::MAX, 2)), None);
+        let unit = [(); 8];
+        assert_eq!(<[()]>::place_in(&unit, &unit[2..4]), None, "zero-sized elements have no place");
+        assert_eq!(<u64>::place_in(&v[0], &v[0]), None, "only slices have parts");
+    }
+}

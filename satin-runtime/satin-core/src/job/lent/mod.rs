@@ -28,6 +28,12 @@
 //! another node), keying it (the digest), or pinning it (noting where it
 //! lies).
 //!
+//! A part of a pinned value — a sub-slice of a pinned slice, such as
+//! the halves of the root's slice a recursion passes down — is keyed
+//! from the value's digest and the part's place in it, without reading
+//! its bytes, and goes to a thief that holds the value as that digest
+//! and place: the thief borrows the same part of its own copy.
+//!
 //! A borrowed value is taken to stay as it is while it is borrowed: a
 //! pinned value changed through interior mutability (a `Mutex` or an
 //! atomic inside it) keeps the digest it had when first keyed.

@@ -155,7 +155,15 @@ pub fn ser_lent<U: Lent + ?Sized, S: SerializeTuple>(tuple: &mut S, value: &U) -
             Some(digest) if digest.len >= cache::KEEP_FROM => {
                 tuple.serialize_element(&Wire::Keyed(digest.hash, digest.len, value))
             }
-            _ => tuple.serialize_element(&Wire::Data(value)),
+            Some(_) => tuple.serialize_element(&Wire::Data(value)),
+            // A part of a value the thief holds (half of the root's
+            // slice): the value's digest and the part's place.
+            None => match pins::shared_part(value) {
+                Some((whole, (from, len))) if named_for_thief(whole) => {
+                    tuple.serialize_element(&Wire::<U>::Part(whole, from as u64, len as u64))
+                }
+                _ => tuple.serialize_element(&Wire::Data(value)),
+            },
         },
         Mode::Key => tuple.serialize_element(&pins::digest_of(value)),
         Mode::Pin => {

@@ -16,7 +16,7 @@ use super::pins::{self, Digest, Use};
 use crate::job::Travel;
 
 const NAME: &str = "Lent";
-const VARIANTS: &[&str] = &["Data", "Named", "Keyed"];
+const VARIANTS: &[&str] = &["Data", "Named", "Keyed", "Part"];
 
 /// A shared borrowed parameter on its way out.
 pub(super) enum Wire<'a, U: ?Sized> {
@@ -24,6 +24,9 @@ pub(super) enum Wire<'a, U: ?Sized> {
     Named([u8; 32]),
     /// Digest, length of the encoding, data.
     Keyed([u8; 32], u64, &'a U),
+    /// A part of a value the thief holds: the value's digest, the part's
+    /// first element and its length (`Travel::place_in`).
+    Part([u8; 32], u64, u64),
 }
 
 impl<U: Serialize + ?Sized> Serialize for Wire<'_, U> {
@@ -32,6 +35,7 @@ impl<U: Serialize + ?Sized> Serialize for Wire<'_, U> {
             Wire::Data(value) => s.serialize_newtype_variant(NAME, 0, VARIANTS[0], value),
             Wire::Named(digest) => s.serialize_newtype_variant(NAME, 1, VARIANTS[1], digest),
             Wire::Keyed(digest, len, value) => s.serialize_newtype_variant(NAME, 2, VARIANTS[2], &(digest, len, value)),
+            Wire::Part(digest, from, len) => s.serialize_newtype_variant(NAME, 3, VARIANTS[3], &(digest, from, len)),
         }
     }
 }
@@ -87,7 +91,7 @@ impl<'de, U: Travel<Owned = O> + ?Sized, O: de::DeserializeOwned + Send + 'stati
         impl<'de, U: Travel<Owned = O> + ?Sized, O: de::DeserializeOwned + Send + 'static> Visitor<'de> for Read<U, O> {
             type Value = LentParam<U, O>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a borrowed parameter: its data, the digest of a value held here, or both")
+                f.write_str("a borrowed parameter: its data, the digest of a value held here, both, or a part of one")
             }
             fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
                 let (index, variant) = data.variant::<u32>()?;
@@ -111,6 +115,31 @@ impl<'de, U: Travel<Owned = O> + ?Sized, O: de::DeserializeOwned + Send + 'stati
                         let (hash, len, value): ([u8; 32], u64, O) = variant.newtype_variant()?;
                         let (at, _keep) = cache::keep::<U, O>(Digest { hash, len }, value);
                         Held::Kept { at, _keep }
+                    }
+                    3 => {
+                        let (digest, from, len): ([u8; 32], u64, u64) = variant.newtype_variant()?;
+                        let place = (usize::try_from(from).ok(), usize::try_from(len).ok());
+                        let place = match place {
+                            (Some(from), Some(len)) => (from, len),
+                            _ => {
+                                return Err(de::Error::custom("a part of a borrowed value beyond this machine's reach"))
+                            }
+                        };
+                        let missing = || {
+                            de::Error::custom(
+                                "a part of a borrowed value named by its digest is not held here (another input?)",
+                            )
+                        };
+                        match pins::resolve_part::<U>(&digest, place) {
+                            Some((at, _use)) => Held::Root { at, _use },
+                            None => {
+                                let (whole, _keep) = cache::find::<U>(&digest).ok_or_else(missing)?;
+                                // SAFETY: `cache::find` gave a pointer into the
+                                // value `_keep` holds alive, which does not move.
+                                let part = U::part(unsafe { &*whole }, place).ok_or_else(missing)?;
+                                Held::Kept { at: part as *const U, _keep }
+                            }
+                        }
                     }
                     other => return Err(de::Error::invalid_value(de::Unexpected::Unsigned(other.into()), &self)),
                 };

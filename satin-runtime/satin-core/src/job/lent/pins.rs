@@ -17,6 +17,8 @@
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::{cache, mode};
+use crate::job::borrow::Lent;
+use crate::job::Travel;
 
 /// Where a borrowed value lies: address, size and type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -178,17 +180,82 @@ pub(super) fn note<U: ?Sized>(value: &U) -> (Spot, Erased) {
     (Spot::of(value), Erased::of(value))
 }
 
-/// The digest of `value`: remembered if it is pinned, hashed otherwise.
-pub(super) fn digest_of<U: serde::Serialize + ?Sized>(value: &U) -> [u8; 32] {
+/// The digest of `value`: remembered if it is pinned; made from the
+/// digest of the pinned value it is a part of (a sub-slice of a pinned
+/// slice: `Travel::place_in`) and its place there, without reading its
+/// bytes; hashed otherwise. A part of a root value is named from the
+/// root's digest even where the part is pinned too (a stolen call's
+/// borrow of it), so that every node keys it alike.
+pub(super) fn digest_of<U: Lent + ?Sized>(value: &U) -> [u8; 32] {
     let spot = Spot::of(value);
-    let pinned = {
+    let (exact, part) = {
         let all = pins();
-        all.iter().find(|p| p.spot == spot).map(|p| Arc::clone(&p.digest))
+        let exact = all.iter().find(|p| p.spot == spot).map(|p| (Arc::clone(&p.digest), p.kind));
+        let whole =
+            |kind: Option<Kind>| whole_of(&all, value, kind).map(|(p, place)| (Arc::clone(&p.digest), p.at, place));
+        let part = match exact {
+            Some((_, Kind::Root)) => None,
+            Some(_) => whole(Some(Kind::Root)),
+            None => whole(Some(Kind::Root)).or_else(|| whole(None)),
+        };
+        (exact, part)
     };
-    match pinned {
-        Some(digest) => digest.get_or_init(|| mode::hash(value)).hash,
+    if let Some((digest, at, place)) = part {
+        // SAFETY: `at` was made from a `&U` of this very type (`whole_of`
+        // checked), and the value stays pinned while `value`, a part of
+        // it, is borrowed.
+        let whole = unsafe { &*at.as_ptr::<U>() };
+        return part_digest(digest.get_or_init(|| mode::hash(whole)), place);
+    }
+    match exact {
+        Some((digest, _)) => digest.get_or_init(|| mode::hash(value)).hash,
         None => mode::hash(value).hash,
     }
+}
+
+/// The pinned value `value` is a part of (of `kind`, if given), and the
+/// part's place in it.
+fn whole_of<'p, U: Travel + ?Sized>(
+    all: &'p [Pin],
+    value: &U,
+    kind: Option<Kind>,
+) -> Option<(&'p Pin, (usize, usize))> {
+    let spot = Spot::of(value);
+    all.iter().filter(|p| kind.is_none_or(|k| p.kind == k)).find_map(|p| {
+        let inside = p.spot.ty == spot.ty
+            && spot.addr >= p.spot.addr
+            && spot.addr.checked_add(spot.size)? <= p.spot.addr.checked_add(p.spot.size)?;
+        if !inside || p.spot == spot {
+            return None;
+        }
+        // SAFETY: `p.at` was made from a `&U` of this very type (`ty`
+        // checked); pinned, it stays where it is while the lock is held.
+        let whole = unsafe { &*p.at.as_ptr::<U>() };
+        U::place_in(whole, value).map(|place| (p, place))
+    })
+}
+
+/// The digest of the part at `place` of the value digested `whole`.
+fn part_digest(whole: &Digest, (from, len): (usize, usize)) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"satin: a part of a borrowed value");
+    h.update(&whole.hash);
+    h.update(&(from as u64).to_le_bytes());
+    h.update(&(len as u64).to_le_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// If `value` is a part of a value other nodes may hold (the root's, or
+/// one kept from another node), keyed already: that value's digest and
+/// the part's place in it. A thief that holds the value borrows the part
+/// of its own copy.
+pub(super) fn shared_part<U: Travel + ?Sized>(value: &U) -> Option<([u8; 32], (usize, usize))> {
+    let all = pins();
+    all.iter().filter(|p| p.shared).find_map(|p| {
+        let digest = p.digest.get()?.hash;
+        let (_, place) = whole_of(std::slice::from_ref(p), value, None)?;
+        Some((digest, place))
+    })
 }
 
 /// The digest of `value` if it is a value other nodes may hold (the
@@ -233,6 +300,16 @@ pub(super) fn resolve<U: ?Sized>(digest: &[u8; 32]) -> Option<(*const U, Use)> {
     // SAFETY: `p.at` was made from a `&U` of this very type (`ty` checked).
     let ptr = unsafe { p.at.as_ptr::<U>() };
     Some((ptr, Use(Some(Arc::clone(&p.uses)))))
+}
+
+/// The part at `place` of the root's value of type `U` named `digest`, if
+/// this node pins one (see [`resolve`]).
+pub(super) fn resolve_part<U: Travel + ?Sized>(digest: &[u8; 32], place: (usize, usize)) -> Option<(*const U, Use)> {
+    let (whole, used) = resolve::<U>(digest)?;
+    // SAFETY: `resolve` gave a pointer to a pinned `U` that stays where
+    // it is while `used` lives.
+    let part = U::part(unsafe { &*whole }, place)?;
+    Some((part as *const U, used))
 }
 
 #[cfg(test)]

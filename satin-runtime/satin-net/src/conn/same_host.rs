@@ -328,10 +328,11 @@ mod tests {
         let dir = a.dir.clone();
         drop(a);
         assert!(!dir.exists());
-        // A killed node's: a process that is gone (a child reaped).
-        let mut child = std::process::Command::new("true").spawn().expect("true");
-        let pid = child.id();
-        child.wait().expect("reaped");
+        // A killed node's: a process that cannot exist (no process id
+        // reaches `pid_max`, so none can take it over meanwhile).
+        let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max").expect("pid_max");
+        let pid: libc::pid_t = pid_max.trim().parse().expect("a number");
+        assert!(!alive(pid));
         let left = Path::new(ROOT).join(format!("{PREFIX}{pid}-test"));
         std::fs::create_dir(&left).expect("made");
         let next = SameHost::open(None).expect("/dev/shm");

@@ -77,8 +77,18 @@ pub use satin_core::{
 
 /// Static task graphs and their schedulers (HEFT, fault-tolerant
 /// duplication): the `dag` feature, on with `net`.
+/// Static task graphs: readers, HEFT, the fault-tolerant scheduler with
+/// duplicates, replanning, and the node of a task-graph run across
+/// machines.
 #[cfg(feature = "dag")]
-pub use satin_dag as dag;
+pub mod dag {
+    pub use satin_dag::{
+        adaptive_after, exec, ft, ft_schedule, graph, heft, matrix, node, processor, replan, replicate, reschedule,
+        reschedule_after, schedule, schedule_rest, simulate, stg, upward_ranks, workflow, Costs, Crash, Duplicate,
+        FtParams, FtSchedule, GraphConfig, GraphError, GraphMsg, GraphNode, Known, Outcome, Placement, Replan, Run,
+        Schedule, Span, Stalled, TaskGraph, TaskId, ThreadRun, Violation, Workflow, WorkflowBuilder, WorkflowRun,
+    };
+}
 /// Real distributed runs over QUIC, and the command line of a node: the
 /// `net` feature, on by default.
 /// Runs across processes and machines over QUIC: the command line of a
@@ -93,5 +103,11 @@ pub mod net {
     };
 }
 /// The deterministic simulator of many nodes: the `sim` feature.
+/// Many simulated nodes in one process, driving the real protocol core,
+/// with fault schedules.
 #[cfg(feature = "sim")]
-pub use satin_sim as sim;
+pub mod sim {
+    pub use satin_sim::{
+        exec, faults, graph, run, run_on, shared, workload, Lanes, Report, SimCheckpoint, SimConfig, SplitMix64,
+    };
+}

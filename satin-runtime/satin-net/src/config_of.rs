@@ -128,8 +128,7 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
         rejoins: rejoin::done(),
         join_wait: args.join_wait_ms.unwrap_or(DEFAULT_JOIN_WAIT_MS) * 1_000_000,
         leave_timeout: args.leave_timeout_ms * 1_000_000,
-        // An incumbent found mid-run goes out within 2 ms, busy or not.
-        shared_news_every: Some(2_000_000),
+        shared_news_every: Some(satin_proto::SHARED_NEWS_EVERY),
         // Figures for the master's dashboard and status line.
         figures_every: Some(1_000_000_000),
         ..Config::default()

@@ -52,7 +52,7 @@ pub use msg::{
 };
 pub use node::{
     Action, Config, FtMode, HealthReport, JoinFailure, Lookup, Node, NodeFigures, NodeStats, StealPolicy, Stragglers,
-    TablePlacement, Time, Timer, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION,
+    TablePlacement, Time, Timer, DEFAULT_REPLICAS, HOME_TABLE_FROM, PUBLISH_FRACTION, SHARED_NEWS_EVERY,
 };
 pub use rng::SplitMix64;
 pub use roster::Members;

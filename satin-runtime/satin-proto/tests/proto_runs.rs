@@ -520,6 +520,7 @@ fn a_welcomed_node_treats_its_former_contact_as_any_member() {
     let config = Config { sequence: true, ..Config::default() };
     c.nodes.push(Node::joining(2, 0, 0, config, 2).with_program_root(root(1)));
     c.execs.push(Recorder::default());
+    c.ends.push(Vec::new());
     c.nodes[2].start(c.now, &mut c.execs[2]);
     c.settle();
     assert!(c.nodes[2].joined());
@@ -560,4 +561,43 @@ fn the_master_s_board_goes_to_the_nodes_that_say_they_serve_a_page_and_the_next_
     c.nodes[master].share_board(b"{\"board\":1}".to_vec().into());
     c.settle();
     assert_eq!(boards(&c, watcher).last(), Some(&(master as NodeId, b"{\"board\":1}".to_vec())));
+}
+
+/// Who leads, and whether a member has a majority, comes out of the core
+/// once per change (`Action::Leadership`): what a real node logs for its
+/// user, decided where the quorum is.
+#[test]
+fn a_member_cut_off_says_once_that_it_lost_the_majority_and_once_that_it_has_it_again() {
+    let mut c = Cluster::with(3, Config::default());
+    let said = |c: &Cluster, i: usize| -> Vec<(Option<NodeId>, bool)> {
+        c.ends[i]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Leadership { leader, in_minority, .. } => Some((*leader, *in_minority)),
+                _ => None,
+            })
+            .collect()
+    };
+    let leader = c.nodes[0].leader();
+    assert!(leader.is_some(), "a leader at the start");
+    for i in 0..3 {
+        assert_eq!(said(&c, i), vec![(leader, false)], "node {i} says who leads, once");
+    }
+    c.cut_off.insert(2);
+    for _ in 0..60 {
+        c.settle();
+    }
+    assert!(c.nodes[2].in_minority(), "node 2 hears from no majority");
+    let cut = said(&c, 2);
+    assert_eq!(cut.len(), 2, "node 2 says it lost the majority, once: {cut:?}");
+    assert!(cut[1].1, "{cut:?}");
+    assert_eq!(said(&c, 0).len(), 1, "the majority's side has nothing new to say");
+    c.cut_off.clear();
+    for _ in 0..60 {
+        c.settle();
+    }
+    let healed = said(&c, 2);
+    assert!(!c.nodes[2].in_minority(), "node 2 hears from the majority again");
+    assert_eq!(healed.len(), 3, "and says so, once: {healed:?}");
+    assert_eq!(healed[2], (c.nodes[0].leader(), false));
 }

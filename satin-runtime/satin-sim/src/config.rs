@@ -59,12 +59,13 @@ pub struct SimConfig {
     pub leave_timeout: Nanos,
     /// Model a shared incumbent (`satin::shared`): every node's jobs offer
     /// the leaves they run, and the protocol core moves the values between
-    /// nodes as in a real run — news at most every [`SHARED_TICK`], even
+    /// nodes as in a real run — news at most every [`SHARED_NEWS_EVERY`]
+    /// (the core's own timer, set here unless `protocol` sets one), even
     /// while busy, as the real driver's periodic check sends them. Off in
     /// the scenarios that reproduce the papers (its messages would change
     /// their figures); on in property tests.
     ///
-    /// [`SHARED_TICK`]: crate::shared::SHARED_TICK
+    /// [`SHARED_NEWS_EVERY`]: satin_proto::SHARED_NEWS_EVERY
     pub shared_values: bool,
     /// The protocol's configuration, as a real run's.
     pub protocol: Config,

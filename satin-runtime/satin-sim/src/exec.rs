@@ -608,7 +608,7 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn take_shared(&mut self) -> Option<satin_proto::SharedValues> {
-        self.shared.take(self.now)
+        self.shared.take()
     }
 
     fn all_shared(&self) -> Option<satin_proto::SharedValues> {

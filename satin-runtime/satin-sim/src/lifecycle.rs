@@ -22,7 +22,7 @@ impl World<'_> {
         let members: Vec<(u64, u32)> =
             (0..n).map(|i| ((base + i) as u64, i as u32 / cfg.nodes_per_cluster.max(1))).collect();
         let root = satin_proto::JobSpec::root(key_of(0), 0u32.to_le_bytes().to_vec());
-        let mut protocol = cfg.protocol.clone();
+        let mut protocol = super::shared::with_news_timer(cfg.protocol.clone(), cfg.shared_values);
         protocol.leave_timeout = cfg.leave_timeout;
         protocol.checkpoint_interval = cfg.checkpoint.map(|c| c.interval);
         // Only the first run places its first write; a resumed one starts over.
@@ -204,7 +204,7 @@ impl World<'_> {
         let id = self.nodes.len();
         // With the run's checkpoint interval, as the first nodes:
         // a suspend waits for every member's last batch.
-        let mut protocol = self.cfg.protocol.clone();
+        let mut protocol = super::shared::with_news_timer(self.cfg.protocol.clone(), self.cfg.shared_values);
         protocol.leave_timeout = self.cfg.leave_timeout;
         protocol.rejoins = rejoins;
         protocol.checkpoint_interval = self.cfg.checkpoint.map(|c| c.interval);

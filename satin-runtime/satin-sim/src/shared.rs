@@ -1,22 +1,31 @@
 //! Shared values in the simulator: each node's executor keeps a model of
 //! one incumbent — the greatest leaf (by its place in the tree) its jobs
 //! have run — and the protocol core moves it between nodes exactly as it
-//! moves a real run's (news at each check, everything to joiners and to
-//! peers whose link comes back, merges of what arrives). The world checks
+//! moves a real run's (news at each idle check and, while busy, on the
+//! core's own `SharedNews` timer, every [`SHARED_NEWS_EVERY`] as in a
+//! real run; everything to joiners and to peers whose link comes back,
+//! merges of what arrives). The world checks
 //! that no improvement a node made is lost to a member that stays in the
 //! run (`World::check_shared`; the report's `shared_missing`).
 
-use satin_proto::{Msg, SharedValues};
+use satin_proto::{Config, Msg, SharedValues, SHARED_NEWS_EVERY};
 
 use super::events::Ev;
-use super::workload::Nanos;
 use super::World;
 
 /// The model incumbent's name on the wire.
 const NAME: &str = "greatest leaf";
 
-/// How often a busy node's news go out: the real driver's periodic check.
-pub const SHARED_TICK: Nanos = 2_000_000;
+/// The protocol's configuration for a run that `models` shared values:
+/// the core's own news timer set as a real run sets it (unless the
+/// scenario set one). A run without them keeps the configuration as it
+/// is: no timer wakes a node for news that cannot come.
+pub(super) fn with_news_timer(mut protocol: Config, models: bool) -> Config {
+    if models && protocol.shared_news_every.is_none() {
+        protocol.shared_news_every = Some(SHARED_NEWS_EVERY);
+    }
+    protocol
+}
 
 /// One node's replica of the model incumbent.
 #[derive(Debug, Default)]
@@ -31,8 +40,6 @@ pub struct SharedModel {
     improved: u64,
     /// Jobs here improved it since the core last took the news.
     news: bool,
-    /// When the core last took news.
-    taken_at: Nanos,
 }
 
 impl SharedModel {
@@ -53,14 +60,8 @@ impl SharedModel {
         self.value
     }
 
-    /// Whether a busy node's periodic check is due, to send news.
-    pub(super) fn news_due(&self, now: Nanos) -> bool {
-        self.news && now >= self.taken_at + SHARED_TICK
-    }
-
     /// The news for every peer, once.
-    pub(super) fn take(&mut self, now: Nanos) -> Option<SharedValues> {
-        self.taken_at = now;
+    pub(super) fn take(&mut self) -> Option<SharedValues> {
         std::mem::take(&mut self.news).then(|| values(self.value))
     }
 

@@ -179,7 +179,7 @@ impl World<'_> {
             }
             {
                 let SimNode { core, exec, gone, .. } = &mut self.nodes[i];
-                if !*gone && (!exec_has_work(exec) || exec.shared.news_due(now)) {
+                if !*gone && !exec_has_work(exec) {
                     core.handle_idle(now, exec);
                 }
             }
@@ -298,7 +298,9 @@ impl World<'_> {
             Action::PeerFigures { .. }
             | Action::MasterBoard { .. }
             | Action::ShareFigures
-            | Action::PublishAfter { .. } => {}
+            | Action::PublishAfter { .. }
+            // (What a real node logs for its user.)
+            | Action::Leadership { .. } => {}
             Action::Expelled { by, carry, rejoin } => {
                 self.report.expelled += 1;
                 if rejoin {

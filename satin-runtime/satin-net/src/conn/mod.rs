@@ -380,6 +380,14 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
             && self.retry_at.get(&id).is_none_or(|t| Instant::now() >= *t)
     }
 
+    /// When the soonest connection waiting to be opened again may be
+    /// opened ([`Net::may_connect`] says yes from then on): the driver
+    /// wakes for it as for the core's deadlines.
+    pub(super) fn next_retry(&self) -> Option<Instant> {
+        let now = Instant::now();
+        self.retry_at.values().copied().filter(|at| *at > now).min()
+    }
+
     /// The connection this node opened to `id` failed: open another one
     /// after `wait` (messages queued on the old one are lost; the protocol
     /// repeats what matters).

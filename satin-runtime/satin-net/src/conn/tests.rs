@@ -256,3 +256,29 @@ async fn large_frames_between_nodes_of_one_host_go_through_shared_memory() {
         std::fs::read_dir(&b_place.place().0).expect("B's place").flatten().map(|e| e.file_name()).collect();
     assert_eq!(left, [std::ffi::OsString::from("token")], "the frame's file is gone once read");
 }
+
+/// A connection this node opened that failed is opened again after its
+/// wait, and the driver is told when: it wakes for the retry as for the
+/// core's deadlines, so a quiet node does not wait for its next timer.
+#[tokio::test]
+async fn a_lost_connection_says_when_it_may_be_opened_again() {
+    let dir = std::env::temp_dir().join(format!("satin-conn-retry-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = init_pool(&dir.join("pool.pem")).expect("a pool");
+    let pool = Pool::load(&file).expect("the pool loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    let hello = Hello::new("retry", &[]);
+    let (tx, _rx) = unbounded_channel();
+    let mut a = net(endpoint(&pool), 1, &hello, tx);
+    a.addrs.insert(2, SocketAddr::from(([127, 0, 0, 1], 9)));
+    assert!(a.may_connect(2), "a peer whose address is known may be connected to");
+    assert_eq!(a.next_retry(), None, "nothing waits");
+    let before = Instant::now();
+    a.reconnect_later(2, Duration::from_millis(300));
+    assert!(!a.may_connect(2), "not before its wait is over");
+    let at = a.next_retry().expect("the retry is named");
+    assert!(at > before && at <= Instant::now() + Duration::from_millis(300), "{:?} after the loss", at - before);
+    tokio::time::sleep_until(at.into()).await;
+    assert!(a.may_connect(2), "from the named instant on");
+    assert_eq!(a.next_retry(), None, "a retry that is due is not waited for again");
+}

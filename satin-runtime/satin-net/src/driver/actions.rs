@@ -68,6 +68,7 @@ impl Driver {
                     };
                     self.end = Some(RunEnd::Expelled { by, again, carry, was_origin })
                 }
+                Action::Leadership { leader, in_minority, before } => self.log_leadership(leader, in_minority, before),
             }
         }
         self.note_run_figures();
@@ -76,7 +77,6 @@ impl Driver {
         }
         self.update_board();
         self.report_status();
-        self.log_leadership();
     }
 
     /// `msg`, with the stand-in for an answer this node's program holds
@@ -95,14 +95,10 @@ impl Driver {
     }
 
     /// Says when the leader changes or this node loses (or regains) the
-    /// majority: the moments a user watching a partition wants to see.
-    pub(super) fn log_leadership(&mut self) {
-        let now = (self.node.leader(), self.node.in_minority());
-        if now == self.seen_leader || !self.node.joined() {
-            return;
-        }
-        match now {
-            (_, true) if !self.seen_leader.1 => {
+    /// majority, as the core tells (`Action::Leadership`).
+    fn log_leadership(&self, leader: Option<NodeId>, in_minority: bool, before: (Option<NodeId>, bool)) {
+        match (leader, in_minority) {
+            (_, true) if !before.1 => {
                 let (voters, heard) = self.node.voters_heard();
                 warn!(
                     "no majority of the run reachable (heard lately from {} of the voters {}): taking no new work until it is",
@@ -110,14 +106,13 @@ impl Driver {
                     self.names(&voters)
                 );
             }
-            (Some(l), false) if self.seen_leader.1 => {
+            (Some(l), false) if before.1 => {
                 info!("majority reachable again; node {} leads the run", self.peer_name(l))
             }
-            (Some(l), _) if Some(l) != self.seen_leader.0 => info!("node {} leads the run", self.peer_name(l)),
+            (Some(l), _) if Some(l) != before.0 => info!("node {} leads the run", self.peer_name(l)),
             _ => {}
         }
         debug!("quorum: {}", self.node.quorum_summary());
-        self.seen_leader = now;
     }
 
     /// Nodes by name, for a log line: `0, 1 and 3`, or `none`.

@@ -288,8 +288,6 @@ struct Driver {
     reported: Option<Instant>,
     /// On a master that reports to its supervisor: every peer's last figures.
     peer_figures: std::collections::BTreeMap<NodeId, NodeFigures>,
-    /// The leader last logged, and whether this node was in a minority.
-    seen_leader: (Option<NodeId>, bool),
     /// The checkpoint file's thread, once this node writes the file.
     checkpointer: Option<Checkpointer>,
     /// Records and bytes the checkpoint file's thread confirmed so far.
@@ -437,7 +435,6 @@ pub(super) async fn drive(
         view: None,
         reported: None,
         peer_figures: Default::default(),
-        seen_leader: (None, false),
         checkpointer: None,
         checkpoint_written: (0, 0),
         answered_as_master: None,
@@ -467,8 +464,11 @@ pub(super) async fn drive(
             break;
         }
         d.connect_to_members();
-        // The core's earliest deadline (`proto/node/timers.rs`).
-        let sleep_for = d.node.poll_timeout().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
+        // The core's earliest deadline (`proto/node/timers.rs`), or the
+        // moment a lost connection may be opened again, if sooner.
+        let core_wake = d.node.poll_timeout().map(|t| Duration::from_nanos(t.saturating_sub(d.now())));
+        let retry_wake = d.io.net.next_retry().map(|at| at.saturating_duration_since(Instant::now()));
+        let sleep_for = core_wake.into_iter().chain(retry_wake).min();
         tokio::select! {
             biased;
             Some(got) = urgent.recv() => d.on_input(got),
@@ -478,7 +478,11 @@ pub(super) async fn drive(
             }
             _ = tokio::time::sleep(sleep_for.unwrap_or(Duration::ZERO)), if sleep_for.is_some() => {
                 let now = d.now();
-                d.node.handle_timeout(now, &mut d.exec);
+                // (A wake for a retry alone leaves the core be: the loop
+                // connects at its top.)
+                if d.node.poll_timeout().is_some_and(|t| t <= now) {
+                    d.node.handle_timeout(now, &mut d.exec);
+                }
             }
             _ = async { suspend.as_mut().expect("guarded").recv().await }, if suspend.is_some() => {
                 warn!("SIGUSR1: suspending the run");

@@ -115,9 +115,15 @@ pub struct Config {
     /// How often a busy node sends what its jobs changed of the shared
     /// values (an incumbent found mid-run prunes other nodes' searches
     /// only once they hear of it); an idle one sends at each idle check.
-    /// `None`: only at idle checks (the simulator checks after every step).
+    /// `None`: only at idle checks. Real runs, and simulated runs that
+    /// model shared values, use [`SHARED_NEWS_EVERY`].
     pub shared_news_every: Option<Time>,
 }
+
+/// How often a busy node's news of the shared values go out in a real
+/// run (and in a simulated one that models them): an incumbent found
+/// mid-run reaches the others within 2 ms, busy or not.
+pub const SHARED_NEWS_EVERY: Time = 2_000_000;
 
 /// How a victim treats the jobs it lost to thieves when they are late or
 /// fail (see `stragglers.rs` and `health.rs`). The defaults are GRID

@@ -41,7 +41,7 @@ mod stragglers;
 mod timers;
 
 pub use crate::msg::NodeFigures;
-pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION};
+pub use config::{Config, FtMode, StealPolicy, Stragglers, PUBLISH_FRACTION, SHARED_NEWS_EVERY};
 pub use health::HealthReport;
 pub use homes::{TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 pub use joining::JoinFailure;
@@ -175,6 +175,19 @@ pub enum Action {
         /// How long the node waited for a majority.
         waited: Time,
     },
+    /// Who leads the run, or whether this member has a majority, changed
+    /// (the moments a user watching a partition wants to see): said once
+    /// per change, after the actions of the input that made it, and only
+    /// by a member (a joiner not yet admitted says nothing).
+    Leadership {
+        /// The leader this member follows now, if any.
+        leader: Option<NodeId>,
+        /// This member hears from no majority of the voters: it takes no
+        /// new work until it does.
+        in_minority: bool,
+        /// What was said before (`(None, false)` at first).
+        before: (Option<NodeId>, bool),
+    },
 }
 
 /// Result of a table lookup by a redone job.
@@ -276,6 +289,8 @@ pub struct Node {
     /// Leaving once the jobs started here are finished (see `begin_leave`).
     draining: bool,
     actions: VecDeque<Action>,
+    /// (leader, in minority) as last said in [`Action::Leadership`].
+    leadership_said: (Option<NodeId>, bool),
     stats: NodeStats,
     checkpoint: Option<checkpoint::Checkpoint>,
     /// Leadership, membership and the answer, decided by a majority.
@@ -324,6 +339,7 @@ impl Node {
             stopped: false,
             draining: false,
             actions: VecDeque::new(),
+            leadership_said: (None, false),
             stats: NodeStats::default(),
             // Checkpoints save what the result table gets.
             checkpoint: config
@@ -470,7 +486,21 @@ impl Node {
 
     /// The next thing to do, if any.
     pub fn poll_action(&mut self) -> Option<Action> {
+        if self.actions.is_empty() {
+            self.note_leadership();
+        }
         self.actions.pop_front()
+    }
+
+    /// [`Action::Leadership`] if who leads or whether this member has a
+    /// majority changed since it was last said.
+    fn note_leadership(&mut self) {
+        let now = (self.leader(), self.in_minority());
+        if now == self.leadership_said || !self.joined {
+            return;
+        }
+        let before = std::mem::replace(&mut self.leadership_said, now);
+        self.actions.push_back(Action::Leadership { leader: now.0, in_minority: now.1, before });
     }
 
     // ---- inputs -------------------------------------------------------

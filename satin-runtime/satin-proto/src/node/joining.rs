@@ -136,9 +136,7 @@ impl Node {
             return false;
         }
         let carry = std::mem::take(&mut self.join.carried);
-        let rejoin = self.config.rejoins < self.config.max_rejoins;
-        self.actions.push_back(Action::Expelled { by, carry, rejoin });
-        self.stop();
+        self.expel(by, carry);
         true
     }
 

@@ -200,6 +200,13 @@ impl Node {
         let mut carry: Vec<(JobKey, Vec<u8>, ResultMeta)> =
             abandoned.finished.into_iter().map(|(k, v)| (k, v, ResultMeta::UNKNOWN)).collect();
         carry.extend(self.table.large_values(0).into_iter().map(|(k, v, m)| (k, v.to_vec(), m)));
+        self.expel(by, carry);
+    }
+
+    /// This node is out of the run, told by `by`: [`Action::Expelled`]
+    /// with what it finished, and whether the process joins again — the
+    /// one place the rejoin limit is checked.
+    pub(super) fn expel(&mut self, by: NodeId, carry: Vec<(JobKey, Vec<u8>, ResultMeta)>) {
         let rejoin = self.config.rejoins < self.config.max_rejoins;
         self.actions.push_back(Action::Expelled { by, carry, rejoin });
         self.stop();

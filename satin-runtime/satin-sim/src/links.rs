@@ -54,9 +54,8 @@ impl World<'_> {
         if to >= self.nodes.len() {
             return;
         }
-        if std::env::var_os("SATIN_SIM_TRACE_MSGS").is_some()
-            && !matches!(msg, Msg::StealRequest { .. } | Msg::StealReply { job: None, .. })
-        {
+        // (`trace_msgs` is the environment read once, at the start.)
+        if self.trace_msgs && !matches!(msg, Msg::StealRequest { .. } | Msg::StealReply { job: None, .. }) {
             eprintln!("{} {from}->{to} {}", self.now, format!("{msg:?}").chars().take(200).collect::<String>());
         }
         self.report.messages += 1;

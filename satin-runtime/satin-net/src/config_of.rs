@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::checkpointer::CheckpointSpec;
 use super::contract::{self, ChildEnv};
-use super::driver::{self, FirstMembership, NodeSpec};
+use super::driver::{self, CoreStart, FirstMembership, IoSpec, NodeSpec};
 use super::launch::{AlgArg, FtArg, Launch, TableArg, DEFAULT_JOIN_WAIT_MS};
 use super::node_io::Identity;
 use super::{fresh_id, netfault, rejoin, slurm, RunError};
@@ -136,18 +136,17 @@ pub(crate) fn node_spec(app: &str, args: &Launch, label: Option<String>) -> Resu
     let hello = Hello::new(app, &satin_core::function_ids()).with_functions(satin_core::function_digest());
     Ok(NodeSpec {
         me: Identity::from_launch(args, id, contact, hello, label),
-        config,
-        progress: !args.no_progress && !ChildEnv::current().supervised,
-        dashboard: args.dashboard,
-        report: args.report.clone().filter(|_| args.join.is_none()),
-        report_status: ChildEnv::current().status_to_supervisor,
-        board_to_supervisor: ChildEnv::current().board_to_supervisor,
-        checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
-        lone: false,
-        faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", contract::NET_FAULTS)))?,
-        carry: rejoin::take_carry(),
-        was_origin: rejoin::was_origin(),
-        first,
+        core: CoreStart { config, first, carry: rejoin::take_carry(), was_origin: rejoin::was_origin() },
+        io: IoSpec {
+            progress: !args.no_progress && !ChildEnv::current().supervised,
+            dashboard: args.dashboard,
+            report: args.report.clone().filter(|_| args.join.is_none()),
+            report_status: ChildEnv::current().status_to_supervisor,
+            board_to_supervisor: ChildEnv::current().board_to_supervisor,
+            checkpoint: args.checkpoint.clone().map(|path| CheckpointSpec { path, fresh: args.checkpoint_fresh }),
+            lone: false,
+            faults: network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", contract::NET_FAULTS)))?,
+        },
     })
 }
 

@@ -124,8 +124,8 @@ pub fn try_run<R: Send>(
     let mut spec = node_spec(app, args, label)?;
     if lone {
         spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));
-        spec.lone = true;
-        spec.progress = false;
+        spec.io.lone = true;
+        spec.io.progress = false;
     }
     let runtime = Arc::new(runtime);
     let local_pool = Arc::clone(&runtime);

@@ -64,7 +64,7 @@ impl Driver {
                     // The core's word on joining again: not after too many tries.
                     let again = match rejoin {
                         true => Again::Through(at),
-                        false => Again::No { removed: self.spec.config.rejoins + 1 },
+                        false => Again::No { removed: self.spec.core.config.rejoins + 1 },
                     };
                     self.end = Some(RunEnd::Expelled { by, again, carry, was_origin })
                 }

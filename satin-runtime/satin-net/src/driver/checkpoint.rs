@@ -7,7 +7,7 @@ impl Driver {
     /// This node writes the checkpoint from now on (the master at start, or
     /// a new master): its thread opens, checks and repairs the file.
     pub(super) fn open_checkpoint(&mut self) {
-        let Some(spec) = self.spec.checkpoint.clone() else {
+        let Some(spec) = self.spec.io.checkpoint.clone() else {
             let now = self.now();
             self.node.handle_checkpoint_opened(now, Err("no checkpoint file was named".into()), &mut self.exec);
             return;
@@ -27,7 +27,7 @@ impl Driver {
 
     pub(super) fn on_checkpoint(&mut self, done: Done) {
         let now = self.now();
-        let path = self.spec.checkpoint.as_ref().map(|c| c.path.display().to_string()).unwrap_or_default();
+        let path = self.spec.io.checkpoint.as_ref().map(|c| c.path.display().to_string()).unwrap_or_default();
         match done {
             Done::Opened(Ok((records, report))) => {
                 if let Some(w) = report.warning(std::path::Path::new(&path)) {

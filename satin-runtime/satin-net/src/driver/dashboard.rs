@@ -16,7 +16,7 @@ impl Driver {
         // jobs: each records its own from the start (a recorded job costs
         // two clock reads; only jobs that moved are recorded).
         self.exec.record_jobs(true);
-        if let Some(addr) = self.spec.dashboard {
+        if let Some(addr) = self.spec.io.dashboard {
             match crate::dashboard::relay::Relay::new(&self.first_root.0, &self.spec.me.label).serve(addr) {
                 Ok(view) => self.view = Some(view),
                 Err(e) => warn!("cannot serve the dashboard on {addr}: {e}"),
@@ -47,7 +47,7 @@ impl Driver {
     /// Under a supervisor that draws the status line, the master reports
     /// its estimate four times a second (a line it takes off the log).
     pub(super) fn report_status(&mut self) {
-        if !self.spec.report_status || !self.node.joined() || !self.node.is_master() {
+        if !self.spec.io.report_status || !self.node.joined() || !self.node.is_master() {
             return;
         }
         if self.reported.is_some_and(|t| t.elapsed() < Duration::from_millis(250)) {
@@ -115,7 +115,7 @@ impl Driver {
 
     /// `--report FILE`: the board as it is at the end, as one page.
     pub(super) fn write_report(&self) {
-        let (Some(path), Some(board)) = (&self.spec.report, &self.board) else { return };
+        let (Some(path), Some(board)) = (&self.spec.io.report, &self.board) else { return };
         let status = serde_json::to_value(board.lock().unwrap_or_else(|e| e.into_inner()).status()).unwrap_or_default();
         match crate::dashboard::report::write(path, &status) {
             Ok(()) => eprintln!("report: {}", path.display()),
@@ -129,13 +129,13 @@ impl Driver {
     /// (`Node::share_board`), this node's own page if it serves the
     /// master's view.
     pub(super) fn report_board(&mut self) {
-        let wanted = self.spec.board_to_supervisor || self.node.board_watched() || self.view.is_some();
+        let wanted = self.spec.io.board_to_supervisor || self.node.board_watched() || self.view.is_some();
         if !wanted || !self.node.is_master() {
             return;
         }
         let Some(board) = &self.board else { return };
         let report = crate::dashboard::relay::board_report(&board.lock().unwrap_or_else(|e| e.into_inner()));
-        if self.spec.board_to_supervisor {
+        if self.spec.io.board_to_supervisor {
             crate::contract::Report::Board(report.clone()).tell();
         }
         if let Some(view) = &self.view {
@@ -157,7 +157,7 @@ impl Driver {
     /// the sums of the supervisor's line.
     pub(super) fn peer_figures(&mut self, from: NodeId, figures: NodeFigures) {
         self.on_board(|b| b.figures(from, &figures));
-        if self.spec.report_status {
+        if self.spec.io.report_status {
             self.peer_figures.insert(from, figures);
         }
     }

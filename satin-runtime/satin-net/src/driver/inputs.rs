@@ -173,7 +173,7 @@ impl Driver {
                 // (`proto/node/root_copy.rs`): encoded now, while the
                 // program waits. Otherwise only a message that carries the
                 // answer encodes it (`Driver::carry_out_actions`).
-                let needs_bytes = self.spec.config.checkpoint_interval.is_some() || !self.node.is_master();
+                let needs_bytes = self.spec.core.config.checkpoint_interval.is_some() || !self.node.is_master();
                 let encoded = needs_bytes.then(|| satin_core::dist::encode_held(&stand_in)).flatten();
                 match encoded {
                     Some(value) => self.node.handle_root_finished(now, value, &mut self.exec),

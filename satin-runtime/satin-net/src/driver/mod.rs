@@ -40,10 +40,32 @@ const RECONNECT: Duration = Duration::from_millis(200);
 /// How long a member of a first membership waits for its roster.
 const ROSTER_WAIT: Duration = Duration::from_secs(120);
 
-/// Who this node is, how it connects and how its run goes.
+/// Who this node is, how it connects and how its run goes: what its
+/// protocol core is made from ([`CoreStart`]) and what its I/O serves
+/// beside the protocol ([`IoSpec`]).
 pub(crate) struct NodeSpec {
     pub(crate) me: Identity,
+    pub(crate) core: CoreStart,
+    pub(crate) io: IoSpec,
+}
+
+/// What this node's protocol core (`satin_proto::Node`) starts from.
+pub(crate) struct CoreStart {
     pub(crate) config: Config,
+    /// How this node learns the run's first membership.
+    pub(crate) first: FirstMembership,
+    /// Results a former incarnation of this process finished (it was
+    /// removed while cut off and joins again as a new node).
+    pub(crate) carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
+    /// That former incarnation's id, if it was the run's origin: this one
+    /// claims it back (it shows the answer; see `proto/node/origin.rs`).
+    pub(crate) was_origin: Option<NodeId>,
+}
+
+/// What this node's I/O does beside the protocol: the user's screen and
+/// pages, the supervisor's reports, the checkpoint file, the emulated
+/// network.
+pub(crate) struct IoSpec {
     /// Show a progress bar (on the master, when stderr is a terminal).
     pub(crate) progress: bool,
     /// Serve the dashboard here: the view the master of the moment feeds
@@ -64,14 +86,6 @@ pub(crate) struct NodeSpec {
     pub(crate) lone: bool,
     /// Faults of this node's network (`--chaos` under `--local-nodes`).
     pub(crate) faults: Option<Arc<Faults>>,
-    /// Results a former incarnation of this process finished (it was
-    /// removed while cut off and joins again as a new node).
-    pub(crate) carry: Vec<(JobKey, Vec<u8>, satin_core::checkpoint::ResultMeta)>,
-    /// That former incarnation's id, if it was the run's origin: this one
-    /// claims it back (it shows the answer; see `proto/node/origin.rs`).
-    pub(crate) was_origin: Option<NodeId>,
-    /// How this node learns the run's first membership.
-    pub(crate) first: FirstMembership,
 }
 
 /// How a node learns who the run's first members are.
@@ -336,7 +350,7 @@ pub(super) async fn drive(
     // Beats, votes and handshakes come on their own input, read first.
     let (urgent_tx, mut urgent) = tokio::sync::mpsc::unbounded_channel();
     let inputs = crate::conn::Inputs { urgent: urgent_tx, ordinary: input_tx.clone() };
-    let rendezvous = match spec.first {
+    let rendezvous = match spec.core.first {
         FirstMembership::Gathered(g) => match gather::take_rendezvous(&g, &mut spec.me) {
             Ok(socket) => socket,
             Err(e) => return (RunEnd::Failed(e), None),
@@ -348,8 +362,8 @@ pub(super) async fn drive(
         pool,
         &mut spec.me,
         rendezvous,
-        spec.faults.clone(),
-        !spec.lone,
+        spec.io.faults.clone(),
+        !spec.io.lone,
         inputs,
         Some(dictionary),
     ) {
@@ -357,14 +371,14 @@ pub(super) async fn drive(
         Err(e) => return (RunEnd::Failed(e), None),
     };
     if spec.me.supervised {
-        read_supervisor(input_tx.clone(), spec.faults.clone());
+        read_supervisor(input_tx.clone(), spec.io.faults.clone());
     }
     // A member of a first membership hears it from its supervisor, or
     // gathers it with the others; what arrives before (peers faster to
     // start) is handled after.
     let mut early = Vec::new();
     let inbox = Inbox { input: &mut input, urgent: &mut urgent, early: &mut early };
-    let roster: Option<Vec<(NodeId, ClusterId)>> = match spec.first {
+    let roster: Option<Vec<(NodeId, ClusterId)>> = match spec.core.first {
         FirstMembership::Open => None,
         FirstMembership::FromSupervisor => match await_roster(inbox).await {
             Some(roster) => {
@@ -376,7 +390,7 @@ pub(super) async fn drive(
             None => return (RunEnd::Failed("the supervisor never said who the run's members are".into()), None),
         },
         FirstMembership::Gathered(g) => {
-            let wait = Duration::from_nanos(spec.config.join_wait);
+            let wait = Duration::from_nanos(spec.core.config.join_wait);
             match gather::gather(g, holds_rendezvous, pool, &spec.me, &mut io, inbox, wait).await {
                 Ok(gather::Gathered::Members(members)) => Some(members),
                 Ok(gather::Gathered::Late) => None,
@@ -393,16 +407,16 @@ pub(super) async fn drive(
             spec.me.contact = None;
             leads = members[0].0 == spec.me.id;
             let master = members[0].0;
-            Node::member(spec.me.id, spec.me.cluster, &members, master, root, spec.config.clone(), spec.me.id)
+            Node::member(spec.me.id, spec.me.cluster, &members, master, root, spec.core.config.clone(), spec.me.id)
         }
         None if spec.me.contact.is_none() => {
-            Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.config.clone(), spec.me.id)
+            Node::member(spec.me.id, spec.me.cluster, &[], spec.me.id, root, spec.core.config.clone(), spec.me.id)
         }
         None => {
-            let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.config.clone(), spec.me.id)
+            let mut node = Node::joining(spec.me.id, spec.me.cluster, CONTACT, spec.core.config.clone(), spec.me.id)
                 .with_program_root(root);
-            node.carry_results(std::mem::take(&mut spec.carry));
-            if let Some(was) = spec.was_origin {
+            node.carry_results(std::mem::take(&mut spec.core.carry));
+            if let Some(was) = spec.core.was_origin {
                 node.claim_origin(was);
             }
             node
@@ -410,17 +424,18 @@ pub(super) async fn drive(
     };
     let mut node = node;
     let exec_tx = input_tx.clone();
-    let publish_after = spec.config.publish_after.filter(|_| spec.config.ft == FtMode::Table).map(Duration::from_nanos);
+    let publish_after =
+        spec.core.config.publish_after.filter(|_| spec.core.config.ft == FtMode::Table).map(Duration::from_nanos);
     let mut exec = match LocalExecutor::new(runtime, node.shared_table(), publish_after, move |e| {
         let _ = exec_tx.send(Input::Exec(e));
     }) {
         Ok(x) => x,
         Err(e) => return (RunEnd::Failed(e.to_string()), None),
     };
-    exec.keep_orphans(spec.config.keeps_orphans());
+    exec.keep_orphans(spec.core.config.keeps_orphans());
     let pid = spec.me.label.parse().unwrap_or(spec.me.id & 0xffff_ffff);
     let trace = spec.me.trace.clone().map(|p| Trace::new(p, pid, &format!("node {}", spec.me.label)));
-    let status = (spec.progress && leads).then(StatusLine::new);
+    let status = (spec.io.progress && leads).then(StatusLine::new);
     let mut d = Driver {
         spec,
         start: Instant::now(),
@@ -498,7 +513,7 @@ pub(super) async fn drive(
                     d.node.leave(now, &mut d.exec);
                     continue;
                 }
-                let wait = Duration::from_nanos(d.spec.config.leave_timeout);
+                let wait = Duration::from_nanos(d.spec.core.config.leave_timeout);
                 warn!(
                     "SIGTERM: leaving the run once the jobs running here are finished (at most {wait:?}; \
                      a second SIGTERM leaves at once)"
@@ -535,7 +550,7 @@ impl Driver {
         // its answer before they let go of them. The run is over, so the
         // fault is.
         self.release_workers();
-        if !self.spec.config.sequence {
+        if !self.spec.core.config.sequence {
             self.end = Some(end);
             return;
         }
@@ -580,7 +595,7 @@ impl Driver {
             frames_sent: sent.0,
             values: satin_proto::values::counts(),
             sent_by_kind: sent.2,
-            packets_dropped: self.spec.faults.as_ref().map_or(0, |f| f.dropped()),
+            packets_dropped: self.spec.io.faults.as_ref().map_or(0, |f| f.dropped()),
             records_written: self.checkpoint_written.0,
             checkpoint_bytes: self.checkpoint_written.1,
             runs: self.run_figures.clone(),

@@ -121,7 +121,7 @@ pub fn try_run<R: Send>(
     }
     init_logging();
     let pool = if lone { Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))? } else { load_pool(args)? };
-    let mut spec = node_spec(app, args, label)?;
+    let mut spec = node_spec(app, args, label, crate::contract::ChildEnv::current())?;
     if lone {
         spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         spec.io.lone = true;

@@ -14,25 +14,11 @@ use super::contract::ChildEnv;
 /// Results carried from one incarnation to the next.
 pub(super) type Carry = Vec<(JobKey, Vec<u8>, ResultMeta)>;
 
-/// The member this process joins through, if it is a rejoining one.
-pub(super) fn contact() -> Option<SocketAddr> {
-    ChildEnv::current().rejoin
-}
-
-/// How often this process started over as a new node already.
-pub(super) fn done() -> u32 {
-    ChildEnv::current().rejoins
-}
-
-/// The id of the previous incarnation, if it was the run's origin.
-pub(super) fn was_origin() -> Option<u64> {
-    ChildEnv::current().was_origin
-}
-
-/// The results the previous incarnation carried over (the file is
-/// removed: they are published once this node is welcomed).
-pub(super) fn take_carry() -> Carry {
-    let Some(path) = ChildEnv::current().carry.clone() else { return Vec::new() };
+/// The results the previous incarnation carried over, as `env` names
+/// them (the file is removed: they are published once this node is
+/// welcomed).
+pub(super) fn take_carry(env: &ChildEnv) -> Carry {
+    let Some(path) = env.carry.clone() else { return Vec::new() };
     let bytes = std::fs::read(&path).unwrap_or_default();
     let _ = std::fs::remove_file(&path);
     postcard::from_bytes(&bytes).unwrap_or_default()
@@ -41,7 +27,7 @@ pub(super) fn take_carry() -> Carry {
 /// Starts this process over as a new node joining through `contact`.
 /// Returns only if it cannot (`exec` failed): why.
 pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>) -> String {
-    let done = done();
+    let done = ChildEnv::current().rejoins;
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return format!("cannot find this program to join again: {e}"),

@@ -120,8 +120,8 @@ pub fn try_run_workflow(
     if let Some(ms) = args.join_wait_ms {
         cfg.gather_wait = Duration::from_millis(ms);
     }
-    let faults =
-        super::network_faults(id).map_err(|e| RunError::Failed(format!("{}: {e}", crate::contract::NET_FAULTS)))?;
+    let faults = super::network_faults(id, crate::contract::ChildEnv::current())
+        .map_err(|e| RunError::Failed(format!("{}: {e}", crate::contract::NET_FAULTS)))?;
     match node::run(me, cfg, faults, &pool, workflow) {
         node::GraphEnd::Done { run, master } => {
             if master {

@@ -178,3 +178,37 @@ fn an_owned_call_encodes_as_the_tuple_of_its_parameters() {
     assert!(postcard::from_bytes::<__SatinJob_span>(&params[..2]).is_err());
     assert_eq!(Runtime::builder().workers(2).build().unwrap().run(|| span(0, 8, "x".into())), 28 + 8);
 }
+
+#[derive(Serialize, Deserialize)]
+struct Branch {
+    value: u64,
+    left: Option<Box<Branch>>,
+    right: Option<Box<Branch>>,
+}
+
+/// The fix the note for `Option<&T>` names (`tests/ui/optional_borrow_param.rs`):
+/// a reference to the owned option, which travels as any `&T`.
+#[divide_and_conquer]
+fn branch_sum(node: &Option<Box<Branch>>) -> u64 {
+    let Some(n) = node else { return 0 };
+    n.value + branch_sum(&n.left) + branch_sum(&n.right)
+}
+
+fn branch(depth: u32, value: u64) -> Option<Box<Branch>> {
+    (depth > 0).then(|| {
+        Box::new(Branch { value, left: branch(depth - 1, 2 * value), right: branch(depth - 1, 2 * value + 1) })
+    })
+}
+
+#[test]
+fn a_reference_to_an_owned_option_travels_and_gives_the_plain_answer() {
+    assert!(<__SatinJob_branch_sum<'static> as Job>::LOCAL.is_none(), "its calls may go to other nodes");
+    let tree = branch(12, 1);
+    let plain: u64 = (1..1u64 << 12).sum();
+    for workers in [1, 2, 4] {
+        let rt = Runtime::builder().workers(workers).build().unwrap();
+        assert_eq!(rt.run(|| branch_sum(&tree)), plain, "{workers} workers");
+    }
+    let job = __SatinJob_branch_sum(&tree);
+    assert_eq!(satin::check_call(&encode_job(&job)), Ok(<__SatinJob_branch_sum<'static> as Job>::FN_ID));
+}

@@ -35,7 +35,8 @@ pub(crate) fn of(sig: &Signature, args: &attr::Args) -> Option<Local> {
     });
     let found = found.or_else(|| {
         sig.inputs.iter().find_map(|a| match a {
-            FnArg::Typed(pt) => cannot_travel(&pt.ty).map(|(span, why, fix)| (span, why, fix.to_string())),
+            FnArg::Typed(pt) => optional_borrow(&pt.ty)
+                .or_else(|| cannot_travel(&pt.ty).map(|(span, why, fix)| (span, why, fix.to_string()))),
             FnArg::Receiver(_) => None,
         })
     });
@@ -79,6 +80,31 @@ pub(crate) fn closure_params(sig: &Signature) -> Vec<Ident> {
         }
     }
     out
+}
+
+/// `Option<&T>`: a borrow with no outer reference to keep, so the
+/// general fix does not fit it; a reference to the owned option does
+/// (`&Option<Box<Node>>`, called as `f(&node.left)`), and travels as any
+/// `&T`.
+fn optional_borrow(ty: &Type) -> Option<(Span, String, String)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let [syn::GenericArgument::Type(Type::Reference(r))] = args.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if r.mutability.is_some() {
+        return None;
+    }
+    let inner = r.elem.to_token_stream().to_string().replace(' ', "");
+    let why = format!("takes an optional borrow (`Option<&{inner}>`)");
+    let fix = format!(
+        "take a reference to the owned option instead (`&Option<Box<{inner}>>` or `&Option<{inner}>`, as the data holds it; called as `f(&node.left)`): it travels as any `&T` does"
+    );
+    Some((ty.span(), why, fix))
 }
 
 /// What in a parameter's type cannot be encoded: (where, why, the fix).

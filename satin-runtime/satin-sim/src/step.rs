@@ -184,7 +184,9 @@ impl World<'_> {
                 }
             }
             while let Some(a) = self.nodes[i].core.poll_action() {
-                progressed = true;
+                // (Words for a real node's user change nothing here: the
+                // node is pumped no further for them.)
+                progressed |= !matches!(a, Action::Leadership { .. });
                 self.act(i, a);
             }
             if !progressed {

@@ -7,6 +7,14 @@ use satin_proto::Msg;
 
 const MAX: usize = 1 << 20;
 
+/// A pool of the test's own (its file made in a directory removed once
+/// it is loaded).
+fn fresh_pool() -> Pool {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
+    Pool::load(&file).expect("the pool loads")
+}
+
 fn endpoint(pool: &Pool) -> Endpoint {
     let (mut server, mut client) = pool.quic_configs().expect("configs");
     server.transport_config(transport(Duration::from_secs(30)));
@@ -41,11 +49,7 @@ fn accepting<I>(hello: &Hello, input: UnboundedSender<I>) -> incoming::Accepting
 /// or the peer may wait forever for a result that will not come.
 #[tokio::test]
 async fn a_node_declared_dead_hears_of_it_on_its_own_connection() {
-    let dir = std::env::temp_dir().join(format!("satin-conn-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let file = init_pool(&dir.join("pool.pem")).expect("a pool");
-    let pool = Pool::load(&file).expect("the pool loads");
-    let _ = std::fs::remove_dir_all(&dir);
+    let pool = fresh_pool();
     let hello = Hello::new("test", &[]);
     let (a_in, mut a_rx) = unbounded_channel();
     let (b_in, mut b_rx) = unbounded_channel();
@@ -83,9 +87,7 @@ async fn a_node_declared_dead_hears_of_it_on_its_own_connection() {
 /// the start of the next — arrive whole and in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_of_every_size_arrive_whole_and_in_order() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
-    let pool = Pool::load(&file).expect("the pool loads");
+    let pool = fresh_pool();
     let hello = Hello::new("test", &[]);
     let (a_in, _a_rx) = unbounded_channel::<Link<Msg>>();
     let (b_in, mut b_rx) = unbounded_channel();
@@ -135,9 +137,7 @@ async fn frames_of_every_size_arrive_whole_and_in_order() {
 /// control stream, on the urgent input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_frames_travel_packed_and_beats_take_their_own_stream() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
-    let pool = Pool::load(&file).expect("the pool loads");
+    let pool = fresh_pool();
     let hello = Hello::new("test", &[]);
     let mut rng = 7u64;
     let root: Vec<u8> = (0..8 << 20)
@@ -196,9 +196,7 @@ async fn large_frames_travel_packed_and_beats_take_their_own_stream() {
 /// nothing behind in the receiver's place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_frames_between_nodes_of_one_host_go_through_shared_memory() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = init_pool(&dir.path().join("pool.pem")).expect("a pool");
-    let pool = Pool::load(&file).expect("the pool loads");
+    let pool = fresh_pool();
     let hello = Hello::new("test", &[]);
     // Node `me`, accepting on its own endpoint: its net, its inputs.
     let node = |me: NodeId| {
@@ -262,11 +260,7 @@ async fn large_frames_between_nodes_of_one_host_go_through_shared_memory() {
 /// core's deadlines, so a quiet node does not wait for its next timer.
 #[tokio::test]
 async fn a_lost_connection_says_when_it_may_be_opened_again() {
-    let dir = std::env::temp_dir().join(format!("satin-conn-retry-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let file = init_pool(&dir.join("pool.pem")).expect("a pool");
-    let pool = Pool::load(&file).expect("the pool loads");
-    let _ = std::fs::remove_dir_all(&dir);
+    let pool = fresh_pool();
     let hello = Hello::new("retry", &[]);
     let (tx, _rx) = unbounded_channel();
     let mut a = net(endpoint(&pool), 1, &hello, tx);

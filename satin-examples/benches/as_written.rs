@@ -1,5 +1,6 @@
 //! Functions as written (docs/performance.md, "Functions as written"):
-//! shapes people write — chili's tree with a `match` in each `let`, a tree
+//! shapes people write — chili's tree with a `match` in each `let`, two
+//! functions that call each other over a game tree, a tree
 //! consumed by value, a closure integrand, a skeleton over a trait with an
 //! owning and a borrowing instance, UTS with its children in a `for` loop —
 //! each against the same body without the annotation, on all workers and
@@ -10,7 +11,7 @@
 //! `-- WORD` runs only the shapes whose name contains WORD).
 
 use satin::Runtime;
-use satin_examples::as_written::{self, Board, Inversions, Node, Owned, Primes};
+use satin_examples::as_written::{self, Board, Inversions, Node, Owned, Position, Primes};
 use satin_examples::{quadrature, uts};
 
 #[path = "common/pinning.rs"]
@@ -72,6 +73,18 @@ fn main() {
                 |_| rt.run(|| as_written::sum(&tree)),
                 |_| pool.install(|| as_written::sum_rayon(&tree)),
             )),
+        });
+    }
+    if want("call each other") {
+        let game = Position::build(5_000_000, 11);
+        let (all, one_w) =
+            both(&|| consume(as_written::max_value_plain(&game)), &|r| consume(r.run(|| as_written::max_value(&game))));
+        rows.push(Row {
+            name: "two functions that call each other, each with the attribute alone (5M positions, 1–8 moves)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
         });
     }
     if want("by value") {

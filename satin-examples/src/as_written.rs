@@ -48,6 +48,68 @@ impl Node {
     }
 }
 
+/// A position of a game, its value as a leaf, and the positions one move
+/// away: a tree with 1–8 children per inner node.
+#[derive(Serialize, Deserialize)]
+pub struct Position {
+    pub value: i64,
+    pub moves: Vec<Position>,
+}
+
+impl Position {
+    /// A tree of exactly `n` positions (`n ≥ 1`), each inner one with 1–8
+    /// moves, pseudo-random from `seed`.
+    pub fn build(n: usize, seed: u64) -> Position {
+        let next = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let value = ((next >> 33) % 2001) as i64 - 1000;
+        let below = n.saturating_sub(1);
+        let k = (1 + (next >> 59) as usize % 8).min(below);
+        let moves = (0..k)
+            .map(|i| {
+                let share = below / k + usize::from(i < below % k);
+                Position::build(share, next.rotate_left(7 * i as u32 + 1))
+            })
+            .collect();
+        Position { value, moves }
+    }
+}
+
+/// The best value the player to move can force: the most of what the
+/// opponent can hold them to, one move on. `max_value` and `min_value`
+/// call each other and each carries the attribute alone.
+#[divide_and_conquer]
+pub fn max_value(p: &Position) -> i64 {
+    if p.moves.is_empty() {
+        return p.value;
+    }
+    p.moves.iter().map(|m| min_value(m)).max().unwrap_or(0)
+}
+
+/// The least value the opponent can hold the player to.
+#[divide_and_conquer]
+pub fn min_value(p: &Position) -> i64 {
+    if p.moves.is_empty() {
+        return p.value;
+    }
+    p.moves.iter().map(|m| max_value(m)).min().unwrap_or(0)
+}
+
+/// [`max_value`] without the annotation.
+pub fn max_value_plain(p: &Position) -> i64 {
+    if p.moves.is_empty() {
+        return p.value;
+    }
+    p.moves.iter().map(min_value_plain).max().unwrap_or(0)
+}
+
+/// [`min_value`] without the annotation.
+pub fn min_value_plain(p: &Position) -> i64 {
+    if p.moves.is_empty() {
+        return p.value;
+    }
+    p.moves.iter().map(max_value_plain).min().unwrap_or(0)
+}
+
 /// The sum of a tree's values, written as chili's benchmark writes it.
 /// (`Node` has no serde: its calls stay on this process.)
 #[divide_and_conquer(local)]
@@ -399,6 +461,10 @@ mod tests {
         let rt = satin::Runtime::builder().workers(2).build().unwrap();
         let tree = Node::build(16).unwrap();
         assert_eq!(rt.run(|| sum(&tree)), sum_plain(&tree));
+        let game = Position::build(200_000, 3);
+        let before = rt.stats().spawns;
+        assert_eq!(rt.run(|| max_value(&game)), max_value_plain(&game));
+        assert!(rt.stats().spawns > before, "functions that call each other spawned nothing");
         assert_eq!(sum_plain(&tree), (1 << 16) - 1);
         let owned = Owned::build(14, 5);
         assert_eq!(rt.run(|| total(owned.clone())), total_plain(owned));

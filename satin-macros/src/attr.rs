@@ -26,6 +26,10 @@ pub(crate) struct Args {
     /// The other functions of its group (an annotated module or `impl`
     /// block), whose calls spawn too (set by the group's expansion).
     pub(crate) peers: Vec<syn::Signature>,
+    /// Annotated functions beside it in its source file that it calls and
+    /// that do not call it back: of its group where that makes a call
+    /// spawn (set by `siblings`).
+    pub(crate) callable: Vec<syn::Signature>,
 }
 
 /// An argument that may be given at most once.
@@ -99,6 +103,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Args> {
         local: local.get().unwrap_or(false),
         shown: None,
         peers: Vec::new(),
+        callable: Vec::new(),
     })
 }
 

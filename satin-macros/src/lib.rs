@@ -5,7 +5,8 @@
 //! `attr` parses the arguments, `signature` checks the function,
 //! `rewrite` finds recursive calls and turns them into spawns and syncs,
 //! `expand` generates the job type and the function bodies (`generics`
-//! what a generic function adds, `methods` and `modules` the groups).
+//! what a generic function adds, `methods` and `modules` the groups,
+//! `siblings` the group of a function alone).
 
 mod attr;
 mod expand;
@@ -14,6 +15,7 @@ mod mentions;
 mod methods;
 mod modules;
 mod rewrite;
+mod siblings;
 mod signature;
 
 use proc_macro::TokenStream;
@@ -45,5 +47,9 @@ fn expand_item(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -
     if let Ok(module) = syn::parse2::<syn::ItemMod>(item.clone()) {
         return modules::expand_mod(args, module);
     }
-    expand::divide_and_conquer_named(args, item, None, Vec::new())
+    // A function alone: the annotated functions of its module in its
+    // source file that call it back are its group, the others it calls
+    // may be (`siblings.rs`).
+    let found = syn::parse2::<syn::ItemFn>(item.clone()).map(|f| siblings::of(&f)).unwrap_or_default();
+    expand::divide_and_conquer_named(args, item, None, found.group, found.called)
 }

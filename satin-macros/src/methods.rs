@@ -83,6 +83,7 @@ pub(crate) fn expand_impl(args: TokenStream, mut block: ItemImpl) -> TokenStream
             func.into_token_stream(),
             Some(shown),
             peers.clone(),
+            Vec::new(),
         ));
     }
     quote!(#block #outside)

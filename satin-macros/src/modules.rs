@@ -39,7 +39,7 @@ pub(crate) fn expand_mod(args: TokenStream, mut module: ItemMod) -> TokenStream 
     for item in items.iter_mut() {
         let Item::Fn(f) = item else { continue };
         let Some(args) = take_marker(&mut f.attrs, &args) else { continue };
-        let expanded = expand::divide_and_conquer_named(args, f.to_token_stream(), None, peers.clone());
+        let expanded = expand::divide_and_conquer_named(args, f.to_token_stream(), None, peers.clone(), Vec::new());
         *item = Item::Verbatim(expanded);
     }
     module.into_token_stream()

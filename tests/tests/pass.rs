@@ -16,6 +16,8 @@ mod forms;
 mod generics;
 #[path = "../pass/local_marked.rs"]
 mod local_marked;
+#[path = "../pass/siblings.rs"]
+mod siblings;
 
 #[test]
 fn iterator_adapters_spawn_every_call() {
@@ -45,4 +47,9 @@ fn generic_functions_compile_and_run() {
 #[test]
 fn functions_marked_local_compile_without_deprecations() {
     local_marked::main();
+}
+
+#[test]
+fn functions_each_with_the_attribute_alone_spawn_each_other() {
+    siblings::main();
 }

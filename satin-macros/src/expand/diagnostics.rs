@@ -8,19 +8,20 @@ use syn::{Block, Ident};
 use crate::attr;
 use crate::rewrite::{self, Names};
 
-/// Every warning of the function `name` (`shown` in messages): calls that
+/// Every warning of the function `sig` declares (`shown` in messages): calls that
 /// could overlap and none of which spawns, loops whose calls read what the
 /// loop changes (`notes`), calls left in iterator adapters of the parallel
 /// body `par_block`.
 pub(super) fn warnings(
     args: &attr::Args,
-    name: &Ident,
+    sig: &syn::Signature,
     names: &Names,
     block: &Block,
     par_block: &Block,
     spawn_sites: usize,
     notes: &[(Span, String)],
 ) -> Option<TokenStream> {
+    let name = &sig.ident;
     let shown = args.shown.clone().unwrap_or_else(|| name.to_string());
     let sites = rewrite::call_sites(names, block);
     // Never silently sequential: calls that could run at once, none of
@@ -33,6 +34,25 @@ pub(super) fn warnings(
         );
         stays_sequential(&format!("__satin_sequential_{name}"), &msg, sites[0], args.strict)
     });
+    // A function that calls neither itself nor its group runs as the
+    // plain one. Calls of another function that could run at once, and
+    // would spawn if that function were of the group, are a warning: it
+    // may be an annotated function this attribute does not see.
+    if spawn_sites == 0 {
+        let unseen = rewrite::only_other_calls(names, &sig.inputs, block).into_iter().find(|other| {
+            let with_it = names.with_callee(&other.callee, other.arity);
+            let (spawns, notes) = rewrite::rewrite_parallel(&with_it, &mut block.clone());
+            let overlap = other.in_closure || rewrite::calls_on_a_path(&with_it, block) >= 2;
+            spawns > 0 && notes.is_empty() && overlap
+        });
+        if let Some(rewrite::OtherCall { span, callee, .. }) = unseen {
+            let msg = format!(
+                "`{shown}` calls neither itself nor a function of its group, so it runs as the plain function, and its calls of `{callee}` run one after another; if `{callee}` is annotated, write the two in the same module of one source file (the attribute finds it there and spawns its calls) or in a `#[divide_and_conquer] mod`; see docs/guide.md, \"Functions that call each other\""
+            );
+            let warning = stays_sequential(&format!("__satin_no_group_{name}"), &msg, span, args.strict);
+            sequential_warning = Some(quote!(#sequential_warning #warning));
+        }
+    }
     // Loops whose calls read what the loop changes: a warning each, naming
     // the variable.
     for (k, (span, msg)) in notes.iter().enumerate() {

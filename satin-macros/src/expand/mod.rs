@@ -28,12 +28,15 @@ use params::ParamKind;
 
 /// The expansion of one function; `shown` is how messages name it (a
 /// method's `Type::name`), if not by its own name; `peers` are the
-/// functions of its group, whose calls spawn too.
+/// functions of its group, whose calls spawn too; `callable` other
+/// annotated functions it calls, whose calls spawn where that changes
+/// nothing else (see `siblings.rs`).
 pub(crate) fn divide_and_conquer_named(
     args: TokenStream,
     item: TokenStream,
     shown: Option<String>,
     peers: Vec<syn::Signature>,
+    callable: Vec<syn::Signature>,
 ) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
@@ -56,6 +59,7 @@ pub(crate) fn divide_and_conquer_named(
     }
     args.shown = shown;
     args.peers = peers;
+    args.callable = callable;
     let local = local::of(&func.sig, &args).is_some();
     if let Err(e) = signature::check(&func, local) {
         return with_error(item, e);
@@ -64,6 +68,23 @@ pub(crate) fn divide_and_conquer_named(
         return with_error(item, e);
     }
     expand(&args, func)
+}
+
+/// `names` with the annotated function `other` among the callees if that
+/// makes more of `block`'s calls spawn and no loop's calls take turns
+/// that did not before: two calls of a kernel from a driver
+/// (`quickhull`'s two `hull_side`s) spawn, a call in a loop over time
+/// steps stays the entry call it was.
+fn spawning_too(names: Names, other: &syn::Signature, block: &syn::Block) -> Names {
+    let (spawns, notes) = rewrite::rewrite_parallel(&names, &mut block.clone());
+    let mut with_other = Names { krate: names.krate.clone(), callees: names.callees.clone() };
+    with_other.callees.push(names::callee(other));
+    let (more, notes_then) = rewrite::rewrite_parallel(&with_other, &mut block.clone());
+    if more > spawns && notes_then.len() == notes.len() {
+        with_other
+    } else {
+        names
+    }
 }
 
 /// Keeps the user's item next to the error so the rest of their code (and
@@ -101,10 +122,13 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
 
     let mut callees = vec![names::callee(&sig)];
     callees.extend(args.peers.iter().filter(|p| p.ident != *name).map(names::callee));
-    let names = Names { krate: krate.clone(), callees };
+    let mut names = Names { krate: krate.clone(), callees };
+    for other in &args.callable {
+        names = spawning_too(names, other, &block);
+    }
     let bodies = Bodies::rewrite(&names, &block, &ids);
     let sequential_warning =
-        diagnostics::warnings(args, name, &names, &block, &bodies.par, bodies.spawn_sites, &bodies.notes);
+        diagnostics::warnings(args, &sig, &names, &block, &bodies.par, bodies.spawn_sites, &bodies.notes);
 
     let local = local::of(&sig, args);
     let type_params = TypeParams::of(&sig, krate, local.is_some());

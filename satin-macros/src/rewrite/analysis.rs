@@ -2,7 +2,7 @@
 //! stand, and which variables an argument list uses.
 
 use proc_macro2::{Span, TokenStream};
-use syn::{Block, Expr};
+use syn::{Block, Expr, Ident};
 
 use super::Names;
 
@@ -71,6 +71,76 @@ pub(crate) fn call_sites(names: &Names, block: &Block) -> Vec<Span> {
     let mut sites = Sites { names, out: Vec::new() };
     syn::visit::Visit::visit_block(&mut sites, block);
     sites.out
+}
+
+/// A call of another function by its bare name (see [`only_other_calls`]).
+pub(crate) struct OtherCall {
+    pub(crate) span: Span,
+    pub(crate) callee: Ident,
+    pub(crate) arity: usize,
+    /// Some call of it stands in a closure (`.map(|x| g(x))`).
+    pub(crate) in_closure: bool,
+}
+
+/// If no call of the function or of its group stands anywhere in
+/// `block` (closures included): the calls there of other functions by
+/// their bare name — neither a parameter nor a variable — first call
+/// first, one per name. A function that runs as the plain one may mean
+/// one of them to be an annotated function its attribute does not see.
+pub(crate) fn only_other_calls(names: &Names, inputs: &super::Inputs, block: &Block) -> Vec<OtherCall> {
+    struct Calls<'a> {
+        names: &'a Names,
+        group: bool,
+        bound: Vec<Ident>,
+        closures: usize,
+        other: Vec<OtherCall>,
+    }
+    impl syn::visit::Visit<'_> for Calls<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.names.recursive_call(e).is_some() {
+                self.group = true;
+            } else if let Expr::Call(c) = e {
+                if let Expr::Path(p) = &*c.func {
+                    let bare = p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.len() == 1;
+                    let ident = &p.path.segments[0].ident;
+                    // (`Some(..)`, `Ok(..)`: variants and tuple structs.)
+                    let function = ident.to_string().starts_with(|c: char| c.is_ascii_lowercase());
+                    let in_closure = self.closures > 0;
+                    match self.other.iter_mut().find(|o| o.callee == *ident) {
+                        Some(o) => o.in_closure |= in_closure,
+                        None if bare && function => self.other.push(OtherCall {
+                            span: syn::spanned::Spanned::span(&p.path),
+                            callee: ident.clone(),
+                            arity: c.args.len(),
+                            in_closure,
+                        }),
+                        None => {}
+                    }
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_expr_closure(&mut self, c: &syn::ExprClosure) {
+            self.closures += 1;
+            syn::visit::visit_expr_closure(self, c);
+            self.closures -= 1;
+        }
+        fn visit_pat_ident(&mut self, p: &syn::PatIdent) {
+            self.bound.push(p.ident.clone());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut calls = Calls { names, group: false, bound: Vec::new(), closures: 0, other: Vec::new() };
+    for input in inputs {
+        syn::visit::Visit::visit_fn_arg(&mut calls, input);
+    }
+    syn::visit::Visit::visit_block(&mut calls, block);
+    if calls.group {
+        return Vec::new();
+    }
+    let bound = calls.bound;
+    calls.other.into_iter().filter(|o| !bound.contains(&o.callee)).collect()
 }
 
 /// Iterator methods whose closure runs once per element: a call inside it

@@ -37,7 +37,7 @@ mod loops;
 mod wrapping;
 
 use analysis::variables;
-pub(crate) use analysis::{call_sites, calls_left_in_adapters, calls_on_a_path};
+pub(crate) use analysis::{call_sites, calls_left_in_adapters, calls_on_a_path, only_other_calls, OtherCall};
 use lets::PendingLet;
 use wrapping::Wrapping;
 
@@ -84,6 +84,7 @@ impl quote::ToTokens for Args {
 /// A function whose calls spawn: the one being expanded, or another of
 /// its group (the marked functions of one annotated module or `impl`
 /// block, which may call each other).
+#[derive(Clone)]
 pub(crate) struct Callee {
     pub(crate) func: Ident,
     pub(crate) arity: usize,
@@ -97,6 +98,9 @@ pub(crate) struct Callee {
     pub(crate) frozen: Vec<String>,
 }
 
+/// A function's parameters as its signature lists them.
+pub(crate) type Inputs = Punctuated<syn::FnArg, Token![,]>;
+
 /// Names the rewriter needs from the expansion.
 pub(crate) struct Names {
     pub(crate) krate: Path,
@@ -108,6 +112,21 @@ impl Names {
     /// The function being expanded.
     pub(crate) fn own(&self) -> &Callee {
         &self.callees[0]
+    }
+
+    /// These names and the function `func` taking `arity` arguments, as
+    /// if it were of the group (to ask whether its calls would spawn).
+    pub(crate) fn with_callee(&self, func: &Ident, arity: usize) -> Names {
+        let mut callees = self.callees.clone();
+        callees.push(Callee {
+            func: func.clone(),
+            arity,
+            job: format_ident!("__SatinJob_{}", func),
+            seq: format_ident!("__satin_seq_{}", func),
+            exclusive: vec![false; arity],
+            frozen: Vec::new(),
+        });
+        Names { krate: self.krate.clone(), callees }
     }
 
     /// The arguments of `expr` if it is a call of the function or of

@@ -87,6 +87,23 @@ fn main() {
             vs_rayon: None,
         });
     }
+    if want("grid") {
+        // A bad cell the depth-first walk meets after an eighth of the
+        // walk (the plain function stops there), and none.
+        for (bad, what) in [((3, 11), "an early bad cell"), ((99, 99), "no bad cell")] {
+            let n = 15;
+            let (all, one_w) = both(&|| consume(as_written::grid_paths_plain(0, 0, n, bad)), &|r| {
+                consume(r.run(|| as_written::grid_paths(0, 0, n, bad)))
+            });
+            rows.push(Row {
+                name: format!("monotone grid paths, `?` on each call in an `if` in a `let`, {what} (15 × 15)"),
+                all,
+                one: one_w,
+                vs_chili: None,
+                vs_rayon: None,
+            });
+        }
+    }
     if want("by value") {
         let owned = Owned::build(21, 7);
         let copy = || owned.clone();

@@ -110,6 +110,35 @@ pub fn min_value_plain(p: &Position) -> i64 {
     p.moves.iter().map(max_value_plain).min().unwrap_or(0)
 }
 
+/// The monotone paths (right or down) from `(r, c)` to the far corner of
+/// an `n × n` grid, or the first bad cell a path meets, in the order the
+/// plain function meets them: `?` on each call.
+#[divide_and_conquer]
+pub fn grid_paths(r: u32, c: u32, n: u32, bad: (u32, u32)) -> Result<u64, (u32, u32)> {
+    if (r, c) == bad {
+        return Err(bad);
+    }
+    if r + 1 == n && c + 1 == n {
+        return Ok(1);
+    }
+    let down = if r + 1 < n { grid_paths(r + 1, c, n, bad)? } else { 0 };
+    let right = if c + 1 < n { grid_paths(r, c + 1, n, bad)? } else { 0 };
+    Ok(down + right)
+}
+
+/// [`grid_paths`] without the annotation.
+pub fn grid_paths_plain(r: u32, c: u32, n: u32, bad: (u32, u32)) -> Result<u64, (u32, u32)> {
+    if (r, c) == bad {
+        return Err(bad);
+    }
+    if r + 1 == n && c + 1 == n {
+        return Ok(1);
+    }
+    let down = if r + 1 < n { grid_paths_plain(r + 1, c, n, bad)? } else { 0 };
+    let right = if c + 1 < n { grid_paths_plain(r, c + 1, n, bad)? } else { 0 };
+    Ok(down + right)
+}
+
 /// The sum of a tree's values, written as chili's benchmark writes it.
 /// (`Node` has no serde: its calls stay on this process.)
 #[divide_and_conquer(local)]
@@ -461,6 +490,8 @@ mod tests {
         let rt = satin::Runtime::builder().workers(2).build().unwrap();
         let tree = Node::build(16).unwrap();
         assert_eq!(rt.run(|| sum(&tree)), sum_plain(&tree));
+        assert_eq!(rt.run(|| grid_paths(0, 0, 12, (20, 20))), grid_paths_plain(0, 0, 12, (20, 20)));
+        assert_eq!(rt.run(|| grid_paths(0, 0, 12, (9, 2))), Err((9, 2)));
         let game = Position::build(200_000, 3);
         let before = rt.stats().spawns;
         assert_eq!(rt.run(|| max_value(&game)), max_value_plain(&game));

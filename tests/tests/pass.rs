@@ -10,6 +10,8 @@ mod adapters;
 mod borrowed;
 #[path = "../pass/copy_make.rs"]
 mod copy_make;
+#[path = "../pass/early_errors.rs"]
+mod early_errors;
 #[path = "../pass/forms.rs"]
 mod forms;
 #[path = "../pass/generics.rs"]
@@ -52,4 +54,9 @@ fn functions_marked_local_compile_without_deprecations() {
 #[test]
 fn functions_each_with_the_attribute_alone_spawn_each_other() {
     siblings::main();
+}
+
+#[test]
+fn a_loop_that_question_marks_its_calls_stops_at_the_first_failure() {
+    early_errors::main();
 }

@@ -342,3 +342,15 @@ snapshot!(
         n.value + l + r
     }
 );
+
+snapshot!(
+    conditional_lets_with_question_marks,
+    fn paths(r: u32, c: u32, n: u32) -> Result<u64, u32> {
+        if r == 3 && c == 2 {
+            return Err(r);
+        }
+        let down = if r + 1 < n { paths(r + 1, c, n)? } else { 0 };
+        let right = if c + 1 < n { paths(r, c + 1, n)? } else { 0 };
+        Ok(down + right)
+    }
+);

@@ -216,12 +216,15 @@ impl Parallel<'_> {
         // The iterations are a latent loop (`SpawnList::spawn_each`): run
         // inline while the worker has jobs queued, the ones not made yet
         // released to a thief that asks — not pushed one by one, and not
-        // run inline to the end once the queue is full.
+        // run inline to the end once the queue is full. A `?` on the call
+        // ends them at the first inline failure, as the plain loop's
+        // return would.
+        let spawn_each = if split.wrap.tries_first() { quote!(spawn_each_until_failure) } else { quote!(spawn_each) };
         parse_quote!({
             #(let #stores = #krate::__private::Keep::new();)*
             let mut #list = #krate::__private::SpawnList::new();
             let mut #seen = ::std::vec::Vec::new();
-            #list.spawn_each(#ctx, ::core::iter::IntoIterator::into_iter(#iter).map(|#pat| {
+            #list.#spawn_each(#ctx, ::core::iter::IntoIterator::into_iter(#iter).map(|#pat| {
                 #(#prefix)*
                 #(let #lent = #stores.keep(#lent);)*
                 #seen.push((#(#names,)*));

@@ -254,6 +254,14 @@ impl Parallel<'_> {
         if eager && run.len() == 1 && matches!(run[0].init, LetInit::Call(_)) {
             inline = Some((0, 0));
         }
+        // With no `?`ed call to run inline, the first `?`ed conditional
+        // runs at its join, in order, while the calls after it are spawned
+        // (spawned first, it would run after them on this worker).
+        let first_fallible = run.iter().position(LetSpawn::fallible);
+        let cond_at_join = match first_fallible {
+            Some(k) if matches!(run[k].init, LetInit::Cond(_)) && run.len() > 1 => Some(k),
+            _ => None,
+        };
         let mark = out.len();
         let mut inline_job = None;
         for (k, l) in run.iter().enumerate() {
@@ -285,7 +293,11 @@ impl Parallel<'_> {
                     self.slot_branches(&mut e, l.fallible());
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
                     out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
-                    out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+                    if cond_at_join == Some(k) {
+                        out.push(parse_quote!(#slot.as_ref().run_at_join();));
+                    } else {
+                        out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
+                    }
                     // Read by a join (a lazy version has no conditional lets).
                     pending.push(PendingLet {
                         pat: l.pat.clone(),

@@ -51,7 +51,27 @@ impl Parallel<'_> {
             _ => unreachable!("checked above"),
         };
         let stores = self.keep_lent(body, &targets);
-        ReplaceCollectors { names: self.names, lists: &lists }.visit_block_mut(body);
+        // A `for`/`while` loop that `?`s a call's result starts no more
+        // iterations once one run inline fails (the plain loop returns
+        // there): a labelled `break` out of it, then the join in order.
+        let tries = targets.iter().any(|(_, kind)| kind.wrapping().tries_first());
+        let stop = match expr {
+            Expr::ForLoop(syn::ExprForLoop { label, .. }) | Expr::While(syn::ExprWhile { label, .. }) if tries => {
+                let label = label.get_or_insert_with(|| syn::Label {
+                    name: syn::Lifetime::new(&format!("'{}", self.fresh("loop")), proc_macro2::Span::call_site()),
+                    colon_token: Default::default(),
+                });
+                Some(label.name.clone())
+            }
+            _ => None,
+        };
+        let body = match expr {
+            Expr::ForLoop(l) => &mut l.body,
+            Expr::While(l) => &mut l.body,
+            Expr::Loop(l) => &mut l.body,
+            _ => unreachable!("checked above"),
+        };
+        ReplaceCollectors { names: self.names, lists: &lists, stop: stop.as_ref() }.visit_block_mut(body);
         // (Stores first: the lists, whose calls borrow from them, drop
         // before them.)
         let stores = stores.iter().map(|s| quote!(let #s = #krate::__private::Keep::new();));
@@ -240,6 +260,12 @@ enum CollectorKind {
 }
 
 impl CollectorKind {
+    fn wrapping(&self) -> &Wrapping {
+        match self {
+            CollectorKind::Push(wrap) | CollectorKind::Op(_, wrap) => wrap,
+        }
+    }
+
     /// Adds one result to `target`.
     fn apply(&self, target: &Ident) -> TokenStream {
         let result: Expr = parse_quote!(__satin_r);
@@ -320,6 +346,8 @@ fn find_collectors(names: &Names, block: &Block, out: &mut Vec<Collector>) {
 struct ReplaceCollectors<'a> {
     names: &'a Names,
     lists: &'a [(Ident, Ident, CollectorKind)],
+    /// The loop's label where a failed inline call ends it.
+    stop: Option<&'a syn::Lifetime>,
 }
 
 impl VisitMut for ReplaceCollectors<'_> {
@@ -329,7 +357,13 @@ impl VisitMut for ReplaceCollectors<'_> {
                 let job = self.names.job_value(&c.args);
                 let ctx = ctx_ident();
                 let apply = c.kind.apply(&c.target);
-                *s = parse_quote!(if let Some(__satin_r) = #list.spawn(#ctx, #job) { #apply });
+                *s = match self.stop.filter(|_| c.kind.wrapping().tries_first()) {
+                    Some(label) => parse_quote!(
+                        if let Some(__satin_r) = #list.spawn(#ctx, #job) { #apply }
+                        else if #list.kept_failed() { break #label; }
+                    ),
+                    None => parse_quote!(if let Some(__satin_r) = #list.spawn(#ctx, #job) { #apply }),
+                };
                 return;
             }
         }

@@ -82,6 +82,12 @@ impl Wrapping {
     }
 
     /// `value` (the call's result) with the steps applied.
+    /// Whether the call's own result is `?`ed first (`f(..)?`, `-f(..)?`):
+    /// a failed call returns from the function before anything else.
+    pub(super) fn tries_first(&self) -> bool {
+        matches!(self.0.first(), Some(Layer::Try))
+    }
+
     pub(super) fn apply(&self, value: Expr) -> Expr {
         self.0.iter().fold(value, |v, layer| match layer {
             Layer::Try => parse_quote!(#v?),

@@ -40,7 +40,7 @@ pub mod __private {
     pub use crate::job::receiver::ReceiverMut;
     pub use crate::job::{assert_param, assert_result, enter, JobFn, LocalCodec, Param, ResultValue, SerdeCodec};
     pub use crate::sched::{
-        decides_false, decides_some, decides_true, Ctx, Entrant, Keep, LazyIter, Race, Slot, SpawnList,
+        decides_false, decides_some, decides_true, failed, Ctx, Entrant, Keep, LazyIter, Race, Slot, SpawnList,
     };
     pub use core::pin::pin;
     pub use inventory;

@@ -192,8 +192,9 @@ impl<'l, 'c, 'w, J: Job, I: Iterator<Item = J>> SpawnEach<'l, 'c, 'w, J, I> {
         }
     }
 
-    /// Spawns or runs every call (see `SpawnList::spawn_each`).
-    pub(crate) fn run(&self) {
+    /// Spawns or runs every call (see `SpawnList::spawn_each`); with
+    /// `stop`, none after one run inline whose result it holds for.
+    pub(crate) fn run(&self, stop: Option<fn(&J::Output) -> bool>) {
         let ctx = self.ctx;
         loop {
             // SAFETY: this thread alone reaches the list and the iterator,
@@ -213,11 +214,15 @@ impl<'l, 'c, 'w, J: Job, I: Iterator<Item = J>> SpawnEach<'l, 'c, 'w, J, I> {
                 let _latent = ctx.worker.latent().register(self);
                 job.run(ctx)
             };
+            let stops = stop.is_some_and(|stop| stop(&value));
             // SAFETY: as above.
             unsafe { (*self.list).put(at, value) };
             // The iterator panicked in a release: where this loop meets it.
             if let Some(p) = self.failed.take() {
                 panic::resume_unwind(p);
+            }
+            if stops {
+                break;
             }
         }
     }

@@ -132,6 +132,19 @@ impl<J: Job> Slot<J> {
         self.push(ctx);
     }
 
+    /// Keeps the call in this frame instead of spawning it: the join runs
+    /// it inline. (A conditional `let` whose call is `?`ed and read first
+    /// runs where the plain function runs it, before the calls after it,
+    /// which are spawned meanwhile; spawned too, it would sit under them
+    /// in the deque and run after them on this worker.)
+    #[inline]
+    pub fn run_at_join(self: Pin<&Self>) {
+        let this = self.get_ref();
+        if this.state.load(Ordering::Relaxed) == NEW {
+            this.state.store(DEFERRED, Ordering::Relaxed);
+        }
+    }
+
     /// Pushes the call onto the worker's deque, however many jobs it holds.
     #[inline]
     fn push(self: Pin<&Self>, ctx: &Ctx<'_>) {
@@ -479,6 +492,17 @@ impl<J: Job> SpawnList<J> {
         None
     }
 
+    /// Whether the call [`spawn`](Self::spawn) just kept ran inline and
+    /// failed (see `failure.rs`): a loop that `?`s its results starts no
+    /// more iterations.
+    #[inline]
+    pub fn kept_failed(&self) -> bool
+    where
+        J::Output: super::Failure,
+    {
+        matches!(self.entries.last(), Some(Entry::Ready(v)) if super::failed(v))
+    }
+
     /// Spawns one call and keeps its result for [`join_all`](Self::join_all).
     #[inline]
     pub fn spawn_kept(&mut self, ctx: &Ctx<'_>, job: J) {
@@ -503,7 +527,17 @@ impl<J: Job> SpawnList<J> {
     /// (see `sched::latent`): released to thieves if one asks.
     #[inline]
     pub fn spawn_each(&mut self, ctx: &Ctx<'_>, jobs: impl Iterator<Item = J>) {
-        SpawnEach::new(self, ctx, jobs).run();
+        SpawnEach::new(self, ctx, jobs).run(None);
+    }
+
+    /// [`spawn_each`](Self::spawn_each) that makes no more calls after
+    /// one run inline fails (see `failure.rs`): the loop `?`s each result.
+    #[inline]
+    pub fn spawn_each_until_failure(&mut self, ctx: &Ctx<'_>, jobs: impl Iterator<Item = J>)
+    where
+        J::Output: super::Failure,
+    {
+        SpawnEach::new(self, ctx, jobs).run(Some(super::failed::<J::Output>));
     }
 
     /// Keeps a place for the result of a call run inline now, before the

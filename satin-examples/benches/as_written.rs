@@ -53,12 +53,20 @@ fn main() {
         )
     };
 
-    if want("chili") {
-        let tree = Node::build(22).expect("a tree");
+    for (depth, built, build) in [
+        (22, "", Node::build as fn(u32) -> Option<Box<Node>>),
+        (22, ", built left first as chili builds it", Node::build_left_first),
+        (24, ", built left first as chili builds it", Node::build_left_first),
+    ] {
+        let name = format!("chili's tree, `match` in each `let`, 2^{depth} nodes{built}");
+        if !want(&name) {
+            continue;
+        }
+        let tree = build(depth).expect("a tree");
         let (all, one_w) =
             both(&|| consume(as_written::sum_plain(&tree)), &|r| consume(r.run(|| as_written::sum(&tree))));
         rows.push(Row {
-            name: "chili's tree, `match` in each `let`, 2^22 nodes".into(),
+            name,
             all,
             one: one_w,
             vs_chili: Some(paired(

@@ -31,6 +31,17 @@ impl Node {
         Node::build_from(depth, 0x9e37_79b9_7f4a_7c15)
     }
 
+    /// The tree exactly as chili's benchmark builds it: the left subtree
+    /// first everywhere.
+    pub fn build_left_first(depth: u32) -> Option<Box<Node>> {
+        if depth == 0 {
+            return None;
+        }
+        let left = Node::build_left_first(depth - 1);
+        let right = Node::build_left_first(depth - 1);
+        Some(Box::new(Node { value: 1, left, right }))
+    }
+
     fn build_from(depth: u32, seed: u64) -> Option<Box<Node>> {
         if depth == 0 {
             return None;

@@ -17,6 +17,9 @@ pub(super) struct PendingLet {
     pub(super) wrap: Wrapping,
     /// Which function it calls (see `Names::callees`).
     pub(super) callee: usize,
+    /// A lazy version's conditional call: `slot` is a `Later`, the call's
+    /// job or the value of a branch without one.
+    pub(super) later: bool,
 }
 
 impl PendingLet {
@@ -71,10 +74,16 @@ impl Parallel<'_> {
         // applied at the sync (`wrapping.rs`).
         let (init, wrap) = match Wrapping::peel(self.names, expr) {
             Some((args, wrap)) => (LetInit::Call(args), wrap),
-            // A lazy version runs conditional calls where they stand; so
-            // does a function whose calls may hold a `&mut` borrow.
-            None if self.lazy.is_none() && !self.names.own().exclusive.contains(&true) => {
-                (LetInit::Cond((**expr).clone()), self.branches_call(expr)?)
+            // A function whose calls may hold a `&mut` borrow runs
+            // conditional calls where they stand; so does a lazy version
+            // unless every branch that calls, calls one function bare
+            // (its `Later` holds that function's job).
+            None if !self.names.own().exclusive.contains(&true) => {
+                let wrap = self.branches_call(expr)?;
+                if self.lazy.is_some() && (!wrap.is_bare() || self.branches_callee(expr).is_none()) {
+                    return None;
+                }
+                (LetInit::Cond((**expr).clone()), wrap)
             }
             None => return None,
         };
@@ -100,6 +109,15 @@ impl Parallel<'_> {
         self.branch_wraps(e, &mut wraps);
         let first = wraps.first()?.clone();
         (wraps.iter().all(|w| *w == first) && (first.is_bare() || first.is_try())).then_some(first)
+    }
+
+    /// The one function every branch of `e` that ends in a call calls.
+    fn branches_callee(&self, e: &Expr) -> Option<usize> {
+        let mut callees = Vec::new();
+        let mut probe = e.clone();
+        self.later_branches(&mut probe, &mut callees);
+        let first = *callees.first()?;
+        callees.iter().all(|&c| c == first).then_some(first)
     }
 
     /// What each branch of `e` that ends in a call does to its result.
@@ -129,6 +147,54 @@ impl Parallel<'_> {
     fn block_wraps(&self, b: &Block, out: &mut Vec<Wrapping>) {
         if let Some(Stmt::Expr(tail, None)) = b.stmts.last() {
             self.tail_wraps(tail, out);
+        }
+    }
+
+    /// A lazy version's conditional let: each branch made a `Later` — a
+    /// call's job, to run at the sync, or the branch's value — and the
+    /// functions the calls are of pushed to `callees`.
+    fn later_branches(&self, e: &mut Expr, callees: &mut Vec<usize>) {
+        match e {
+            Expr::If(i) => {
+                self.later_block(&mut i.then_branch, callees);
+                let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
+                self.later_branch(other, callees);
+            }
+            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.later_branch(&mut a.body, callees)),
+            Expr::Paren(p) => self.later_branches(&mut p.expr, callees),
+            other => *other = self.later_ready(other.clone()),
+        }
+    }
+
+    fn later_ready(&self, value: Expr) -> Expr {
+        let krate = &self.names.krate;
+        parse_quote!(#krate::__private::Later::Ready(#value))
+    }
+
+    fn later_branch(&self, e: &mut Expr, callees: &mut Vec<usize>) {
+        let krate = &self.names.krate;
+        if let Some((args, _)) = Wrapping::peel(self.names, e) {
+            let job = self.names.job_value(&args);
+            callees.push(args.callee);
+            *e = parse_quote!(#krate::__private::Later::Call(#job));
+            return;
+        }
+        match e {
+            Expr::Block(b) if b.label.is_none() => self.later_block(&mut b.block, callees),
+            Expr::If(i) if i.else_branch.is_some() => self.later_branches(e, callees),
+            Expr::Match(_) | Expr::Paren(_) => self.later_branches(e, callees),
+            other => *other = self.later_ready(other.clone()),
+        }
+    }
+
+    fn later_block(&self, b: &mut Block, callees: &mut Vec<usize>) {
+        let krate = &self.names.krate;
+        match b.stmts.last_mut() {
+            Some(Stmt::Expr(tail, None)) => self.later_branch(tail, callees),
+            _ => {
+                let block = b.clone();
+                *b = parse_quote!({ #krate::__private::Later::Ready(#block) });
+            }
         }
     }
 
@@ -280,6 +346,7 @@ impl Parallel<'_> {
                         slot,
                         wrap: l.wrap.clone(),
                         callee: args.callee,
+                        later: false,
                     });
                 }
                 // The last conditional, read first: as written, its call
@@ -287,6 +354,24 @@ impl Parallel<'_> {
                 // &n.right { Some(r) => sum(r), None => 0 }` after the
                 // left one spawned: a push and a pop fewer per node).
                 LetInit::Cond(_) if inline.is_some_and(|(_, ik)| ik == k) => out.push(stmts[start + k].clone()),
+                // A lazy version's: its call deferred to the sync, which
+                // comes after the calls of the lets after it (syncs go
+                // newest first), as the parallel version runs them.
+                LetInit::Cond(e) if self.lazy.is_some() => {
+                    let mut e = e.clone();
+                    let mut callees = Vec::new();
+                    self.later_branches(&mut e, &mut callees);
+                    let slot = self.fresh("later");
+                    out.push(parse_quote!(let #slot = #e;));
+                    pending.push(PendingLet {
+                        pat: l.pat.clone(),
+                        ty: l.ty.clone(),
+                        slot,
+                        wrap: l.wrap.clone(),
+                        callee: callees.first().copied().unwrap_or(0),
+                        later: true,
+                    });
+                }
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
                     let mut e = e.clone();
@@ -298,13 +383,14 @@ impl Parallel<'_> {
                     } else {
                         out.push(parse_quote!(#slot.as_ref().spawn(#ctx);));
                     }
-                    // Read by a join (a lazy version has no conditional lets).
+                    // Read by a join.
                     pending.push(PendingLet {
                         pat: l.pat.clone(),
                         ty: l.ty.clone(),
                         slot,
                         wrap: l.wrap.clone(),
                         callee: 0,
+                        later: false,
                     });
                 }
             }

@@ -258,10 +258,19 @@ impl Parallel<'_> {
 
     fn sync_stmt(&self, p: &PendingLet) -> Stmt {
         let (pat, slot, ctx) = (&p.pat, &p.slot, ctx_ident());
-        let value = match self.lazy.is_some() {
+        let krate = &self.names.krate;
+        let value = match (self.lazy.is_some(), p.later) {
+            // A deferred conditional call: its job, or a branch's value.
+            (true, true) => {
+                let run = self.run_deferred(p.callee, &parse_quote!(__satin_job));
+                parse_quote!(match #slot {
+                    #krate::__private::Later::Call(__satin_job) => #run,
+                    #krate::__private::Later::Ready(__satin_value) => __satin_value,
+                })
+            }
             // The deferred call is its job value: run it here.
-            true => self.run_deferred(p.callee, &parse_quote!(#slot)),
-            false => parse_quote!(#slot.as_ref().join(#ctx)),
+            (true, false) => self.run_deferred(p.callee, &parse_quote!(#slot)),
+            (false, _) => parse_quote!(#slot.as_ref().join(#ctx)),
         };
         let value = p.wrap.apply(value);
         match &p.ty {

@@ -45,6 +45,16 @@ pub mod __private {
     pub use core::pin::pin;
     pub use inventory;
 
+    /// A lazy version's conditional `let` (`let l = match &n.left {
+    /// Some(c) => f(c), None => 0 };`): the call's job, run where the
+    /// result is read — after the calls of the `let`s that follow, in the
+    /// order the parallel version runs them — or the value of a branch
+    /// without a call.
+    pub enum Later<J, T> {
+        Call(J),
+        Ready(T),
+    }
+
     /// A plain value where a call's `Result` or `Option` stands: the
     /// other branches of a conditional `let` beside one ending in
     /// `f(..)?`, whose `?` is applied where the result is read.

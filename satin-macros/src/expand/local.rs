@@ -93,9 +93,10 @@ fn optional_borrow(ty: &Type) -> Option<(Span, String, String)> {
         return None;
     }
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
-    let [syn::GenericArgument::Type(Type::Reference(r))] = args.args.iter().collect::<Vec<_>>()[..] else {
+    if args.args.len() != 1 {
         return None;
-    };
+    }
+    let Some(syn::GenericArgument::Type(Type::Reference(r))) = args.args.first() else { return None };
     if r.mutability.is_some() {
         return None;
     }

@@ -121,7 +121,7 @@ pub fn try_run<R: Send>(
     }
     init_logging();
     let pool = if lone { Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))? } else { load_pool(args)? };
-    let mut spec = node_spec(app, args, label, crate::contract::ChildEnv::current())?;
+    let mut spec = node_spec(app, args, label, told)?;
     if lone {
         spec.me.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         spec.io.lone = true;
@@ -193,7 +193,7 @@ pub fn try_run<R: Send>(
                              by {by}); joining again through {contact} as a new node, with {} finished results",
                             carry.len()
                         );
-                        rejoin::rejoin(contact, &carry, was_origin)
+                        rejoin::rejoin(contact, &carry, was_origin, told)
                     }
                     Again::Through(None) => "the majority cannot reach it".to_string(),
                 };

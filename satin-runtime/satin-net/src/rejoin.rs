@@ -24,10 +24,11 @@ pub(super) fn take_carry(env: &ChildEnv) -> Carry {
     postcard::from_bytes(&bytes).unwrap_or_default()
 }
 
-/// Starts this process over as a new node joining through `contact`.
+/// Starts this process over as a new node joining through `contact`,
+/// told what `told` (what its starter told this process) says besides.
 /// Returns only if it cannot (`exec` failed): why.
-pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>) -> String {
-    let done = ChildEnv::current().rejoins;
+pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>, told: &ChildEnv) -> String {
+    let done = told.rejoins;
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return format!("cannot find this program to join again: {e}"),
@@ -42,14 +43,8 @@ pub(super) fn rejoin(contact: SocketAddr, carry: &Carry, was_origin: Option<u64>
     let mut cmd = std::process::Command::new(exe);
     cmd.args(std::env::args_os().skip(1));
     // What it was told, and that it joins again.
-    ChildEnv {
-        rejoin: Some(contact),
-        carry: Some(path.clone()),
-        was_origin,
-        rejoins: done + 1,
-        ..ChildEnv::current().clone()
-    }
-    .apply(&mut cmd);
+    ChildEnv { rejoin: Some(contact), carry: Some(path.clone()), was_origin, rejoins: done + 1, ..told.clone() }
+        .apply(&mut cmd);
     // Anything buffered goes out before the image is replaced.
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let _ = std::io::Write::flush(&mut std::io::stderr());

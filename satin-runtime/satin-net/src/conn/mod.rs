@@ -368,6 +368,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
         };
         let task = tokio::spawn(outgoing::run::<M, I>(o, control_rx, data_rx));
         self.peers.insert(to, PeerLink { control, data, task });
+        // Opened again: its wait is over (only live waits stay listed).
+        self.retry_at.remove(&to);
         true
     }
 
@@ -385,6 +387,8 @@ impl<M: Message, I: From<Link<M>> + Send + 'static> Net<M, I> {
     /// wakes for it as for the core's deadlines.
     pub(super) fn next_retry(&self) -> Option<Instant> {
         let now = Instant::now();
+        // (A wait that is over but whose connection is not open yet —
+        // its address unknown, the peer out — is no reason to wake.)
         self.retry_at.values().copied().filter(|at| *at > now).min()
     }
 

@@ -275,4 +275,6 @@ async fn a_lost_connection_says_when_it_may_be_opened_again() {
     tokio::time::sleep_until(at.into()).await;
     assert!(a.may_connect(2), "from the named instant on");
     assert_eq!(a.next_retry(), None, "a retry that is due is not waited for again");
+    assert!(a.connect(2), "opened again");
+    assert!(a.retry_at.is_empty(), "an opened connection's wait is forgotten");
 }

@@ -51,7 +51,7 @@ impl<T, E> Failure for Poll<Option<Result<T, E>>> {
     }
 }
 
-/// [`Failure::is_failure`] as a function (a loop's stop rule).
+/// `Failure::is_failure` as a function (a loop's stop rule).
 #[inline]
 pub fn failed<T: Failure>(value: &T) -> bool {
     value.is_failure()

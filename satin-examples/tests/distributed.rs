@@ -132,7 +132,7 @@ fn a_graceful_leave_recomputes_no_finished_job() {
     }
 }
 
-/// `leave` (a second SIGTERM after the first): the node leaves at once,
+/// `leave` (an order on the node's standard input): the node leaves at once,
 /// as the simulator's `leave` does — what it finished is handed over,
 /// what it ran is run again elsewhere, and it ends without error.
 #[test]
@@ -141,7 +141,7 @@ fn a_leave_now_hands_over_and_the_answer_stays_right() {
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
     assert_eq!(stdout(&out), "14772512");
-    assert!(log.contains("[node 2]") && log.contains("SIGTERM again: leaving the run now"), "no leave now:\n{log}");
+    assert!(log.contains("[node 2]") && log.contains("told to leave the run now"), "no leave now:\n{log}");
     assert!(log.contains("node 2 0"), "node 2 must end with status 0:\n{log}");
     assert!(stats.of(2, "jobs_stolen") > 0, "the leaver had no work:\n{log}");
 }
@@ -618,6 +618,40 @@ fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
     let log = log.join().expect("log reader");
     assert!(out.status.success(), "{log}");
     assert!(log.contains("SIGTERM: leaving"), "{log}");
+}
+
+/// A second SIGTERM, once the node has taken the first (it says so), makes
+/// it leave at once instead of draining: here a lone node whose leave
+/// timeout outlasts the test's limit ends well all the same.
+#[test]
+fn a_second_sigterm_leaves_at_once() {
+    let pool = temp_pool("twice");
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "3600000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    listening_addr(&mut lines);
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut log: Vec<String> = Vec::new();
+    for line in lines.by_ref().map_while(Result::ok) {
+        let taken = line.contains("SIGTERM: leaving");
+        log.push(line);
+        if taken {
+            break;
+        }
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let out = finish(child);
+    log.extend(rest.join().expect("log reader"));
+    let log = log.join("\n");
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("SIGTERM again: leaving the run now"), "{log}");
 }
 
 /// Three nodes started by hand with `--expect-nodes 3`: `--listen` on

@@ -87,7 +87,7 @@ fn expanded(f: &dyn Fn() -> u64) -> (u64, u64) {
 }
 
 #[test]
-fn held_karp_finds_every_published_optimum_up_to_76_cities_shared_per_branch_and_sequential() {
+fn held_karp_finds_every_published_optimum_up_to_76_cities_shared_and_sequential_and_to_70_per_branch() {
     let _one = COUNTER.lock().unwrap_or_else(|e| e.into_inner());
     let rt = satin::Runtime::builder().workers(2).build().unwrap();
     for name in [
@@ -109,8 +109,14 @@ fn held_karp_finds_every_published_optimum_up_to_76_cities_shared_per_branch_and
         let (plain, plain_nodes) = expanded(&|| tsp::solve_plain(&m));
         let (shared, shared_nodes) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::Shared)));
         assert_eq!(tsp::known_best(&m), want, "{name}: the shared incumbent ends at the optimum");
-        let (local, _) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
-        assert_eq!((plain, shared, local), (want, want, want), "{name}");
+        assert_eq!((plain, shared), (want, want), "{name}");
+        // The per-branch bound prunes far less: on eil76 it expands for
+        // half a minute of both cores (the shared bound and the sequential
+        // search a fifth of a second), so it is checked up to st70 (3 s).
+        if name != "eil76" {
+            let (local, _) = expanded(&|| rt.run(|| tsp::solve(&m, Bound::PerBranch)));
+            assert_eq!(local, want, "{name}: per branch");
+        }
         // The root's bound is a lower bound, and close: within 1 % here.
         let root = Root::new(&m);
         let gap = root.gap(want);

@@ -91,8 +91,8 @@ fn each_instantiation_travels_under_its_own_id_and_keys() {
     assert_ne!(__SatinJob_msort(small).key(), __SatinJob_msort(large).key());
     assert_eq!(__SatinJob_msort(small).key(), __SatinJob_msort(small).key());
     let id = <__SatinJob_msort<'static, u32> as Job>::instance_id();
-    assert_eq!(id, concat!("generics::msort(& [T]) -> Vec < T >", "::<u32>"));
-    assert_eq!(<__SatinJob_msort<'static, u32> as Job>::FN_ID, "generics::msort(& [T]) -> Vec < T >");
+    assert_eq!(id, concat!(module_path!(), "::msort(& [T]) -> Vec < T >", "::<u32>"));
+    assert_eq!(<__SatinJob_msort<'static, u32> as Job>::FN_ID, concat!(module_path!(), "::msort(& [T]) -> Vec < T >"));
     // Keyed, so registered: the encoded call decodes here.
     let payload = encode_job(&__SatinJob_msort(small));
     assert_eq!(check_call(&payload), Ok(id));
@@ -103,18 +103,18 @@ fn each_instantiation_travels_under_its_own_id_and_keys() {
 fn an_instantiation_this_process_never_used_is_refused_not_failed() {
     // What another process would send for `msort::<u8>`, which this test
     // program never calls, keys or encodes.
-    let id = "generics::msort(& [T]) -> Vec < T >::<u8>";
+    let id = concat!(module_path!(), "::msort(& [T]) -> Vec < T >::<u8>");
     let payload = postcard::to_allocvec(&(id, (vec![3u8, 1, 2],))).unwrap();
     assert!(!knows_call(&payload), "an unregistered instantiation must be refused");
     assert_eq!(check_call(&payload), Err(satin::CallError::UnknownFunction(id.to_string())));
     // Used once outside a run, an instantiation is known from then on.
-    let id16 = "generics::msort(& [T]) -> Vec < T >::<u16>";
+    let id16 = concat!(module_path!(), "::msort(& [T]) -> Vec < T >::<u16>");
     let payload16 = postcard::to_allocvec(&(id16, (vec![3u16, 1, 2],))).unwrap();
     assert!(!knows_call(&payload16));
     assert_eq!(msort(&[2u16, 1]), vec![1, 2]);
     assert!(knows_call(&payload16), "a call outside a run registers the instantiation");
     // The generic function itself is part of what nodes compare.
-    assert!(satin::function_ids().contains(&"generics::msort(& [T]) -> Vec < T >"));
+    assert!(satin::function_ids().contains(&concat!(module_path!(), "::msort(& [T]) -> Vec < T >")));
 }
 
 /// A generic type's methods: `#[divide_and_conquer]` on a generic `impl`.

@@ -154,9 +154,11 @@ fn fault_tolerance_records_can_be_switched_off() {
 #[test]
 fn job_keys_are_blake3_of_function_id_and_postcard_params() {
     use satin::{Job, JobKey};
-    assert_eq!(__SatinJob_fib::FN_ID, "local::fib(u32) -> u64");
+    // A function's id is its module's path, its name and its signature.
+    assert_eq!(__SatinJob_fib::FN_ID, concat!(module_path!(), "::fib(u32) -> u64"));
+    assert!(__SatinJob_fib::FN_ID.ends_with("local::fib(u32) -> u64"));
     let mut expected = blake3::Hasher::new();
-    expected.update(b"local::fib(u32) -> u64");
+    expected.update(concat!(module_path!(), "::fib(u32) -> u64").as_bytes());
     expected.update(&[0]);
     expected.update(&postcard::to_stdvec(&10u32).unwrap());
     assert_eq!(__SatinJob_fib(10).key(), JobKey(*expected.finalize().as_bytes()));

@@ -10,7 +10,7 @@
 //! | `crash:node=N,at=T` (or `kill:`) | node N's process dies; `node=all` (or `crash-all:at=T`): every node's |
 //! | `vanish:node=N,at=T` | node N dies and nobody is told (found only by the failure detector) |
 //! | `crash-cluster:cluster=C,at=T`, `crash-master:at=T` | every node of a cluster; whichever node leads then |
-//! | `leave:node=N,at=T` | node N leaves at once, handing over what it finished (a real node: two SIGTERMs) |
+//! | `leave:node=N,at=T` | node N leaves at once, handing over what it finished (a real node: an order from its supervisor) |
 //! | `drain:node=N,at=T` | node N finishes what it runs, then leaves (a real node: one SIGTERM) |
 //! | `join:at=T[,cluster=C]` | one more node joins |
 //! | `suspend:at=T[,node=N]` | the run is suspended (SIGUSR1), to resume from its checkpoint |

@@ -8,9 +8,9 @@
 //!
 //! How the supervisor carries each fault out (`supervise/chaos.rs`): a
 //! crash is a SIGKILL the supervisor sees and reports to the others, a
-//! `vanish` one it does not report; `leave` is two SIGTERMs (the node
-//! leaves at once, handing over what it finished), `drain` one (it
-//! finishes what it runs first); `suspend` is a SIGUSR1; `slow`, `hang`
+//! `vanish` one it does not report; `leave` is an order on the node's
+//! standard input (it leaves at once, handing over what it finished),
+//! `drain` a SIGTERM (it finishes what it runs first); `suspend` is a SIGUSR1; `slow`, `hang`
 //! and `fail` are orders to the node's workers; the network faults are
 //! orders to the nodes' UDP sockets below QUIC (`netfault.rs`: packets
 //! dropped or delayed, never refused). A share of the run (`at=50%`) is

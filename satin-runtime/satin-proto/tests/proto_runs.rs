@@ -505,8 +505,9 @@ fn a_joiner_its_contact_removes_is_expelled_and_joins_again_as_often_as_the_conf
         drain(&mut node);
         node.handle_declared_dead(10 * MS, 1, &mut exec);
         match drain(&mut node).as_slice() {
-            [Action::Expelled { by: 1, carry, rejoin }, Action::Stop] => {
+            [Action::Expelled { by: 1, carry, rejoin, removals }, Action::Stop] => {
                 assert_eq!(*rejoin, again, "after {rejoins} rejoins");
+                assert_eq!(*removals, rejoins + 1, "the count a process refused again is told");
                 assert_eq!(carry.len(), 1, "what a former incarnation finished goes on with it");
             }
             other => panic!("{other:?}"),

@@ -220,7 +220,3 @@ impl World<'_> {
         }
     }
 }
-
-fn exec_has_work(exec: &ModelExecutor<'_>) -> bool {
-    satin_proto::Executor::has_work(exec)
-}

@@ -5,7 +5,7 @@
 
 use super::events::Ev;
 use super::exec::{decode, Output};
-use super::{disk, exec_has_work, SimNode, World};
+use super::{disk, SimNode, World};
 use satin_proto::{Action, Msg};
 
 impl World<'_> {
@@ -178,8 +178,9 @@ impl World<'_> {
                 }
             }
             {
+                // Whether the node is idle is the core's decision.
                 let SimNode { core, exec, gone, .. } = &mut self.nodes[i];
-                if !*gone && !exec_has_work(exec) {
+                if !*gone {
                     core.handle_idle(now, exec);
                 }
             }
@@ -303,7 +304,7 @@ impl World<'_> {
             | Action::PublishAfter { .. }
             // (What a real node logs for its user.)
             | Action::Leadership { .. } => {}
-            Action::Expelled { by, carry, rejoin } => {
+            Action::Expelled { by, carry, rejoin, .. } => {
                 self.report.expelled += 1;
                 if rejoin {
                     self.rejoin(i, by as usize, carry);

@@ -1,5 +1,6 @@
 //! What a supervisor tells a node it started, on the node's standard
-//! input, a line each: death notices, chaos orders, the roster, the end.
+//! input, a line each: death notices, chaos orders (a leave among them),
+//! the roster, the end.
 //! Written by [`Order::line`], read by [`read_orders`].
 
 use std::io::BufRead;
@@ -17,6 +18,10 @@ const FAIL_ORDER: &str = "fail ";
 /// its socket's faults (`isolate on`, `block ADDR`, `loss P`, … — see
 /// `netfault.rs`).
 const NET_ORDER: &str = "net ";
+/// Chaos `leave`: the node leaves the run at once, handing over what it
+/// finished (an order, not a second SIGTERM, which a node may take as one
+/// with the first).
+const LEAVE_ORDER: &str = "leave";
 /// The run's first membership, once every member listens: this prefix,
 /// then `ID@ADDR` for each member in order (the first is the master).
 const ROSTER_ORDER: &str = "roster ";
@@ -35,6 +40,8 @@ pub(crate) enum Order {
     Fail(f64),
     /// A change to the faults of the node's network (see `netfault.rs`).
     Net(String),
+    /// Leave the run now, handing over what is finished.
+    Leave,
     /// The run's first membership: (id, address), the master first.
     Roster(Vec<(u64, SocketAddr)>),
     /// The answer's output is out ([`OVER_NOTICE`]).
@@ -54,6 +61,7 @@ impl Order {
                 format!("{ROSTER_ORDER}{}", members.join(" "))
             }
             Order::Over => OVER_NOTICE.to_string(),
+            Order::Leave => LEAVE_ORDER.to_string(),
         }
     }
 
@@ -62,6 +70,8 @@ impl Order {
         let arg = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
         Some(if line.trim() == OVER_NOTICE {
             Order::Over
+        } else if line.trim() == LEAVE_ORDER {
+            Order::Leave
         } else if let Some(addr) = arg(GONE_NOTICE).and_then(|a| a.parse().ok()) {
             Order::Gone(addr)
         } else if let Some(factor) = arg(SLOW_ORDER).and_then(|f| f.parse().ok()) {
@@ -117,6 +127,7 @@ mod tests {
             Order::Net("block 127.0.0.1:7001".into()),
             Order::Roster(vec![(0, addr), (7, "127.0.0.1:7002".parse().unwrap())]),
             Order::Over,
+            Order::Leave,
         ];
         for order in orders {
             let line = order.line();

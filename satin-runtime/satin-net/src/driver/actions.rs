@@ -54,7 +54,7 @@ impl Driver {
                     debug!("giving up: {}", self.node.quorum_summary());
                     self.end = Some(RunEnd::LostMajority { waited: Duration::from_nanos(waited) })
                 }
-                Action::Expelled { by, carry, rejoin } => {
+                Action::Expelled { by, carry, rejoin, removals } => {
                     let at = self.io.net.addrs.get(&by).copied().filter(|_| by != CONTACT);
                     let was_origin = self.node.is_origin().then_some(self.node.id());
                     let by = match by {
@@ -64,7 +64,7 @@ impl Driver {
                     // The core's word on joining again: not after too many tries.
                     let again = match rejoin {
                         true => Again::Through(at),
-                        false => Again::No { removed: self.spec.core.config.rejoins + 1 },
+                        false => Again::No { removed: removals },
                     };
                     self.end = Some(RunEnd::Expelled { by, again, carry, was_origin })
                 }

@@ -72,6 +72,11 @@ impl Driver {
             // Only a node that waits for it at its start takes a roster.
             Input::Roster { .. } => {}
             Input::OutputOut => self.node.output_out(now),
+            Input::LeaveNow => {
+                warn!("told to leave the run now, handing over what is finished");
+                self.marker(&format!("node {} leaving", self.spec.me.label));
+                self.node.leave(now, &mut self.exec);
+            }
             Input::Close { returned } => {
                 if returned {
                     // Programs that wait for an answer elsewhere end too.

@@ -206,6 +206,9 @@ pub(super) enum Input {
     },
     /// The supervisor holds the answer's output: the program is over.
     OutputOut,
+    /// The supervisor's chaos says: leave the run now, handing over what
+    /// is finished (`--chaos leave`).
+    LeaveNow,
     /// The program is over: end the node. `returned`: it returned (else
     /// it unwound, its node's run having ended without an answer).
     Close {
@@ -239,6 +242,7 @@ fn read_supervisor(input: tokio::sync::mpsc::UnboundedSender<Input>, faults: Opt
             Order::Fail(rate) => Input::FailRate { rate },
             Order::Roster(members) => Input::Roster { members },
             Order::Over => Input::OutputOut,
+            Order::Leave => Input::LeaveNow,
             Order::Net(order) => {
                 match faults.as_ref().map(|f| f.apply(&order)) {
                     Some(Err(e)) => warn!("{e}"),

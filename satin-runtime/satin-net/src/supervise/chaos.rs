@@ -6,10 +6,6 @@ use satin_faults::{Crashed, Kind, Links};
 
 use super::{Cluster, Order, RunError};
 
-/// Between the two SIGTERMs of a `leave`: the node has taken the first
-/// (and begun to drain) before the second tells it to leave now.
-const SECOND_SIGTERM: std::time::Duration = std::time::Duration::from_millis(20);
-
 pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: &Kind) -> Result<(), RunError> {
     match *kind {
         Kind::Crash(Crashed::Node(node)) => {
@@ -17,10 +13,8 @@ pub(super) fn apply(app: &str, cluster: &mut Cluster, kind: &Kind) -> Result<(),
             cluster.signal(node as usize, libc::SIGKILL);
         }
         Kind::Leave(node) => {
-            eprintln!("{app}: chaos: SIGTERM node {node} twice (leave now, handing over what it finished)");
-            cluster.signal(node as usize, libc::SIGTERM);
-            std::thread::sleep(SECOND_SIGTERM);
-            cluster.signal(node as usize, libc::SIGTERM);
+            eprintln!("{app}: chaos: node {node} told to leave now, handing over what it finished");
+            cluster.tell(node as usize, &Order::Leave.line());
         }
         Kind::Drain(node) => {
             eprintln!("{app}: chaos: SIGTERM node {node} (leave once what it runs is finished)");

@@ -144,9 +144,10 @@ async fn drive(
                 }
                 true
             }
-            // The supervisor refuses `fail` for task graphs; a graph node
-            // ends by itself (it needs neither the roster nor `over`).
-            Order::Fail(_) | Order::Roster(_) | Order::Over => true,
+            // The supervisor refuses `fail` and `leave` for task graphs; a
+            // graph node ends by itself (it needs neither the roster nor
+            // `over`).
+            Order::Fail(_) | Order::Leave | Order::Roster(_) | Order::Over => true,
         });
     }
     let trace =

@@ -150,6 +150,9 @@ pub enum Action {
         carry: Vec<(crate::JobKey, Vec<u8>, crate::checkpoint::ResultMeta)>,
         /// Whether the process starts over as a new node.
         rejoin: bool,
+        /// How many times a majority has removed this process, this time
+        /// included (the count [`Config::max_rejoins`] bounds).
+        removals: u32,
     },
     /// Hand this node's figures to [`Node::share_figures`] (see
     /// `figures.rs`; every [`Config::figures_every`]).

@@ -208,7 +208,8 @@ impl Node {
     /// one place the rejoin limit is checked.
     pub(super) fn expel(&mut self, by: NodeId, carry: Vec<(JobKey, Vec<u8>, ResultMeta)>) {
         let rejoin = self.config.rejoins < self.config.max_rejoins;
-        self.actions.push_back(Action::Expelled { by, carry, rejoin });
+        let removals = self.config.rejoins + 1;
+        self.actions.push_back(Action::Expelled { by, carry, rejoin, removals });
         self.stop();
     }
 

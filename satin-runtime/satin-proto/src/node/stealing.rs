@@ -22,9 +22,14 @@ pub(super) struct Stealing {
 }
 
 impl Node {
-    /// Local queue empty: steal if no request is outstanding.
+    /// The executor may have run out of work (a worker parked, a call
+    /// ended, a step of the simulator): the core decides whether this
+    /// node is idle — joined, running, and its executor without work
+    /// ([`Executor::has_work`]) — and if so sends its shared news, leaves
+    /// if it drains, or steals if no request is outstanding. Drivers call
+    /// it whenever that may have changed and decide nothing themselves.
     pub fn handle_idle(&mut self, now: Time, exec: &mut impl Executor) {
-        if self.stopped || !self.joined {
+        if self.stopped || !self.joined || exec.has_work() {
             return;
         }
         self.send_shared_news(exec);
@@ -40,7 +45,7 @@ impl Node {
         }
         // A minority takes no new work: what it would compute, the
         // majority computes too.
-        if exec.has_work() || self.quorum.in_minority() {
+        if self.quorum.in_minority() {
             return;
         }
         if self.timers.pending(Timer::Dropped, now) || self.timers.pending(Timer::StealBackoff, now) {

@@ -491,36 +491,3 @@ pub fn climbs_plain(n: u64, memo: &mut std::collections::HashMap<u64, u64>) -> u
     memo.insert(n, v);
     v
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_shape_gives_the_plain_answer_on_two_workers() {
-        let rt = satin::Runtime::builder().workers(2).build().unwrap();
-        let tree = Node::build(16).unwrap();
-        assert_eq!(rt.run(|| sum(&tree)), sum_plain(&tree));
-        assert_eq!(rt.run(|| grid_paths(0, 0, 12, (20, 20))), grid_paths_plain(0, 0, 12, (20, 20)));
-        assert_eq!(rt.run(|| grid_paths(0, 0, 12, (9, 2))), Err((9, 2)));
-        let game = Position::build(200_000, 3);
-        let before = rt.stats().spawns;
-        assert_eq!(rt.run(|| max_value(&game)), max_value_plain(&game));
-        assert!(rt.stats().spawns > before, "functions that call each other spawned nothing");
-        assert_eq!(sum_plain(&tree), (1 << 16) - 1);
-        let owned = Owned::build(14, 5);
-        assert_eq!(rt.run(|| total(owned.clone())), total_plain(owned));
-        assert_eq!(rt.run(|| dac(Primes { lo: 0, hi: 100_000 })), 9592);
-        let data: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761) % 1000).collect();
-        assert_eq!(rt.run(|| dac_here(Inversions(&data))), dac_plain(Inversions(&data)));
-        let before = rt.stats().spawns;
-        assert!(before > 0);
-        let want = negamax_plain(&mut Board::new(8), 6, 1);
-        assert_eq!(rt.run(|| negamax(&mut Board::new(8), 6, 1)), want);
-        assert_eq!(rt.run(|| negamax_copies(&Board::new(8), 6, 1)), want);
-        assert!(rt.stats().spawns > before, "copy-make spawned nothing");
-        let mut memo = std::collections::HashMap::new();
-        let want = climbs_plain(60, &mut std::collections::HashMap::new());
-        assert_eq!(rt.run(|| climbs(60, &mut memo)), want);
-    }
-}

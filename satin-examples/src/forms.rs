@@ -261,28 +261,6 @@ pub fn numbers(n: usize, seed: u64) -> Vec<i64> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_form_gives_the_plain_answer() {
-        let rt = satin::Runtime::builder().workers(2).build().unwrap();
-        let mut xs = numbers(10_000, 1);
-        assert_eq!(rt.run(|| checked_sum(&xs, 0)), checked_sum_plain(&xs, 0));
-        xs[9_000] = -5;
-        xs[9_500] = -7;
-        assert_eq!(rt.run(|| checked_sum(&xs, 0)), Err(Negative { at: 9_000, value: -5 }));
-        let tree = rt.run(|| Node::grow(7, 4, 1));
-        assert_eq!(tree, grow_plain(7, 4, 1));
-        assert_eq!(rt.run(|| tree.total()), tree.total_plain());
-        assert_eq!(rt.run(|| minimax::max_value(0, 7, 4)), max_value_plain(0, 7, 4));
-        let (mut a, mut b) = (numbers(5_000, 2), numbers(5_000, 2));
-        assert_eq!(rt.run(|| count_inversions(&mut a)), count_inversions_plain(&mut b));
-        assert_eq!(a, b);
-    }
-}
-
 /// Minimax as one function (negamax): [`minimax::max_value`] for `sign`
 /// 1, with the same calls.
 #[divide_and_conquer]

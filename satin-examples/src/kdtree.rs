@@ -105,26 +105,3 @@ pub fn random_points(n: usize, seed: u64) -> Vec<Point> {
 pub fn size(tree: &KdTree) -> usize {
     1 + tree.left.as_deref().map_or(0, size) + tree.right.as_deref().map_or(0, size)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tree_holds_every_point_and_the_count_matches_brute_force() {
-        let points = random_points(3000, 7);
-        let tree = build_plain(points.clone(), 0);
-        assert_eq!(size(&tree), points.len());
-        assert_eq!(build_kdtree(points.clone(), 0), tree);
-        let r = 0.03;
-        let brute: u64 = points
-            .iter()
-            .map(|p| {
-                points.iter().filter(|q| (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) <= r * r).count() as u64 - 1
-            })
-            .sum();
-        assert!(brute > 0);
-        assert_eq!(count_close_plain(&tree, &tree, r), brute);
-        assert_eq!(count_close(&tree, &tree, r), brute);
-    }
-}

@@ -67,7 +67,7 @@ impl Matrix {
     }
 
     /// The product by the schoolbook loop (i, k, j order).
-    fn times(&self, other: &Matrix) -> Matrix {
+    pub fn times(&self, other: &Matrix) -> Matrix {
         let n = self.n;
         let mut out = Matrix::zero(n);
         for i in 0..n {
@@ -191,7 +191,7 @@ pub fn spectrum_checksum(x: &[Complex]) -> f64 {
 pub type Point2 = (f64, f64);
 
 /// Twice the signed area of (a, b, p): positive if p lies left of a→b.
-fn cross(a: Point2, b: Point2, p: Point2) -> f64 {
+pub fn cross(a: Point2, b: Point2, p: Point2) -> f64 {
     (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0)
 }
 
@@ -317,41 +317,4 @@ pub fn scan(xs: &[u64]) -> Vec<u64> {
 pub fn random_numbers(n: usize, seed: u64) -> Vec<u64> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..n).map(|_| rng.gen_range(0..1u64 << 32)).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_kernel_gives_its_plain_twin_s_answer_on_the_runtime() {
-        let rt = satin::Runtime::builder().workers(2).build().expect("a runtime");
-        let (a, b) = (Matrix::random(512, 1), Matrix::random(512, 2));
-        let plain = strassen_plain(a.clone(), b.clone());
-        assert!(rt.run(|| strassen(a.clone(), b.clone())) == plain);
-        let direct = a.times(&b);
-        let off = plain.data.iter().zip(&direct.data).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
-        assert!(off < 1e-9, "Strassen's product is the product: off by {off}");
-
-        let x = random_signal(1 << 14, 3);
-        let spectrum = fft_plain(x.clone());
-        assert!(rt.run(|| fft(x.clone())) == spectrum);
-        // The first bin is the sum of the samples.
-        assert!((spectrum[0].0 - x.iter().map(|s| s.0).sum::<f64>()).abs() < 1e-9);
-
-        let points = random_disc(200_000, 4);
-        let hull = quickhull_plain(&points);
-        assert!(rt.run(|| quickhull(&points)) == hull);
-        assert!(hull.len() > 3);
-        for i in 0..hull.len() {
-            let (p, q, r) = (hull[i], hull[(i + 1) % hull.len()], hull[(i + 2) % hull.len()]);
-            assert!(cross(p, q, r) > 0.0, "a hull turns left at every corner");
-        }
-
-        let xs = random_numbers(1 << 20, 5);
-        let sums = prefix_sums_plain(&xs);
-        assert!(rt.run(|| prefix_sums(&xs)) == sums);
-        assert!(scan(&xs) == sums);
-        assert_eq!(sums[9], xs[..10].iter().sum::<u64>());
-    }
 }

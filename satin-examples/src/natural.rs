@@ -373,18 +373,3 @@ pub fn subset_input(n: usize) -> (Vec<u64>, u64) {
     let target = (items.iter().sum::<u64>() / 2) | 1;
     (items, target)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rayon_and_chili_twins_give_the_plain_answers() {
-        let tree = Tree::build(12, 7);
-        let mut scope = chili::Scope::global();
-        assert_eq!(tree_sum_chili(&tree, &mut scope), tree_sum_plain(&tree));
-        assert_eq!(tree_sum_rayon(&tree), tree_sum_plain(&tree));
-        assert_eq!(crate::fib::fib_chili(20, &mut scope), 6765);
-        assert_eq!(crate::fib::fib_rayon(20), 6765);
-    }
-}

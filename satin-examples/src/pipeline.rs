@@ -4,7 +4,7 @@
 
 use rand::{Rng, SeedableRng};
 
-fn numbers(bytes: &[u8]) -> Vec<u64> {
+pub fn numbers(bytes: &[u8]) -> Vec<u64> {
     bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
 }
 
@@ -44,21 +44,4 @@ pub fn sequential(blocks: usize, size: usize) -> String {
     let mut all: Vec<u64> = (0..blocks).flat_map(|i| numbers(&generate(i, size))).collect();
     all.sort_unstable();
     summarise(&bytes(&all))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn merging_sorted_blocks_sorts_them_all() {
-        let (a, b) = (sort(&generate(0, 1000)), sort(&generate(1, 777)));
-        let merged = numbers(&merge(&a, &b));
-        assert_eq!(merged.len(), 1777);
-        assert!(merged.windows(2).all(|w| w[0] <= w[1]));
-        let mut both = numbers(&generate(0, 1000));
-        both.extend(numbers(&generate(1, 777)));
-        both.sort_unstable();
-        assert_eq!(merged, both);
-    }
 }

@@ -22,4 +22,5 @@ mod simulate;
 mod stragglers;
 mod task_graphs;
 mod tsp;
+mod units;
 mod uts;

@@ -129,7 +129,7 @@ pub fn expand(core: &Core, shared: &Option<Incumbent>, incumbent: f64, step: Ste
 /// The front of two fronts' pairs, in one pass from the most room down:
 /// a pair stays if it has more value than every pair with more room (or
 /// the same room and more value).
-fn merge(a: &[Pair], b: &[Pair]) -> Vec<Pair> {
+pub fn merge(a: &[Pair], b: &[Pair]) -> Vec<Pair> {
     let mut front = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (a.len(), b.len());
     let mut most = f64::NEG_INFINITY;
@@ -214,25 +214,4 @@ pub fn solve(instance: &Instance) -> f64 {
 /// The same search sequentially.
 pub fn solve_plain(instance: &Instance) -> f64 {
     solve_with(instance, crate::Bound::PerBranch)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{merge, Pair};
-
-    fn pairs(list: &[(f64, f64)]) -> Vec<Pair> {
-        list.iter().map(|&(room, value)| Pair { room, value }).collect()
-    }
-
-    #[test]
-    fn merging_keeps_exactly_the_pairs_no_other_beats() {
-        let a = pairs(&[(1.0, 9.0), (3.0, 6.0), (7.0, 2.0)]);
-        let b = pairs(&[(2.0, 9.5), (3.0, 7.0), (5.0, 1.0), (7.0, 2.0)]);
-        // (1, 9) has less room and value than (2, 9.5); (3, 6) less value
-        // than (3, 7) with the same room; (5, 1) less of both than (7, 2),
-        // which is kept once.
-        assert_eq!(merge(&a, &b), pairs(&[(2.0, 9.5), (3.0, 7.0), (7.0, 2.0)]));
-        assert_eq!(merge(&[], &a), a);
-        assert!(merge(&[], &[]).is_empty());
-    }
 }

@@ -8,6 +8,12 @@ use super::workload::Nanos;
 use super::World;
 use satin_proto::Msg;
 
+/// The bytes `msg` takes encoded, counted without writing them (most of
+/// a long simulation's messages are beats: sized, never sent anywhere).
+pub(crate) fn wire_size(msg: &Msg) -> usize {
+    postcard::serialize_with_flavor(msg, postcard::ser_flavors::Size::default()).unwrap_or(0)
+}
+
 impl World<'_> {
     pub(crate) fn delay(&self, from: usize, to: usize, bytes: usize) -> Nanos {
         let same = self.nodes[from].cluster == self.nodes.get(to).map_or(u32::MAX, |n| n.cluster);
@@ -20,7 +26,7 @@ impl World<'_> {
     }
 
     pub(crate) fn send(&mut self, from: usize, to: usize, msg: Msg) {
-        let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
+        let bytes = wire_size(&msg);
         self.send_sized(from, to, msg, bytes);
     }
 

@@ -224,12 +224,13 @@ impl World<'_> {
                     let n = self.nodes.len();
                     let to: Vec<usize> =
                         self.nodes[i].core.live_members().map(|t| t as usize).filter(|&t| t != i && t < n).collect();
+                    let bytes = super::links::wire_size(&msg);
                     for t in to {
-                        self.send(i, t, msg.clone());
+                        self.send_sized(i, t, msg.clone(), bytes);
                     }
                     return;
                 }
-                let bytes = postcard::to_stdvec(&msg).map_or(0, |v| v.len());
+                let bytes = super::links::wire_size(&msg);
                 let (mut local, mut wide) = (Vec::new(), Vec::new());
                 for t in self.nodes[i].core.live_members() {
                     let t = t as usize;

@@ -70,21 +70,24 @@ pub(crate) fn divide_and_conquer_named(
     expand(&args, func)
 }
 
-/// `names` with the annotated function `other` among the callees if that
-/// makes more of `block`'s calls spawn and no loop's calls take turns
-/// that did not before: two calls of a kernel from a driver
-/// (`quickhull`'s two `hull_side`s) spawn, a call in a loop over time
-/// steps stays the entry call it was.
-fn spawning_too(names: Names, other: &syn::Signature, block: &syn::Block) -> Names {
-    let (spawns, notes) = rewrite::rewrite_parallel(&names, &mut block.clone());
-    let mut with_other = Names { krate: names.krate.clone(), callees: names.callees.clone() };
-    with_other.callees.push(names::callee(other));
-    let (more, notes_then) = rewrite::rewrite_parallel(&with_other, &mut block.clone());
-    if more > spawns && notes_then.len() == notes.len() {
-        with_other
-    } else {
-        names
+/// `names` with each annotated function of `others` among the callees
+/// whose calls, added, make more of `block`'s calls spawn while no loop's
+/// calls take turns that did not before: two calls of a kernel from a
+/// driver (`quickhull`'s two `hull_side`s) spawn, a call in a loop over
+/// time steps stays the entry call it was.
+fn spawning_too(mut names: Names, others: &[syn::Signature], block: &syn::Block) -> Names {
+    if others.is_empty() {
+        return names;
     }
+    let (mut spawns, notes) = rewrite::rewrite_parallel(&names, &mut block.clone());
+    for other in others {
+        let with_other = names.with(names::callee(other));
+        let (more, notes_then) = rewrite::rewrite_parallel(&with_other, &mut block.clone());
+        if more > spawns && notes_then.len() == notes.len() {
+            (names, spawns) = (with_other, more);
+        }
+    }
+    names
 }
 
 /// Keeps the user's item next to the error so the rest of their code (and
@@ -122,10 +125,7 @@ fn expand(args: &attr::Args, func: ItemFn) -> TokenStream {
 
     let mut callees = vec![names::callee(&sig)];
     callees.extend(args.peers.iter().filter(|p| p.ident != *name).map(names::callee));
-    let mut names = Names { krate: krate.clone(), callees };
-    for other in &args.callable {
-        names = spawning_too(names, other, &block);
-    }
+    let names = spawning_too(Names { krate: krate.clone(), callees }, &args.callable, &block);
     let bodies = Bodies::rewrite(&names, &block, &ids);
     let sequential_warning =
         diagnostics::warnings(args, &sig, &names, &block, &bodies.par, bodies.spawn_sites, &bodies.notes);

@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{parse_quote, Block, Expr, Ident, Local, LocalInit, Pat, Stmt, Type};
 
+use super::branches::{each_branch, LaterForm, SlotForm};
 use super::{bound, ctx_ident, mentions_any, Args, Parallel, Wrapping};
 
 /// A `let x = f(..);` whose result is not read yet.
@@ -115,7 +116,7 @@ impl Parallel<'_> {
     fn branches_callee(&self, e: &Expr) -> Option<usize> {
         let mut callees = Vec::new();
         let mut probe = e.clone();
-        self.later_branches(&mut probe, &mut callees);
+        each_branch(self.names, &mut probe, &mut LaterForm { callees: &mut callees });
         let first = *callees.first()?;
         callees.iter().all(|&c| c == first).then_some(first)
     }
@@ -147,106 +148,6 @@ impl Parallel<'_> {
     fn block_wraps(&self, b: &Block, out: &mut Vec<Wrapping>) {
         if let Some(Stmt::Expr(tail, None)) = b.stmts.last() {
             self.tail_wraps(tail, out);
-        }
-    }
-
-    /// A lazy version's conditional let: each branch made a `Later` — a
-    /// call's job, to run at the sync, or the branch's value — and the
-    /// functions the calls are of pushed to `callees`.
-    fn later_branches(&self, e: &mut Expr, callees: &mut Vec<usize>) {
-        match e {
-            Expr::If(i) => {
-                self.later_block(&mut i.then_branch, callees);
-                let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
-                self.later_branch(other, callees);
-            }
-            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.later_branch(&mut a.body, callees)),
-            Expr::Paren(p) => self.later_branches(&mut p.expr, callees),
-            other => *other = self.later_ready(other.clone()),
-        }
-    }
-
-    fn later_ready(&self, value: Expr) -> Expr {
-        let krate = &self.names.krate;
-        parse_quote!(#krate::__private::Later::Ready(#value))
-    }
-
-    fn later_branch(&self, e: &mut Expr, callees: &mut Vec<usize>) {
-        let krate = &self.names.krate;
-        if let Some((args, _)) = Wrapping::peel(self.names, e) {
-            let job = self.names.job_value(&args);
-            callees.push(args.callee);
-            *e = parse_quote!(#krate::__private::Later::Call(#job));
-            return;
-        }
-        match e {
-            Expr::Block(b) if b.label.is_none() => self.later_block(&mut b.block, callees),
-            Expr::If(i) if i.else_branch.is_some() => self.later_branches(e, callees),
-            Expr::Match(_) | Expr::Paren(_) => self.later_branches(e, callees),
-            other => *other = self.later_ready(other.clone()),
-        }
-    }
-
-    fn later_block(&self, b: &mut Block, callees: &mut Vec<usize>) {
-        let krate = &self.names.krate;
-        match b.stmts.last_mut() {
-            Some(Stmt::Expr(tail, None)) => self.later_branch(tail, callees),
-            _ => {
-                let block = b.clone();
-                *b = parse_quote!({ #krate::__private::Later::Ready(#block) });
-            }
-        }
-    }
-
-    /// The branches of a conditional let, each made a slot: a call spawns
-    /// (its `?`, if any, applied at the sync), any other value is ready —
-    /// as `Ok(v)` or `Some(v)` (`lift`) beside calls with a `?`.
-    fn slot_branches(&self, e: &mut Expr, lift: bool) {
-        match e {
-            Expr::If(i) => {
-                self.slot_block(&mut i.then_branch, lift);
-                let (_, other) = i.else_branch.as_mut().expect("checked by branches_call");
-                self.slot_branch(other, lift);
-            }
-            Expr::Match(m) => m.arms.iter_mut().for_each(|a| self.slot_branch(&mut a.body, lift)),
-            Expr::Paren(p) => self.slot_branches(&mut p.expr, lift),
-            other => *other = self.ready(other.clone(), lift),
-        }
-    }
-
-    /// A slot that holds `value`.
-    fn ready(&self, value: Expr, lift: bool) -> Expr {
-        let krate = &self.names.krate;
-        match lift {
-            true => parse_quote!(#krate::__private::Slot::ready(#krate::__private::TryLift::lift(#value))),
-            false => parse_quote!(#krate::__private::Slot::ready(#value)),
-        }
-    }
-
-    fn slot_branch(&self, e: &mut Expr, lift: bool) {
-        let krate = &self.names.krate;
-        if let Some((args, _)) = Wrapping::peel(self.names, e) {
-            let job = self.names.job_value(&args);
-            *e = parse_quote!(#krate::__private::Slot::new(#job));
-            return;
-        }
-        match e {
-            Expr::Block(b) if b.label.is_none() => self.slot_block(&mut b.block, lift),
-            Expr::If(i) if i.else_branch.is_some() => self.slot_branches(e, lift),
-            Expr::Match(_) | Expr::Paren(_) => self.slot_branches(e, lift),
-            other => *other = self.ready(other.clone(), lift),
-        }
-    }
-
-    fn slot_block(&self, b: &mut Block, lift: bool) {
-        let krate = &self.names.krate;
-        match b.stmts.last_mut() {
-            Some(Stmt::Expr(tail, None)) => self.slot_branch(tail, lift),
-            // No value (it diverges, or is `()`): the block is the value.
-            _ => {
-                let block = b.clone();
-                *b = parse_quote!({ #krate::__private::Slot::ready(#block) });
-            }
         }
     }
 
@@ -360,7 +261,7 @@ impl Parallel<'_> {
                 LetInit::Cond(e) if self.lazy.is_some() => {
                     let mut e = e.clone();
                     let mut callees = Vec::new();
-                    self.later_branches(&mut e, &mut callees);
+                    each_branch(self.names, &mut e, &mut LaterForm { callees: &mut callees });
                     let slot = self.fresh("later");
                     out.push(parse_quote!(let #slot = #e;));
                     pending.push(PendingLet {
@@ -375,7 +276,7 @@ impl Parallel<'_> {
                 LetInit::Cond(e) => {
                     self.spawn_sites += 1;
                     let mut e = e.clone();
-                    self.slot_branches(&mut e, l.fallible());
+                    each_branch(self.names, &mut e, &mut SlotForm { lift: l.fallible() });
                     let (krate, ctx, slot) = (&self.names.krate, ctx_ident(), self.fresh("slot"));
                     out.push(parse_quote!(let #slot = #krate::__private::pin!(#e);));
                     if cond_at_join == Some(k) {

@@ -30,6 +30,7 @@ use syn::{parse_quote, Block, Expr, Ident, Pat, Path, Stmt, Token};
 use crate::mentions::mentions;
 
 mod analysis;
+mod branches;
 mod expressions;
 mod fission;
 mod lets;
@@ -114,19 +115,25 @@ impl Names {
         &self.callees[0]
     }
 
-    /// These names and the function `func` taking `arity` arguments, as
-    /// if it were of the group (to ask whether its calls would spawn).
-    pub(crate) fn with_callee(&self, func: &Ident, arity: usize) -> Names {
+    /// These names and `callee`, as if it were of the group (to ask
+    /// whether its calls would spawn, or to make them spawn).
+    pub(crate) fn with(&self, callee: Callee) -> Names {
         let mut callees = self.callees.clone();
-        callees.push(Callee {
+        callees.push(callee);
+        Names { krate: self.krate.clone(), callees }
+    }
+
+    /// [`Names::with`] a function known by its name and arity alone (a
+    /// call of a function the attribute cannot see).
+    pub(crate) fn with_callee(&self, func: &Ident, arity: usize) -> Names {
+        self.with(Callee {
             func: func.clone(),
             arity,
             job: format_ident!("__SatinJob_{}", func),
             seq: format_ident!("__satin_seq_{}", func),
             exclusive: vec![false; arity],
             frozen: Vec::new(),
-        });
-        Names { krate: self.krate.clone(), callees }
+        })
     }
 
     /// The arguments of `expr` if it is a call of the function or of

@@ -124,8 +124,12 @@ fn a_schedule_the_graph_simulator_survives_runs_as_chaos_on_real_processes() {
     }
     let (json, log) = dag_run(&["--local-nodes", "4", "--idle-timeout-ms", "400", "--chaos", spec], &[]);
     assert!(log.contains("chaos: node 2 is cut off"), "{log}");
+    // `crashed` names processors, numbered in the order the nodes joined
+    // (racy under `--local-nodes`, not their labels): node 3's is 3 when
+    // they joined in order, and whichever it is, the silent death and the
+    // node cut off for good make two.
     let crashed: Vec<usize> = serde_json::from_str(&field(&json, "crashed")).unwrap();
-    assert!(crashed.contains(&3), "the silent death went unseen: {json}\n{log}");
+    assert!(crashed.contains(&3) || crashed.len() == 2, "the silent death went unseen: {json}\n{log}");
 }
 
 /// The master cut off for most of the run, the link back before the idle

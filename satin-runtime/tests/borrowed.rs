@@ -186,7 +186,7 @@ struct Branch {
     right: Option<Box<Branch>>,
 }
 
-/// The fix the note for `Option<&T>` names (`tests/ui/optional_borrow_param.rs`):
+/// The fix the note for `Option<&T>` names (`tests/compile-errors/ui/optional_borrow_param.rs`):
 /// a reference to the owned option, which travels as any `&T`.
 #[divide_and_conquer]
 fn branch_sum(node: &Option<Box<Branch>>) -> u64 {

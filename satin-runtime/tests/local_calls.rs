@@ -3,7 +3,8 @@
 //! without serde under `local` — compile with only the attribute, run in
 //! parallel on the process's workers, give the plain answer, and are
 //! passed by remote thieves. A compile-time note says why their calls
-//! stay (allowed here: see `tests/ui/local_calls.rs`).
+//! stay (allowed here; the notes themselves:
+//! `tests/compile-errors/ui/closure_param.rs`, `fn_pointer_param.rs`).
 #![allow(deprecated)]
 
 use std::sync::{mpsc, Arc, Mutex};

@@ -1,7 +1,7 @@
 //! A search that plays a move on one board, calls, and undoes it — and a
 //! memo shared through `&mut` — compile as written and give the plain
 //! function's answer (their calls take turns; a compile-time warning says
-//! why, allowed here: see `tests/ui/play_undo.rs`).
+//! why, allowed here: see `tests/compile-errors/ui/play_undo.rs`).
 #![allow(deprecated)]
 
 use satin::{divide_and_conquer, Runtime};

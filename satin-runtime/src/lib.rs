@@ -64,6 +64,7 @@ pub mod checkpoint {
 /// the result table, and the protocol's whole configuration (which the
 /// simulator takes too).
 pub mod policy {
+    pub use satin_proto::quorum::QuorumConfig;
     pub use satin_proto::{Config, FtMode, StealPolicy, Stragglers, TablePlacement, DEFAULT_REPLICAS, HOME_TABLE_FROM};
 }
 

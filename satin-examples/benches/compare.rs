@@ -1,7 +1,8 @@
 //! One run compares, per workload: the plain sequential function, satin on 1
 //! worker and on all workers (fault-tolerance records on and off, and with
-//! every call pushed), and `rayon::join` on the same number of threads.
-//! After criterion's report it prints a table of ratios for docs/performance.md.
+//! every call pushed), and `rayon::join` on the same number of threads —
+//! the median of up to 20 runs each (about 5 s, after one to warm up) —
+//! and prints a table of ratios for docs/performance.md.
 //!
 //! A second table measures the ratios that matter in pairs, alternating the
 //! two variants run by run, so that drift in machine speed cancels out.
@@ -10,9 +11,9 @@
 //! filter, e.g. `-- fib35`, or `-- --paired-only` for the paired table alone.
 //! Both pools pin their threads (SATIN_BENCH_UNPINNED=1: neither does).
 
-use std::time::Duration;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
 
-use criterion::{black_box, BenchmarkId, Criterion};
 use satin::Runtime;
 use satin_examples::{barnes_hut, fib, mergesort, nqueens, tsp, uts};
 
@@ -38,35 +39,68 @@ const SATIN_ALL: &str = "satin-all";
 const SATIN_ALL_NOFT: &str = "satin-all-ft-off";
 const SATIN_ALL_EAGER: &str = "satin-all-every-call-spawned";
 const RAYON_ALL: &str = "rayon-join-all";
+const VARIANTS: [&str; 6] = [SEQUENTIAL, SATIN_1, SATIN_ALL, SATIN_ALL_NOFT, SATIN_ALL_EAGER, RAYON_ALL];
 
-fn bench_workload<R: Send>(
-    c: &mut Criterion,
-    group: &str,
-    plain: impl Fn() -> R,
-    annotated: impl Fn() -> R + Sync,
-    rayon: impl Fn() -> R + Sync,
-) {
-    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut g = c.benchmark_group(group);
-    g.bench_function(BenchmarkId::from_parameter(SEQUENTIAL), |b| b.iter(|| black_box(plain())));
-    let rt = runtime(1, true, satin::DEFAULT_SPAWN_LIMIT);
-    g.bench_function(BenchmarkId::from_parameter(SATIN_1), |b| b.iter(|| black_box(rt.run(&annotated))));
-    let rt = runtime(all, true, satin::DEFAULT_SPAWN_LIMIT);
-    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL), |b| b.iter(|| black_box(rt.run(&annotated))));
-    let rt = runtime(all, false, satin::DEFAULT_SPAWN_LIMIT);
-    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_NOFT), |b| b.iter(|| black_box(rt.run(&annotated))));
-    let rt = runtime(all, true, usize::MAX);
-    g.bench_function(BenchmarkId::from_parameter(SATIN_ALL_EAGER), |b| b.iter(|| black_box(rt.run(&annotated))));
-    let pool = pinning::rayon_pool(all);
-    g.bench_function(BenchmarkId::from_parameter(RAYON_ALL), |b| b.iter(|| black_box(pool.install(&rayon))));
-    g.finish();
+/// Median wall time of `f` over up to 20 runs within about 5 s (at least
+/// 3), after one run that warms caches and the pool.
+fn median_seconds<R>(f: impl Fn() -> R) -> f64 {
+    black_box(f());
+    let budget = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < 3 || (times.len() < 20 && budget.elapsed() < Duration::from_secs(5)) {
+        let t = Instant::now();
+        black_box(f());
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
-fn benches(c: &mut Criterion) {
-    bench_workload(c, "fib35", || fib::fib_plain(35), || fib::fib(35), || fib::fib_rayon(35));
+/// The medians of every workload measured, in table order; the command
+/// line's words (but flags) select workloads by name.
+struct Medians {
+    filters: Vec<String>,
+    rows: Vec<(String, [f64; 6])>,
+}
+
+impl Medians {
+    fn from_args() -> Medians {
+        let filters = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+        Medians { filters, rows: Vec::new() }
+    }
+
+    fn bench_workload<R: Send>(
+        &mut self,
+        group: &str,
+        plain: impl Fn() -> R,
+        annotated: impl Fn() -> R + Sync,
+        rayon: impl Fn() -> R + Sync,
+    ) {
+        if !self.filters.is_empty() && !self.filters.iter().any(|f| group.contains(f.as_str())) {
+            return;
+        }
+        let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let satin = |rt: Runtime| median_seconds(|| rt.run(&annotated));
+        let pool = pinning::rayon_pool(all);
+        let medians = [
+            median_seconds(&plain),
+            satin(runtime(1, true, satin::DEFAULT_SPAWN_LIMIT)),
+            satin(runtime(all, true, satin::DEFAULT_SPAWN_LIMIT)),
+            satin(runtime(all, false, satin::DEFAULT_SPAWN_LIMIT)),
+            satin(runtime(all, true, usize::MAX)),
+            median_seconds(|| pool.install(&rayon)),
+        ];
+        for (variant, m) in VARIANTS.iter().zip(medians) {
+            eprintln!("{group}/{variant}: {:.2} ms", m * 1e3);
+        }
+        self.rows.push((group.to_string(), medians));
+    }
+}
+
+fn benches(c: &mut Medians) {
+    c.bench_workload("fib35", || fib::fib_plain(35), || fib::fib(35), || fib::fib_rayon(35));
     for n in [12, 13, 14] {
-        bench_workload(
-            c,
+        c.bench_workload(
             &format!("nqueens{n}"),
             || nqueens::nqueens_plain(n, 0, 0, 0),
             || nqueens::solutions(n),
@@ -74,16 +108,14 @@ fn benches(c: &mut Criterion) {
         );
     }
     let bodies = barnes_hut::plummer::sphere(20_000, 1);
-    bench_workload(
-        c,
+    c.bench_workload(
         "barnes_hut20k",
         || barnes_hut::tree_accelerations(bodies.clone(), 0.5),
         || barnes_hut::tree_accelerations(bodies.clone(), 0.5),
         || barnes_hut::rayon_version::tree_accelerations(bodies.clone(), 0.5),
     );
     let m = tsp_instance("gr17");
-    bench_workload(
-        c,
+    c.bench_workload(
         "tsp_gr17",
         || tsp::simple::solve_plain(&m),
         || tsp::simple::solve(&m, tsp::Bound::Shared),
@@ -93,8 +125,7 @@ fn benches(c: &mut Criterion) {
         let (params, _) = uts::sample(name).expect("a sample tree");
         let root = uts::Node::root(&params);
         let params = &params;
-        bench_workload(
-            c,
+        c.bench_workload(
             &format!("uts_{name}"),
             || uts::search_plain(params, root),
             || uts::search(params, root),
@@ -102,8 +133,7 @@ fn benches(c: &mut Criterion) {
         );
     }
     let input = mergesort::random_input(10_000_000, 1);
-    bench_workload(
-        c,
+    c.bench_workload(
         "mergesort10M",
         || mergesort::mergesort_plain(input.clone()),
         || mergesort::mergesort(input.clone()),
@@ -116,44 +146,19 @@ fn tsp_instance(name: &str) -> tsp::Matrix {
     tsp::parse(&std::fs::read_to_string(path).expect("bundled")).expect("valid")
 }
 
-/// Median time of one variant from criterion's saved estimates, in seconds.
-fn mean_seconds(group: &str, variant: &str) -> Option<f64> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
-    let path = dir.join(group).join(variant).join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(v["median"]["point_estimate"].as_f64()? / 1e9)
-}
-
-fn print_ratios() {
+fn print_ratios(medians: &Medians) {
     println!("\n| workload | sequential | satin 1w | satin all | ft on/off | every call spawned | rayon::join | speed-up vs sequential | satin / rayon |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for group in [
-        "fib35",
-        "nqueens12",
-        "nqueens13",
-        "nqueens14",
-        "barnes_hut20k",
-        "tsp_gr17",
-        "uts_T1",
-        "uts_T3",
-        "mergesort10M",
-    ] {
-        let t = |v| mean_seconds(group, v);
-        let (Some(seq), Some(one), Some(all), Some(noft), Some(eager), Some(ray)) =
-            (t(SEQUENTIAL), t(SATIN_1), t(SATIN_ALL), t(SATIN_ALL_NOFT), t(SATIN_ALL_EAGER), t(RAYON_ALL))
-        else {
-            continue;
-        };
+    for (group, [seq, one, all, noft, eager, ray]) in &medians.rows {
         let ms = |s: f64| format!("{:.1} ms", s * 1e3);
         println!(
             "| {group} | {} | {} | {} | {:.3} | {} | {} | {:.2} | {:.2} |",
-            ms(seq),
-            ms(one),
-            ms(all),
+            ms(*seq),
+            ms(*one),
+            ms(*all),
             all / noft,
-            ms(eager),
-            ms(ray),
+            ms(*eager),
+            ms(*ray),
             seq / all,
             all / ray
         );
@@ -242,13 +247,8 @@ fn main() {
         print_paired();
         return;
     }
-    let mut c = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
-        .configure_from_args();
-    benches(&mut c);
-    c.final_summary();
-    print_ratios();
+    let mut medians = Medians::from_args();
+    benches(&mut medians);
+    print_ratios(&medians);
     print_paired();
 }

@@ -68,10 +68,17 @@ pub(crate) fn fresh_id() -> u64 {
     id.max(1)
 }
 
+/// `RUST_LOG` as a list of `target=level` (and a bare default level);
+/// unset or unreadable, warnings only. (Targets, not `EnvFilter`: its span
+/// and field filters need a regex engine, a minute of every build.)
 fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let warn = || Targets::new().with_default(tracing::Level::WARN);
+    let filter = std::env::var("RUST_LOG").ok().and_then(|v| v.parse::<Targets>().ok()).unwrap_or_else(warn);
     // Colours only for a terminal: a log file or a pipe gets plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi);
+    let _ = tracing_subscriber::registry().with(fmt).with(filter).try_init();
 }

@@ -55,7 +55,7 @@ def run(chaos):
     args = [BIN, N, "--local-nodes", "3", "--workers", "1", "--no-progress"]
     if chaos:
         args += ["--chaos", chaos]
-    env = dict(os.environ, RUST_LOG="satin::net=info")
+    env = dict(os.environ, RUST_LOG="satin_net=info")
     start = time.monotonic()
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lines = []

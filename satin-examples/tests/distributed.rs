@@ -146,6 +146,28 @@ fn a_leave_now_hands_over_and_the_answer_stays_right() {
     assert!(stats.of(2, "jobs_stolen") > 0, "the leaver had no work:\n{log}");
 }
 
+/// A supervisor whose log nobody reads any more (`2>&1 | head -5`) still
+/// ends: the nodes' lines it can no longer show are lost, not waited on.
+#[test]
+fn a_supervisor_whose_log_is_closed_still_ends() {
+    let _turn = one_at_a_time();
+    let mut child = Guarded::spawn(
+        Command::new(NQUEENS)
+            .args(["13", "--local-nodes", "2"])
+            .env("RUST_LOG", "satin_net=debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut log = BufReader::new(child.stderr.take().expect("piped"));
+    let mut first = String::new();
+    log.read_line(&mut first).expect("the supervisor logs");
+    assert!(first.starts_with("[node "), "{first}");
+    drop(log);
+    // (A hang fails by `finish`'s bound.)
+    let out = finish(child);
+    assert_eq!(stdout(&out), "73712", "the answer is still printed");
+}
+
 /// Reads a node's log up to the line that says where it listens.
 fn listening_addr(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
     lines

@@ -3,6 +3,7 @@
 //! the nodes, jobs and table. Drawn only when stderr is a terminal, and
 //! only for runs longer than a second.
 
+use std::io::Write;
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,11 +199,15 @@ impl SupervisorLine {
         }
     }
 
-    /// A line of node `node`'s log: shown, above the line.
+    /// A line of node `node`'s log: shown, above the line. A log nobody
+    /// reads any more (`2>&1 | head`) loses the line: the run goes on
+    /// (`eprintln!` would panic the thread that reads the node's log, and
+    /// the supervisor would wait for that log's end for ever).
     pub(crate) fn log_line(&self, node: usize, line: &str) {
+        let show = || drop(writeln!(std::io::stderr().lock(), "[node {node}] {line}"));
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("[node {node}] {line}")),
-            None => eprintln!("[node {node}] {line}"),
+            Some(bar) => bar.suspend(show),
+            None => show(),
         }
     }
 

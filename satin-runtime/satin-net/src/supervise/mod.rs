@@ -26,6 +26,16 @@ use outputs::{put, wait_listening, wait_with_cpu, Outputs};
 use satin_faults::{Crashed, Fault, When};
 use schedule::Schedule;
 
+/// `eprintln!` for the supervisor's own lines, which a closed log loses
+/// (`2>&1 | head`) rather than panicking: the run goes on, and its answer
+/// still goes to the standard output.
+macro_rules! say {
+    ($($line:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($line)*);
+    }};
+}
+
 mod chaos;
 mod cluster;
 mod outputs;
@@ -203,7 +213,7 @@ fn run_cluster(
     cluster.status.finish();
     merge_parts(app, &cluster, args.trace.as_deref(), stats);
     if !calibration {
-        eprintln!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
+        say!("{app}: how the nodes ended: {}", out.exits(&cluster.hung_or_killed));
     }
     let outcome = match out.shown_answer().or_else(|| out.any_answer()) {
         Some(a) => ClusterEnd::Answer(a),
@@ -268,14 +278,14 @@ fn merge_parts(app: &str, cluster: &Cluster, trace: Option<&std::path::Path>, st
     if let Some(trace) = trace {
         let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(trace, n)).collect();
         match super::trace::merge(&parts, trace) {
-            Ok(n) => eprintln!("{app}: wrote {n} trace events to {}", trace.display()),
-            Err(e) => eprintln!("{app}: cannot write the trace {}: {e}", trace.display()),
+            Ok(n) => say!("{app}: wrote {n} trace events to {}", trace.display()),
+            Err(e) => say!("{app}: cannot write the trace {}: {e}", trace.display()),
         }
     }
     if let Some(stats) = stats {
         let parts: Vec<_> = (0..cluster.pids.len()).map(|n| part_path(stats, n)).collect();
         if let Err(e) = super::report::merge(&parts, stats) {
-            eprintln!("{app}: cannot write the statistics to {}: {e}", stats.display());
+            say!("{app}: cannot write the statistics to {}: {e}", stats.display());
         }
     }
 }
@@ -339,7 +349,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     };
     let needs_calibration = events.iter().any(|e| matches!(e.at, When::Share(_) | When::ShareThen(..)));
     let reference = if needs_calibration {
-        eprintln!("{app}: chaos: calibration run without faults, to place the percentages");
+        say!("{app}: chaos: calibration run without faults, to place the percentages");
         let (_, mut took, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
         // A short run's first start is mostly a cold start (the program
         // read from disk, a loaded machine): it took 0.86 s once, then
@@ -348,7 +358,7 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
             let (_, again, _) = run_cluster(app, args, n, &pool, &[], RunKind::Calibration, kind)?;
             took = took.min(again);
         }
-        eprintln!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
+        say!("{app}: chaos: the run takes {:.3} s without faults", took.as_secs_f64());
         took
     } else {
         Duration::ZERO
@@ -400,10 +410,10 @@ pub(super) fn run(app: &str, args: &Launch, n: u32, kind: Kind) -> Result<(), Ru
     }
     if let Some(Ok(merged)) = stats.map(|s| std::fs::read_to_string(s).map(|t| serde_json::from_str(&t))) {
         for line in super::report::table(&merged.unwrap_or_default()) {
-            eprintln!("{app}: {line}");
+            say!("{app}: {line}");
         }
     }
-    eprintln!("{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s", took.as_secs_f64(), cpu.as_secs_f64());
+    say!("{app}: {n} local nodes, {:.3} s, cpu time of all nodes {:.3} s", took.as_secs_f64(), cpu.as_secs_f64());
     drop(pool);
     let resume = |what: &str| match &args.checkpoint {
         Some(file) => format!(

@@ -16,7 +16,7 @@ fn two_dozen_random_fault_schedules_each_print_the_right_answer_once() {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let failures = dir.path().join("failures.txt");
     let out = Command::new(CAMPAIGN)
-        .args(["--runs", "24", "--seed", "1000", "--failures"])
+        .args(["--runs", "24", "--seed", "1000", "--parallel", "2", "--failures"])
         .arg(&failures)
         .output()
         .expect("the campaign runs");

@@ -619,23 +619,35 @@ fn the_nodes_end_with_their_supervisor() {
     assert!(orphans.is_empty(), "nodes {orphans:?} outlived their supervisor");
 }
 
-/// SIGTERM ends a node with nobody to leave to: its core leaves once the
-/// leave timeout is over (`Timer::Leave`), whether or not anyone takes
-/// its results.
-#[test]
-fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
-    let pool = temp_pool("lone");
+/// A lone node on loopback (`nqueens 19`: far longer than any test) with
+/// this leave timeout, once it says where it listens: the node and the
+/// rest of its log.
+fn lone_node(pool: &str, leave_timeout_ms: &str) -> (Guarded, std::io::Lines<BufReader<std::process::ChildStderr>>) {
     let mut child = Guarded::spawn(
         Command::new(NQUEENS)
-            .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "300"])
+            .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", pool])
+            .args(["--leave-timeout-ms", leave_timeout_ms])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     );
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     listening_addr(&mut lines);
-    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    (child, lines)
+}
+
+fn sigterm(child: &Guarded) {
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+}
+
+/// SIGTERM ends a node with nobody to leave to: its core leaves once the
+/// leave timeout is over (`Timer::Leave`), whether or not anyone takes
+/// its results.
+#[test]
+fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
+    let (child, lines) = lone_node(&temp_pool("lone"), "300");
+    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    sigterm(&child);
     let out = finish(child);
     let log = log.join().expect("log reader");
     assert!(out.status.success(), "{log}");
@@ -647,17 +659,8 @@ fn sigterm_ends_a_lone_node_within_its_leave_timeout() {
 /// timeout outlasts the test's limit ends well all the same.
 #[test]
 fn a_second_sigterm_leaves_at_once() {
-    let pool = temp_pool("twice");
-    let mut child = Guarded::spawn(
-        Command::new(NQUEENS)
-            .args(["19", "--listen", "127.0.0.1:0", "--workers", "1", "--pool", &pool, "--leave-timeout-ms", "3600000"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
-    );
-    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
-    listening_addr(&mut lines);
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (child, mut lines) = lone_node(&temp_pool("twice"), "3600000");
+    sigterm(&child);
     let mut log: Vec<String> = Vec::new();
     for line in lines.by_ref().map_while(Result::ok) {
         let taken = line.contains("SIGTERM: leaving");
@@ -666,8 +669,7 @@ fn a_second_sigterm_leaves_at_once() {
             break;
         }
     }
-    // SAFETY: as above.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    sigterm(&child);
     let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
     let out = finish(child);
     log.extend(rest.join().expect("log reader"));

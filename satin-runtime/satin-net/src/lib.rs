@@ -8,6 +8,17 @@
 
 #![warn(missing_docs)]
 
+/// `eprintln!` for the supervisor's lines (its own, and its nodes' logs
+/// it shows), which a closed log loses (`2>&1 | head`) rather than
+/// panicking: the run goes on, and its answer still goes to the standard
+/// output. (Defined before the modules, so that all of them see it.)
+macro_rules! say {
+    ($($line:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($line)*);
+    }};
+}
+
 mod answer_file;
 mod chaos;
 mod chaos_net;

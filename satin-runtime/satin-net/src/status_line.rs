@@ -3,7 +3,6 @@
 //! the nodes, jobs and table. Drawn only when stderr is a terminal, and
 //! only for runs longer than a second.
 
-use std::io::Write;
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::Duration;
@@ -204,7 +203,7 @@ impl SupervisorLine {
     /// (`eprintln!` would panic the thread that reads the node's log, and
     /// the supervisor would wait for that log's end for ever).
     pub(crate) fn log_line(&self, node: usize, line: &str) {
-        let show = || drop(writeln!(std::io::stderr().lock(), "[node {node}] {line}"));
+        let show = || say!("[node {node}] {line}");
         match &self.bar {
             Some(bar) => bar.suspend(show),
             None => show(),

@@ -26,16 +26,6 @@ use outputs::{put, wait_listening, wait_with_cpu, Outputs};
 use satin_faults::{Crashed, Fault, When};
 use schedule::Schedule;
 
-/// `eprintln!` for the supervisor's own lines, which a closed log loses
-/// (`2>&1 | head`) rather than panicking: the run goes on, and its answer
-/// still goes to the standard output.
-macro_rules! say {
-    ($($line:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($line)*);
-    }};
-}
-
 mod chaos;
 mod cluster;
 mod outputs;

@@ -26,17 +26,27 @@ fn a_hung_node_is_copied_around_and_the_answer_comes() {
 /// printed once. (Before, the run never ended.)
 #[test]
 fn a_hung_master_is_copied_and_the_answer_comes_once() {
-    // At 90 % the master's workers may hold nothing the answer still
-    // waits for when they stop (seen in CI: the others finished the last
-    // jobs and the root joined them): one answer is required, a copy only
-    // where the hang certainly leaves work behind.
-    for (at, copy_needed) in [("5%", true), ("60%", true), ("90%", false)] {
+    // Late in the run the master's workers may hold nothing the answer
+    // still waits for when they stop (seen in CI: the others finished the
+    // last jobs and the root joined them): one answer is required, a copy
+    // only where the hang certainly leaves work behind. A late hang may
+    // also come after the end, when this run is faster than the
+    // calibration run its `at=` percentage refers to (seen in CI: ended at
+    // 81 %): that run tested nothing, so it is run again, at most thrice.
+    for (at, copy_needed) in [("5%", true), ("60%", true), ("85%", false)] {
         let spec = format!("hang:node=0,at={at}");
-        let (out, stats) = run_with_stats(NQUEENS, &["14", "--local-nodes", "3", "--chaos", &spec], &[]);
-        let log = stderr(&out);
+        let mut attempts = 0;
+        let (out, stats, log) = loop {
+            attempts += 1;
+            let (out, stats) = run_with_stats(NQUEENS, &["14", "--local-nodes", "3", "--chaos", &spec], &[]);
+            let log = stderr(&out);
+            if log.contains("chaos: node 0 hangs") || attempts == 3 {
+                break (out, stats, log);
+            }
+        };
         assert!(out.status.success(), "{spec}: {log}");
         assert_eq!(stdout(&out), "365596", "one line, the answer, from one process ({spec}): {log}");
-        assert!(log.contains("chaos: node 0 hangs"), "{log}");
+        assert!(log.contains("chaos: node 0 hangs"), "the hang never came in {attempts} runs ({spec}): {log}");
         assert!(log.contains("node 0 0 (master: printed the answer)"), "{spec}: {log}");
         if copy_needed {
             assert!(stats.total("duplicates_won") >= 1, "a copy of the root must have won ({spec}):\n{log}");

@@ -38,7 +38,9 @@ fn main() {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pinned = pinning::wanted();
     let rt = Runtime::builder().workers(workers).pin_workers(pinned).build().expect("runtime");
-    let one = Runtime::builder().workers(1).pin_workers(pinned).build().expect("runtime");
+    // One worker that keeps the scheduler's lazy path: what that path
+    // costs per call (one worker alone runs the plain function by default).
+    let one = Runtime::builder().workers(1).plain_when_alone(false).pin_workers(pinned).build().expect("runtime");
     let pool = pinning::rayon_pool(workers);
     let chili_pool = chili::ThreadPool::new();
     let rounds = 11;
@@ -204,7 +206,7 @@ fn main() {
 
     let how = if pinned { "pinned" } else { "unpinned" };
     println!("\nFunctions as written, {workers} workers ({how}); median of {rounds} paired rounds:\n");
-    println!("| shape | plain ÷ annotated, {workers} workers | plain ÷ annotated, 1 worker | satin / chili | satin / rayon |");
+    println!("| shape | plain ÷ annotated, {workers} workers | plain ÷ annotated, lazy path on 1 worker | satin / chili | satin / rayon |");
     println!("|---|---|---|---|---|");
     let or_dash = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
     for r in rows {

@@ -180,7 +180,7 @@ fn an_early_error_aborts_the_calls_after_it() {
     let _alone = COUNTED.lock().unwrap_or_else(|e| e.into_inner());
     // One worker: the calls queued after the error never run; leaves 0 to 3
     // are all that is visited.
-    let rt = Runtime::builder().workers(1).build().unwrap();
+    let rt = Runtime::builder().workers(1).plain_when_alone(false).build().unwrap();
     let n = 1u64 << 14;
     VISITED.store(0, Ordering::Relaxed);
     assert_eq!(rt.run(|| checked_sum(0, n, &[3])), Err("leaf 3".into()));

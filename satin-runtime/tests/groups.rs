@@ -84,7 +84,7 @@ fn search_plain(pos: u64, depth: u32) -> u64 {
 fn functions_that_call_each_other_spawn_each_others_calls() {
     assert_eq!(game::helper(), 7);
     for workers in [1, 2, 4] {
-        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).build().unwrap();
+        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).plain_when_alone(false).build().unwrap();
         assert_eq!(rt.run(|| game::max_value(0, 8)), max_plain(0, 8), "{workers} workers");
         let after_minimax = rt.stats().spawns;
         // Every inner position spawns its 3 children: 3 + 9 + … + 3^8.

@@ -333,10 +333,27 @@ fn a_spawned_call_that_comes_back_unstolen_runs_lazily() {
     // the deque every call is the plain call. Were the calls that come back
     // from the deque run in parallel again, each would refill it on its way
     // down: about d^4/24 spawns (2 700 here) instead of a few per level.
+    let rt = Runtime::builder().workers(1).plain_when_alone(false).build().unwrap();
+    assert_eq!(rt.run(|| leaves(16)), 1 << 16);
+    let s = rt.stats();
+    assert!(s.spawns > 0 && s.spawns <= 4 * 16, "{s:?}");
+}
+
+#[test]
+fn one_worker_alone_runs_the_plain_function() {
+    // Nobody could take a call: no spawn, no promotion, the plain answer.
     let rt = Runtime::builder().workers(1).build().unwrap();
     assert_eq!(rt.run(|| leaves(16)), 1 << 16);
     let s = rt.stats();
-    assert!(s.spawns <= 4 * 16, "{s:?}");
+    assert_eq!((s.spawns, s.promotions, s.released), (0, 0, 0), "{s:?}");
+    // Two workers, or one whose progress is tracked, schedule.
+    for rt in [
+        Runtime::builder().workers(2).build().unwrap(),
+        Runtime::builder().workers(1).track_progress(true).build().unwrap(),
+    ] {
+        assert_eq!(rt.run(|| leaves(16)), 1 << 16);
+        assert!(rt.stats().spawns > 0, "{} workers: {:?}", rt.workers(), rt.stats());
+    }
 }
 
 /// The cores the calling thread may run on.

@@ -68,7 +68,7 @@ fn first_over(items: &[u64], limit: u64) -> Result<Vec<u64>, u64> {
 #[test]
 fn a_loop_that_reads_each_result_spawns_every_iteration() {
     for workers in [1, 2, 4] {
-        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).build().unwrap();
+        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).plain_when_alone(false).build().unwrap();
         assert_eq!(rt.run(|| best_leaf(0, 8)), best_leaf_plain(0, 8), "{workers} workers");
         // Every inner node spawns its 4 calls: 4 + 16 + … + 4^8.
         assert_eq!(rt.stats().spawns, (4u64.pow(9) - 4) / 3, "{:?}", rt.stats());

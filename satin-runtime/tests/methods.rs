@@ -110,7 +110,7 @@ impl Node {
 }
 
 fn runtime(workers: usize) -> Runtime {
-    Runtime::builder().workers(workers).spawn_limit(usize::MAX).build().unwrap()
+    Runtime::builder().workers(workers).spawn_limit(usize::MAX).plain_when_alone(false).build().unwrap()
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn calls_on_two_parts_then_a_merge_of_the_whole() {
     sorted.sort();
     let expected = inversions_plain(&data);
     for workers in [1, 2, 4] {
-        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).build().unwrap();
+        let rt = Runtime::builder().workers(workers).spawn_limit(usize::MAX).plain_when_alone(false).build().unwrap();
         let mut v = data.clone();
         assert_eq!(rt.run(|| count_inversions(&mut v)), expected, "{workers} workers");
         assert_eq!(v, sorted);

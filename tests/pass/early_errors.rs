@@ -47,7 +47,9 @@ fn counted<T>(counter: &AtomicUsize, f: impl FnOnce() -> T) -> (usize, T) {
 }
 
 pub fn main() {
-    let one = satin::Runtime::builder().workers(1).build().unwrap();
+    // One worker that schedules (the plain function is what one worker
+    // runs by default: nobody could take a call from it).
+    let one = satin::Runtime::builder().workers(1).plain_when_alone(false).build().unwrap();
     let plain = counted(&ACCUMULATED, || satin::sequential(|| accumulated(1, 0)));
     assert_eq!(plain, (11, Err("bad cell 10".to_string())));
     assert_eq!(counted(&ACCUMULATED, || one.run(|| accumulated(1, 0))), plain);

@@ -142,9 +142,17 @@ pub fn key_of<P: serde::Serialize + ?Sized>(function_id: &str, params: &P) -> Jo
 #[inline]
 pub fn enter<J: Job>(job: J) -> J::Output {
     match crate::sched::current_ctx() {
-        // SAFETY: `current_ctx` only returns a context that the worker thread
-        // installed for the job it is executing right now; it outlives this call.
-        Some(ctx) => job.run(unsafe { &*ctx }),
+        Some(ctx) => {
+            // SAFETY: `current_ctx` only returns a context that the worker
+            // thread installed for the job it is executing right now; it
+            // outlives this call.
+            let ctx = unsafe { &*ctx };
+            // Nobody could take a call from this run: the plain function.
+            if ctx.worker.registry().runs_plainly() {
+                return job.run_sequential();
+            }
+            job.run(ctx)
+        }
         None => match crate::dist::take_root_runner() {
             Some(runner) if J::LOCAL.is_some() => {
                 crate::dist::put_back_root_runner(runner);

@@ -56,6 +56,7 @@ pub struct Builder {
     worker_niceness: Option<i32>,
     shared: Option<Arc<Replicas>>,
     track_progress: bool,
+    plain_when_alone: bool,
 }
 
 /// Default of [`Builder::spawn_limit`].
@@ -92,6 +93,7 @@ impl Default for Builder {
             worker_niceness: None,
             shared: None,
             track_progress: false,
+            plain_when_alone: true,
         }
     }
 }
@@ -107,6 +109,16 @@ impl Builder {
     /// Off only to measure what they cost.
     pub fn fault_tolerance(mut self, on: bool) -> Self {
         self.fault_tolerance = on;
+        self
+    }
+
+    /// With one worker, no progress to track and no other node (nothing
+    /// can take a call from it), a run's annotated calls run as the plain
+    /// function does — their sequential copies, at its speed, with its
+    /// answer. `false` keeps the scheduler's lazy path on one worker: to
+    /// measure what that path costs per call, or to test it. Default on.
+    pub fn plain_when_alone(mut self, on: bool) -> Self {
+        self.plain_when_alone = on;
         self
     }
 
@@ -173,7 +185,9 @@ impl Builder {
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         let progress = self.track_progress.then(Arc::default);
+        let plain_when_alone = self.plain_when_alone && workers == 1 && progress.is_none();
         let (registry, deques) = Registry::new(workers, self.fault_tolerance, self.spawn_limit, progress);
+        registry.plain_when_alone.store(plain_when_alone, std::sync::atomic::Ordering::Relaxed);
         let shared = self.shared.unwrap_or_else(|| Arc::clone(Replicas::process()));
         let mut threads = Vec::with_capacity(workers);
         let cores = if self.pin_workers { affinity::allowed_cores() } else { Vec::new() };

@@ -59,6 +59,10 @@ pub(crate) struct Registry {
     pub(crate) spawn_limit: usize,
     /// Set once a distributed executor drives this pool.
     pub(crate) remote: OnceLock<Remote>,
+    /// One worker and nothing tracked: calls entered from a run's closure
+    /// run as the plain function while no executor drives the pool (see
+    /// `Builder::plain_when_alone`).
+    pub(crate) plain_when_alone: AtomicBool,
     pub(crate) table_hits: AtomicU64,
     pub(crate) table_lookups: AtomicU64,
     /// Kernel thread ids of the workers, for chaos that pauses them.
@@ -92,6 +96,7 @@ impl Registry {
             local_queued: (0..workers).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             spawn_limit,
             remote: OnceLock::new(),
+            plain_when_alone: AtomicBool::new(false),
             table_hits: AtomicU64::new(0),
             table_lookups: AtomicU64::new(0),
             thread_ids: std::sync::Mutex::new(Vec::new()),
@@ -164,6 +169,14 @@ impl Registry {
         if self.wanted.load(Ordering::Relaxed) {
             self.wanted.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Whether an annotated call entered here runs as the plain function:
+    /// nobody — no other worker, no other node — could take any of its
+    /// calls, so the scheduler's bookkeeping would buy nothing.
+    #[inline]
+    pub(crate) fn runs_plainly(&self) -> bool {
+        self.plain_when_alone.load(Ordering::Relaxed) && self.remote.get().is_none()
     }
 
     /// Whether calls are tracked (depth, eager publication, progress; see

@@ -760,6 +760,45 @@ impl Log {
     }
 }
 
+/// The first node, master and the node that shows the answer, killed the
+/// moment its program has the answer (it says it ended the run as master):
+/// the answer may not have reached its output, so the others do not end
+/// as if it had — the next master shows it. Never no answer; twice only
+/// when the kill comes between the print and the word that it is out.
+/// (Before, the others ended on the master's word, sent before its
+/// program printed: seen in the fault campaign as a run without answer.)
+#[test]
+fn the_first_node_killed_as_it_shows_the_answer_leaves_the_answer_shown() {
+    let pool = temp_pool("shown");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()).expect("a free port").port();
+    let addr = format!("127.0.0.1:{port}");
+    let _turn = one_at_a_time();
+    let node = |how: &str| {
+        Guarded::spawn(
+            Command::new(NQUEENS)
+                .args(["14", how, &addr, "--expect-nodes", "3", "--workers", "1", "--pool", &pool, "--no-progress"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+    };
+    let mut first = node("--listen");
+    let mut first_log = Log::of(&mut first);
+    let others = [node("--join"), node("--join")];
+    assert!(first_log.says("the run is over; this node is its master"), "{}", first_log.rest());
+    first.kill().expect("the first node is killed");
+    let first = finish(first);
+    let ends: Vec<_> = others.into_iter().map(finish).collect();
+    let logs: String =
+        std::iter::once(first_log.rest()).chain(ends.iter().map(stderr)).collect::<Vec<_>>().join("\n---\n");
+    assert!(ends.iter().all(|e| e.status.success()), "{logs}");
+    let printed: Vec<String> = std::iter::once(&first)
+        .chain(&ends)
+        .flat_map(|o| stdout(o).lines().map(String::from).collect::<Vec<_>>())
+        .collect();
+    assert!(!printed.is_empty(), "no node showed the answer:\n{logs}");
+    assert!(printed.len() <= 2 && printed.iter().all(|a| a == "365596"), "{printed:?}\n{logs}");
+}
+
 #[test]
 fn with_expect_nodes_the_nodes_may_start_in_any_order_and_late() {
     let pool = temp_pool("expect-order");

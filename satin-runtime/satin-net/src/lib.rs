@@ -43,6 +43,7 @@ mod rejoin;
 mod report;
 mod retry;
 mod session;
+mod shown_at_exit;
 mod slurm;
 mod status_line;
 mod supervise;

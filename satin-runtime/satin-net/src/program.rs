@@ -12,7 +12,8 @@ use super::ending::{Ended, NodeEnded, RunError};
 use super::front::{first_steps, load_pool, FirstSteps};
 use super::tls::Pool;
 use super::{
-    init_logging, k8s, node_spec, rejoin, report, session, slurm_launch, status_line, supervise, FtArg, Launch,
+    init_logging, k8s, node_spec, rejoin, report, session, shown_at_exit, slurm_launch, status_line, supervise, FtArg,
+    Launch,
 };
 use satin_core::Builder;
 
@@ -120,6 +121,9 @@ pub fn try_run<R: Send>(
         return Ok(Ended::Returned { value, shows: true });
     }
     init_logging();
+    // A node this process started before and kept for its answer ends
+    // first (its program went on to start another).
+    shown_at_exit::close_all();
     let pool = if lone { Pool::ephemeral().map_err(|e| RunError::Failed(e.to_string()))? } else { load_pool(args)? };
     let mut spec = node_spec(app, args, label, told)?;
     if lone {
@@ -207,8 +211,17 @@ pub fn try_run<R: Send>(
     let returned = panic::catch_unwind(AssertUnwindSafe(|| {
         satin_core::dist::with_local_pool(local_pool, || satin_core::dist::with_root_runner(runner, f))
     }));
-    // The node's last frames go out before the process ends.
-    let last = session.borrow_mut().take().and_then(|s| s.close(returned.is_ok()));
+    // The node's last frames go out before the process ends — for the
+    // node that shows the answer, once the program has shown it.
+    let shows_here = returned.is_ok() && shows_last_answer.get() && !lone && !supervised;
+    let last = match session.borrow_mut().take() {
+        Some(s) if shows_here => {
+            shown_at_exit::park(s);
+            None
+        }
+        Some(s) => s.close(returned.is_ok()),
+        None => None,
+    };
     let value = match returned {
         Ok(value) => value,
         Err(payload) => match payload.downcast::<NodeEnded>() {

@@ -54,6 +54,22 @@ impl Session {
 
     /// The program is over: the node sends its last frames and stops;
     /// its figures in all (checkpoint writes included, all on disk now).
+    /// The program returned from its last call and went on: the node
+    /// sends its last frames and stops, waited for at most `limit` (the
+    /// process may be ending).
+    pub(crate) fn close_within(mut self, limit: std::time::Duration) {
+        let _ = self.input.send(Input::Close { returned: true });
+        let Some(thread) = self.thread.take() else { return };
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let joiner = std::thread::Builder::new().name("satin-close".into()).spawn(move || {
+            let _ = thread.join();
+            let _ = done_tx.send(());
+        });
+        if joiner.is_ok() && done.recv_timeout(limit).is_err() {
+            tracing::warn!("the node did not end within {limit:?}; the process ends without it");
+        }
+    }
+
     pub(crate) fn close(mut self, returned: bool) -> Option<NodeReport> {
         let _ = self.input.send(Input::Close { returned });
         if let Some(t) = self.thread.take() {

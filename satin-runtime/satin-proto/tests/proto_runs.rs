@@ -75,6 +75,8 @@ struct Cluster {
     withheld: Vec<(usize, &'static str)>,
     /// Nodes cut off from the rest: messages between the two sides are lost.
     cut_off: std::collections::HashSet<usize>,
+    /// The kinds of the messages delivered, in order.
+    delivered: Vec<&'static str>,
 }
 
 impl Cluster {
@@ -94,6 +96,7 @@ impl Cluster {
             largest_message: 0,
             withheld: Vec::new(),
             cut_off: Default::default(),
+            delivered: Vec::new(),
         };
         c.ends = (0..n).map(|_| Vec::new()).collect();
         for i in 0..n as usize {
@@ -154,6 +157,7 @@ impl Cluster {
         }
         let size = satin_proto::codec::encode(&msg, usize::MAX).expect("encodes").len();
         self.largest_message = self.largest_message.max(size);
+        self.delivered.push(msg.kind());
         self.nodes[to].handle_message(self.now, from as NodeId, msg, &mut self.execs[to]);
     }
 
@@ -236,20 +240,65 @@ fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again
     let first = satin_proto::Bytes::from(vec![3u8; 4_000]);
     c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
     c.settle();
-    // Node 0 (master, origin, holder) dies before its program went on.
+    assert!(c.shown(0), "node 0's program has the answer to show");
+    // Node 0 (master, origin, holder) dies before its program went on:
+    // whether the answer reached its output is unknown.
     let master = c.lose_node_zero();
-    // It runs the first root again (redone: its calls are in the table),
-    // for its program to go on; node 0 showed the answer before it died,
-    // so nobody shows it again.
+    // It runs the first root again (redone: its calls are in the table)
+    // and shows the answer: twice at worst, never not at all.
     let again = c.execs[master].roots.last().cloned().expect("the root again");
     assert_eq!(again.key, JobKey([1; 32]));
     assert!(again.redone);
     c.nodes[master].handle_root_finished(c.now, first.clone(), &mut c.execs[master]);
     c.settle();
     assert_eq!(c.answers(master), vec![first]);
-    assert!(c.shown(0) && !c.shown(master));
+    assert!(c.shown(master), "the new master shows the answer the dead one may not have");
     let other = 3 - master;
     assert!(c.answers(other).is_empty() && !c.shown(other));
+}
+
+#[test]
+fn a_program_ended_elsewhere_ends_a_node_that_never_heard_how_its_run_ended() {
+    // Node 2 ended the run as master, showed it and its program ended —
+    // and it is gone before node 1 heard of the answer: node 1 ends where
+    // its program waits, rather than wait for a majority that is no more.
+    let mut c = Cluster::new(3, true);
+    let mut exec = Recorder::default();
+    c.nodes[1].handle_message(c.now, 2, Msg::ProgramOver { runs: 1 }, &mut exec);
+    c.ends[1].extend(std::iter::from_fn(|| c.nodes[1].poll_action()));
+    assert!(c.stopped(1), "node 1 waits on: {:?}", c.ends[1]);
+    assert!(c.answers(1).is_empty() && !c.shown(1));
+    // A program that ended after an earlier call ends none later.
+    let mut c = Cluster::new(3, true);
+    c.nodes[1].handle_message(c.now, 2, Msg::ProgramOver { runs: 0 }, &mut exec);
+    c.ends[1].extend(std::iter::from_fn(|| c.nodes[1].poll_action()));
+    assert!(!c.stopped(1));
+}
+
+#[test]
+fn a_shower_says_it_showed_the_answer_only_once_its_program_went_on() {
+    let mut c = Cluster::new(3, true);
+    let answer = satin_proto::Bytes::from(vec![8u8; 4_000]);
+    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.settle();
+    assert!(c.shown(0));
+    let said = |c: &Cluster| c.delivered.contains(&Msg::Shown { run: 1 }.kind());
+    assert!(!said(&c), "`Shown` went out before the program went on");
+    // Its program ends (after printing): the others hear both, and end.
+    c.nodes[0].program_over(c.now);
+    c.settle();
+    assert!(said(&c), "the shower's program ended without a word that it showed the answer");
+    for i in 1..3 {
+        assert!(c.stopped(i), "node {i} waits on after the shower's program ended");
+    }
+    // Node 0 dies now: its answer was out; nobody shows it again.
+    let mut c2 = Cluster::new(3, true);
+    c2.nodes[0].handle_root_finished(c2.now, answer.clone(), &mut c2.execs[0]);
+    c2.settle();
+    c2.nodes[0].next_root(c2.now, root(2), &mut c2.execs[0]);
+    c2.settle();
+    let master = c2.lose_node_zero();
+    assert!(!c2.shown(master), "shown again although node 0's program had gone on past it");
 }
 
 #[test]

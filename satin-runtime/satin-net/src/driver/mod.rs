@@ -310,7 +310,9 @@ struct Driver {
     checkpointer: Option<Checkpointer>,
     /// Records and bytes the checkpoint file's thread confirmed so far.
     checkpoint_written: (u64, u64),
-    /// Whether this node was the master of the last run that ended.
+    /// Whether the last run that ended here was only heard of: neither
+    /// decided nor shown by this node (its last frames matter to nobody;
+    /// a shower's `Shown` and `ProgramOver` do).
     answered_as_master: Option<bool>,
     /// The stand-in for a large answer this node's program holds
     /// unencoded (see `encode_held_answer`).
@@ -558,8 +560,8 @@ impl Driver {
             self.end = Some(end);
             return;
         }
-        if let RunEnd::Answer { master, .. } = end {
-            self.answered_as_master = Some(master);
+        if let RunEnd::Answer { master, shows, .. } = end {
+            self.answered_as_master = Some(master || shows);
         }
         // The program writes its figures as soon as it has the answer:
         // this run's are among them.
@@ -651,7 +653,7 @@ impl Driver {
         match (&self.end, self.node.heard_lately()) {
             // A node that only heard of the end has nothing left worth
             // waiting for.
-            (Some(RunEnd::Answer { master: false, .. }), _) => self.io.net.stop_sending_except(&[]),
+            (Some(RunEnd::Answer { master: false, shows: false, .. }), _) => self.io.net.stop_sending_except(&[]),
             // Nor does one whose program ended after such an end.
             (Some(RunEnd::Left), _) if self.closing && self.answered_as_master == Some(false) => {
                 self.io.net.stop_sending_except(&[])

@@ -11,8 +11,13 @@
 //! (`Msg::AnswerValue`), once.
 //!
 //! Once the entry commits, every node knows how run `k` ended, and:
-//! - the shower shows the answer as soon as it has the value, and tells
-//!   everyone (`Msg::Shown`);
+//! - the shower hands its program the answer as soon as it has the
+//!   value, and tells everyone it showed it (`Msg::Shown`) once its
+//!   program has gone on past it — its next call, or its end (in a real
+//!   run, the end of its process: `satin-net`'s `shown_at_exit.rs`).
+//!   Before that nobody knows whether the answer reached the output;
+//!   a shower killed in between has the master show it again: twice at
+//!   worst, never not at all (without a sequence, handing is showing);
 //! - the master (the leader) hands its program the answer only once the
 //!   shower has shown it — or shows it itself if the shower is out of the
 //!   run first: one crash never leaves a run without an answer, and two
@@ -173,7 +178,16 @@ impl Node {
         while !self.stopped {
             let run = self.runs.handed + 1;
             // (Not a clone of the whole: the value may be megabytes.)
-            let Some(ended) = self.runs.ended.get(run as usize - 1).map(Ended::clone_but_value) else { break };
+            let Some(ended) = self.runs.ended.get(run as usize - 1).map(Ended::clone_but_value) else {
+                // The program ended elsewhere past this call before this
+                // node heard how the run ended (the nodes that knew are
+                // gone): it ends here too, where it waits — it would wait
+                // for a majority that is no more.
+                if self.config.sequence && self.runs.program_over.is_some_and(|over| over >= run) {
+                    self.hand(run, None, false, false);
+                }
+                break;
+            };
             let value = || self.runs.ended[run as usize - 1].value.clone();
             // The master in office (its `Lead` applied) stands in for a
             // shower that is out.
@@ -222,7 +236,15 @@ impl Node {
             if let Some(ended) = self.runs.ended.get_mut(run as usize - 1) {
                 ended.shown = true;
             }
-            self.actions.push_back(Action::Broadcast { msg: Msg::Shown { run } });
+            // A program shows its answer after it has it: said once it
+            // goes on — but under a supervisor, which sees the output and
+            // has it shown again if need be, and without a sequence, where
+            // handing is showing.
+            if self.config.sequence && !self.config.supervised_output {
+                self.runs.show_unannounced = Some(run);
+            } else {
+                self.actions.push_back(Action::Broadcast { msg: Msg::Shown { run } });
+            }
         }
         let ends_here = !self.config.sequence || value.is_none();
         match value {
@@ -397,6 +419,7 @@ impl Node {
     /// This node's program is over, after the answers it was handed: the
     /// programs that wait for one elsewhere end too.
     pub fn program_over(&mut self, _now: Time) {
+        self.announce_shown();
         if self.runs.handed > 0 && self.runs.handed == self.runs.done {
             self.actions.push_back(Action::Broadcast { msg: Msg::ProgramOver { runs: self.runs.handed } });
         }
@@ -417,13 +440,22 @@ impl Node {
         }
     }
 
+    /// This node's program went on past the answer it was handed to
+    /// show: everyone hears that it showed it.
+    pub(super) fn announce_shown(&mut self) {
+        if let Some(run) = self.runs.show_unannounced.take() {
+            self.actions.push_back(Action::Broadcast { msg: Msg::Shown { run } });
+        }
+    }
+
     /// A new leader: the answers this node showed are news to it.
     pub(super) fn tell_new_leader(&mut self, leader: NodeId) {
         if leader == self.id {
             return;
         }
         for (i, ended) in self.runs.ended.iter().enumerate() {
-            if ended.shown && ended.shower == self.id {
+            let announced = self.runs.show_unannounced != Some(i as u32 + 1);
+            if ended.shown && ended.shower == self.id && announced {
                 self.actions.push_back(Action::Send { to: leader, msg: Msg::Shown { run: i as u32 + 1 } });
             }
         }

@@ -58,6 +58,11 @@ pub(super) struct Runs {
     pub(super) asking: Option<Asking>,
     /// The program ended elsewhere after this many calls.
     pub(super) program_over: Option<u32>,
+    /// A run whose answer this node's program was handed to show, not yet
+    /// announced: `Shown` goes out once the program goes on (its next
+    /// call, or its end), so that a shower killed before that has it
+    /// shown again rather than never (see `answer.rs`).
+    pub(super) show_unannounced: Option<u32>,
     /// Nodes whose process ended for certain (not merely removed): a
     /// shower among them may have shown nothing anyone saw.
     pub(super) gone: std::collections::BTreeSet<NodeId>,
@@ -96,6 +101,7 @@ impl Default for Runs {
             values_early: Default::default(),
             asking: None,
             program_over: None,
+            show_unannounced: None,
             gone: Default::default(),
             program_root: None,
             first_root: None,
@@ -125,6 +131,8 @@ impl Node {
         if self.stopped || !self.config.sequence {
             return;
         }
+        // The program went on past the answer it was to show.
+        self.announce_shown();
         self.runs.roots_given += 1;
         self.runs.program_root = Some(root.clone());
         if self.runs.roots_given <= self.runs.done {

@@ -3,7 +3,9 @@
 //! tree, two functions that call each other, `&mut` halves merged after
 //! the calls, a generic merge sort, and Unbalanced Tree Search on its five published sample
 //! trees — each against the same code without the annotation,
-//! on all cores and on one worker (the overhead), in pairs.
+//! on all cores, on one worker that keeps the scheduler (the lazy
+//! path's per-call cost) and on one worker as built by default (the
+//! plain function), in pairs.
 //!
 //! `cargo bench -p satin-examples --bench forms` (about a minute;
 //! `SATIN_BENCH_UNPINNED=1` leaves the workers unpinned).
@@ -25,8 +27,10 @@ struct Row {
     name: &'static str,
     /// time(plain) / time(satin, all workers)
     speedup: f64,
-    /// time(satin, one worker) / time(plain)
+    /// time(satin, one worker that schedules) / time(plain)
     overhead: f64,
+    /// time(satin, one worker as built by default) / time(plain)
+    alone: f64,
 }
 
 fn main() {
@@ -39,6 +43,7 @@ fn main() {
     // One worker that keeps the scheduler's lazy path: what that path
     // costs per call (one worker alone runs the plain function by default).
     let one = Runtime::builder().workers(1).plain_when_alone(false).pin_workers(pinned).build().expect("runtime");
+    let alone = Runtime::builder().workers(1).pin_workers(pinned).build().expect("runtime");
     let rounds = 11;
     let mut rows = Vec::new();
     // Both ratios of one function: `plain` against `annotated` on all
@@ -52,7 +57,8 @@ fn main() {
         }
         let speedup = 1.0 / paired(rounds, || (), |_| rt.run(annotated), |_| plain());
         let overhead = paired(rounds, || (), |_| one.run(annotated), |_| plain());
-        rows.push(Row { name, speedup, overhead });
+        let alone = paired(rounds, || (), |_| alone.run(annotated), |_| plain());
+        rows.push(Row { name, speedup, overhead, alone });
     };
 
     let ok = forms::numbers(1 << 23, 1);
@@ -88,7 +94,7 @@ fn main() {
         &|| assert!(forms::max_value_plain(0, 11, 4) > -1001),
         &|| assert!(minimax::max_value(0, 11, 4) > -1001),
     );
-    measure("negamax (one function, the same tree)", &|| assert!(forms::max_value_plain(0, 11, 4) > -1001), &|| {
+    measure("negamax (one function, the same tree)", &|| assert!(forms::negamax_plain(0, 11, 4, 1) > -1001), &|| {
         assert!(forms::negamax(0, 11, 4, 1) > -1001)
     });
     let input = forms::numbers(4_000_000, 3);
@@ -123,9 +129,12 @@ fn main() {
 
     let how = if pinned { "pinned" } else { "unpinned" };
     println!("\nForms as written, {workers} workers ({how}); median of {rounds} paired rounds:\n");
-    println!("| function | speed-up over the plain function ({workers} workers) | lazy path on 1 worker / plain |");
-    println!("|---|---|---|");
+    println!(
+        "| function | speed-up over the plain function ({workers} workers) | lazy path on 1 worker / plain | 1 worker \
+         (default: the plain function) / plain |"
+    );
+    println!("|---|---|---|---|");
     for r in rows {
-        println!("| {} | {:.2} | {:.2} |", r.name, r.speedup, r.overhead);
+        println!("| {} | {:.2} | {:.2} | {:.2} |", r.name, r.speedup, r.overhead, r.alone);
     }
 }

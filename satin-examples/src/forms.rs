@@ -271,6 +271,14 @@ pub fn negamax(pos: u64, depth: u32, moves: u64, sign: i64) -> i64 {
     -(0..moves).map(|m| negamax(pos * moves + m + 1, depth - 1, moves, -sign)).min().unwrap_or(0)
 }
 
+/// [`negamax`] without the annotation.
+pub fn negamax_plain(pos: u64, depth: u32, moves: u64, sign: i64) -> i64 {
+    if depth == 0 {
+        return sign * score(pos);
+    }
+    -(0..moves).map(|m| negamax_plain(pos * moves + m + 1, depth - 1, moves, -sign)).min().unwrap_or(0)
+}
+
 /// A partly filled N-queens board: one queen in each of the first `row`
 /// rows, the attacked columns and diagonals as bit masks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

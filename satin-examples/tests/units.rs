@@ -288,3 +288,15 @@ mod knapsack_levels {
         assert!(merge(&[], &[]).is_empty());
     }
 }
+
+mod negamax_twins {
+    use satin_examples::forms::{max_value_plain, negamax, negamax_plain};
+
+    #[test]
+    fn negamax_and_its_plain_twin_score_the_minimax_tree() {
+        let want = max_value_plain(0, 9, 4);
+        assert_eq!(negamax_plain(0, 9, 4, 1), want);
+        let rt = satin::Runtime::builder().workers(2).build().expect("a pool");
+        assert_eq!(rt.run(|| negamax(0, 9, 4, 1)), want);
+    }
+}

@@ -781,10 +781,23 @@ fn the_first_node_killed_as_it_shows_the_answer_leaves_the_answer_shown() {
                 .stderr(Stdio::piped()),
         )
     };
-    let mut first = node("--listen");
-    let mut first_log = Log::of(&mut first);
-    let others = [node("--join"), node("--join")];
-    assert!(first_log.says("the run is over; this node is its master"), "{}", first_log.rest());
+    // Under load another node may lead at the end: node 0 never ends a run
+    // as master, and the kill point never comes. Then again, at most thrice.
+    let mut attempts = 0;
+    let (mut first, first_log, others) = loop {
+        attempts += 1;
+        let mut first = node("--listen");
+        let mut first_log = Log::of(&mut first);
+        let others = [node("--join"), node("--join")];
+        if first_log.says("the run is over; this node is its master") {
+            break (first, first_log, others);
+        }
+        assert!(attempts < 3, "node 0 never ended the run as master in {attempts} runs: {}", first_log.rest());
+        for other in others {
+            finish(other);
+        }
+        finish(first);
+    };
     first.kill().expect("the first node is killed");
     let first = finish(first);
     let ends: Vec<_> = others.into_iter().map(finish).collect();

@@ -6,10 +6,8 @@
 
 use crate::common;
 
-use common::{run_with_stats, stderr, stdout};
+use common::{run_with_stats, stderr, stdout, KDTREE};
 use satin_examples::kdtree;
-
-const KDTREE: &str = env!("CARGO_BIN_EXE_kdtree");
 
 /// Counts the close pairs of 300 000 points (radius 0.002) on three local
 /// nodes, with `extra` flags, and checks the count against the plain

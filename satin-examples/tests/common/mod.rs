@@ -10,6 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 pub const NQUEENS: &str = env!("CARGO_BIN_EXE_nqueens");
+pub const KDTREE: &str = env!("CARGO_BIN_EXE_kdtree");
 /// Generous bound on one run; only a hang gets anywhere near it.
 pub const RUN_LIMIT: Duration = Duration::from_secs(180);
 

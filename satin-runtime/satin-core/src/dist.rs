@@ -109,6 +109,9 @@ pub enum ExecEvent {
     },
     /// The root job finished here.
     RootDone {
+        /// Which start of the root (its `JobSpec::stamp`): the core drops
+        /// the outcome of a start it has replaced.
+        start: u64,
         /// The encoded answer, or (`held`) a stand-in for it.
         value: satin_proto::Bytes,
         /// The answer is large and this process's program holds it
@@ -141,6 +144,8 @@ pub enum ExecEvent {
     },
     /// The root job failed: the run cannot give an answer.
     RootFailed {
+        /// Which start of the root (its `JobSpec::stamp`).
+        start: u64,
         /// Why it failed.
         reason: String,
         /// Where and when it ran (for traces).
@@ -161,8 +166,15 @@ impl ExecEvent {
 
 /// Where an entry job came from, which decides the event its end makes.
 enum Origin {
-    Stolen { victim: NodeId, stamp: u64, key: JobKey },
-    Root,
+    Stolen {
+        victim: NodeId,
+        stamp: u64,
+        key: JobKey,
+    },
+    /// The root, as its node's core numbered this start of it.
+    Root {
+        start: u64,
+    },
 }
 
 type Sink = Arc<dyn Fn(ExecEvent) + Send + Sync>;
@@ -384,8 +396,12 @@ impl LocalExecutor {
                 (EntryOutcome::Value(value), Origin::Stolen { victim, stamp, key }) => {
                     ExecEvent::StolenDone { victim, stamp, key, value, ran }
                 }
-                (EntryOutcome::Value(value), Origin::Root) => ExecEvent::RootDone { value, held: false, ran },
-                (EntryOutcome::Held(value), Origin::Root) => ExecEvent::RootDone { value, held: true, ran },
+                (EntryOutcome::Value(value), Origin::Root { start }) => {
+                    ExecEvent::RootDone { start, value, held: false, ran }
+                }
+                (EntryOutcome::Held(value), Origin::Root { start }) => {
+                    ExecEvent::RootDone { start, value, held: true, ran }
+                }
                 (EntryOutcome::Held(_), Origin::Stolen { victim, stamp, .. }) => ExecEvent::StolenFailed {
                     victim,
                     stamp,
@@ -395,11 +411,11 @@ impl LocalExecutor {
                 (EntryOutcome::Aborted, Origin::Stolen { victim, stamp, .. }) => {
                     ExecEvent::Aborted { stolen: Some((victim, stamp)), ran }
                 }
-                (EntryOutcome::Aborted, Origin::Root) => ExecEvent::Aborted { stolen: None, ran },
+                (EntryOutcome::Aborted, Origin::Root { .. }) => ExecEvent::Aborted { stolen: None, ran },
                 (EntryOutcome::Failed(reason), Origin::Stolen { victim, stamp, .. }) => {
                     ExecEvent::StolenFailed { victim, stamp, reason, ran }
                 }
-                (EntryOutcome::Failed(reason), Origin::Root) => ExecEvent::RootFailed { reason, ran },
+                (EntryOutcome::Failed(reason), Origin::Root { start }) => ExecEvent::RootFailed { start, reason, ran },
             })
         };
         let spec = EntrySpec {
@@ -470,7 +486,8 @@ impl Executor for LocalExecutor {
         if let Some(old) = self.root.replace(Arc::clone(&abort)) {
             old.store(true, Ordering::Release);
         }
-        self.start(job, abort, Origin::Root);
+        let start = job.stamp;
+        self.start(job, abort, Origin::Root { start });
     }
 
     fn requeue(&mut self, job: JobSpec) {

@@ -105,8 +105,9 @@ pub trait Executor {
     /// Runs a job stolen from `victim`; when it finishes the driver calls
     /// [`Node::handle_job_finished`] with the victim and `job.stamp`.
     fn run_stolen(&mut self, job: JobSpec, victim: NodeId);
-    /// Runs the root job; when it finishes the driver calls
-    /// [`Node::handle_root_finished`].
+    /// Runs the root job, in place of any root it runs now; when it
+    /// finishes the driver calls [`Node::handle_root_finished`] (or
+    /// `_held`, `_failed`) with `job.stamp`, which numbers this start.
     fn run_root(&mut self, job: JobSpec);
     /// Puts the job lost by steal `job.stamp` back into the queue, to be run
     /// here (`job.redone` is set).

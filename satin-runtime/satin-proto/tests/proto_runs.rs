@@ -80,6 +80,12 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The root node `i` runs now finishes with `value`.
+    fn finish_root(&mut self, i: usize, value: impl Into<satin_proto::Bytes>) {
+        let start = self.execs[i].roots.last().expect("node runs a root").stamp;
+        self.nodes[i].handle_root_finished(self.now, start, value.into(), &mut self.execs[i]);
+    }
+
     fn new(n: u64, sequence: bool) -> Cluster {
         Cluster::with(n, Config { sequence, ..Config::default() })
     }
@@ -206,7 +212,7 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
     // A large answer: the master shows it (it is the origin), and no node
     // is sent its value — the others' programs wait with it.
     let first = satin_proto::Bytes::from(vec![7u8; 5_000]);
-    c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
+    c.finish_root(0, first.clone());
     c.settle();
     assert_eq!(c.answers(0), vec![first.clone()]);
     assert!(c.shown(0));
@@ -221,7 +227,7 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
     // Node 0's program goes on: the second run.
     c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
     assert_eq!(c.execs[0].roots.last().map(|r| r.key), Some(JobKey([2; 32])));
-    c.nodes[0].handle_root_finished(c.now, vec![9].into(), &mut c.execs[0]);
+    c.finish_root(0, vec![9]);
     c.settle();
     assert_eq!(c.answers(0), vec![first.clone(), vec![9].into()]);
     // Its program ends: the waiting ones end too, without the value.
@@ -234,11 +240,45 @@ fn successive_calls_are_successive_runs_and_a_large_answer_goes_nowhere_it_is_no
     }
 }
 
+/// A master whose own root finishes after a copy's answer ended the run
+/// (it was stalled, then let go) reports an outcome that is too late —
+/// before its program's next call or after it. Taken, it would be the
+/// next run's answer (in real runs: the stand-in of a held answer,
+/// decoded as the next run's value). Dropped, the next run answers
+/// with its own root.
+#[test]
+fn a_root_that_finishes_after_its_run_ended_does_not_answer_the_next_run() {
+    let mut c = Cluster::new(3, true);
+    let first = c.execs[0].roots.last().expect("the first root").clone();
+    let copy = satin_proto::Bytes::from(vec![5u8; 100]);
+    let msg = Msg::RootResult { run: 1, epoch: first.epoch, key: first.key, value: copy.clone() };
+    c.nodes[0].handle_message(c.now, 1, msg, &mut c.execs[0]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![copy.clone()], "the copy's answer ends run 1");
+    // Too late, before the next call: a held answer's stand-in.
+    let stand_in = satin_proto::Bytes::from(b"an answer held unencoded".to_vec());
+    c.nodes[0].handle_root_held(c.now, first.stamp, stand_in, &mut c.execs[0]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![copy.clone()], "a late outcome of run 1 answered nothing");
+    c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
+    let second = c.execs[0].roots.last().expect("the second root").clone();
+    assert_eq!(second.key, JobKey([2; 32]));
+    assert_ne!(second.stamp, first.stamp, "each start has its own number");
+    // Too late, after the next call.
+    c.nodes[0].handle_root_finished(c.now, first.stamp, vec![6u8; 100].into(), &mut c.execs[0]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![copy.clone()], "run 2 waits for its own root");
+    assert_eq!(c.nodes[0].stale_root_outcomes(), 2);
+    c.finish_root(0, vec![9]);
+    c.settle();
+    assert_eq!(c.answers(0), vec![copy, vec![9].into()]);
+}
+
 #[test]
 fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again() {
     let mut c = Cluster::new(3, true);
     let first = satin_proto::Bytes::from(vec![3u8; 4_000]);
-    c.nodes[0].handle_root_finished(c.now, first.clone(), &mut c.execs[0]);
+    c.finish_root(0, first.clone());
     c.settle();
     assert!(c.shown(0), "node 0's program has the answer to show");
     // Node 0 (master, origin, holder) dies before its program went on:
@@ -249,7 +289,7 @@ fn a_master_lost_with_the_only_copy_of_the_answer_leaves_it_to_be_computed_again
     let again = c.execs[master].roots.last().cloned().expect("the root again");
     assert_eq!(again.key, JobKey([1; 32]));
     assert!(again.redone);
-    c.nodes[master].handle_root_finished(c.now, first.clone(), &mut c.execs[master]);
+    c.finish_root(master, first.clone());
     c.settle();
     assert_eq!(c.answers(master), vec![first]);
     assert!(c.shown(master), "the new master shows the answer the dead one may not have");
@@ -279,7 +319,7 @@ fn a_program_ended_elsewhere_ends_a_node_that_never_heard_how_its_run_ended() {
 fn a_shower_says_it_showed_the_answer_only_once_its_program_went_on() {
     let mut c = Cluster::new(3, true);
     let answer = satin_proto::Bytes::from(vec![8u8; 4_000]);
-    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.finish_root(0, answer.clone());
     c.settle();
     assert!(c.shown(0));
     let said = |c: &Cluster| c.delivered.contains(&Msg::Shown { run: 1 }.kind());
@@ -293,7 +333,7 @@ fn a_shower_says_it_showed_the_answer_only_once_its_program_went_on() {
     }
     // Node 0 dies now: its answer was out; nobody shows it again.
     let mut c2 = Cluster::new(3, true);
-    c2.nodes[0].handle_root_finished(c2.now, answer.clone(), &mut c2.execs[0]);
+    c2.finish_root(0, answer.clone());
     c2.settle();
     c2.nodes[0].next_root(c2.now, root(2), &mut c2.execs[0]);
     c2.settle();
@@ -305,7 +345,7 @@ fn a_shower_says_it_showed_the_answer_only_once_its_program_went_on() {
 fn under_a_supervisor_the_waiting_programs_end_when_it_holds_the_output() {
     let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
     let answer = satin_proto::Bytes::from(vec![4u8; 5_000]);
-    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.finish_root(0, answer.clone());
     c.settle();
     assert!(c.shown(0));
     assert!(c.largest_message < 1_000, "the value went somewhere: a message of {} bytes", c.largest_message);
@@ -337,7 +377,7 @@ fn under_a_supervisor_nodes_cut_off_from_the_majority_end_as_having_lost_it_when
         c.settle();
     }
     let answer = satin_proto::Bytes::from(vec![5u8; 100]);
-    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.finish_root(0, answer.clone());
     c.settle();
     assert_eq!(c.answers(0), vec![answer], "the master's half decides the answer");
     for i in 1..4 {
@@ -356,7 +396,7 @@ fn under_a_supervisor_nodes_cut_off_from_the_majority_end_as_having_lost_it_when
 fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_the_answer() {
     let mut c = Cluster::with(3, Config { sequence: true, supervised_output: true, ..Config::default() });
     let answer = satin_proto::Bytes::from(vec![6u8; 4_000]);
-    c.nodes[0].handle_root_finished(c.now, answer.clone(), &mut c.execs[0]);
+    c.finish_root(0, answer.clone());
     c.settle();
     assert!(c.shown(0));
     // Its process ends before its output is out (the supervisor says so).
@@ -364,7 +404,7 @@ fn under_a_supervisor_a_shower_dead_before_its_output_has_the_new_master_show_th
     // Nobody else has the value: computed again, then shown again.
     let again = c.execs[master].roots.last().cloned().expect("the root again");
     assert!(again.redone);
-    c.nodes[master].handle_root_finished(c.now, answer.clone(), &mut c.execs[master]);
+    c.finish_root(master, answer.clone());
     c.settle();
     assert_eq!(c.answers(master), vec![answer]);
     assert!(c.shown(master), "the answer is shown again");
@@ -395,7 +435,7 @@ fn under_a_supervisor_a_master_told_the_output_is_out_before_the_shower_said_so_
     c.withheld.push((master, "Shown"));
     let answer = satin_proto::Bytes::from(vec![9u8; 5_000]);
     let again = c.execs[master].roots.last().cloned().expect("the root again");
-    c.nodes[master].handle_root_finished(c.now, answer.clone(), &mut c.execs[master]);
+    c.finish_root(master, answer.clone());
     c.settle();
     assert!(c.shown(3), "the origin shows the answer");
     assert!(c.answers(master).is_empty(), "the master waits for the shower's word");
@@ -417,7 +457,7 @@ fn under_a_supervisor_a_master_told_the_output_is_out_before_the_shower_said_so_
 #[test]
 fn without_a_sequence_a_run_ends_the_nodes_as_before() {
     let mut c = Cluster::new(3, false);
-    c.nodes[0].handle_root_finished(c.now, vec![1, 2, 3].into(), &mut c.execs[0]);
+    c.finish_root(0, vec![1, 2, 3]);
     c.settle();
     for i in 0..3 {
         assert_eq!(c.answers(i), vec![vec![1, 2, 3]], "node {i}");
@@ -441,7 +481,7 @@ fn a_job_its_thief_cannot_run_goes_back_to_its_owner() {
 #[test]
 fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     let mut c = Cluster::new(3, true);
-    c.nodes[0].handle_root_finished(c.now, vec![1].into(), &mut c.execs[0]);
+    c.finish_root(0, vec![1]);
     c.settle();
     c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
     // Node 3 starts its program from the beginning while run 2 goes on:
@@ -457,7 +497,7 @@ fn a_node_that_joins_later_waits_at_its_first_call_and_ends_with_the_program() {
     assert!(c.nodes[3].joined());
     assert_eq!(c.nodes[3].runs_done(), 1, "the log ended the first run");
     assert!(c.answers(3).is_empty(), "its program waits");
-    c.nodes[0].handle_root_finished(c.now, vec![2].into(), &mut c.execs[0]);
+    c.finish_root(0, vec![2]);
     c.settle();
     assert_eq!(c.nodes[3].runs_done(), 2);
     c.nodes[0].program_over(c.now);
@@ -472,7 +512,7 @@ fn a_held_answer_is_handed_to_its_program_and_never_travels_as_a_small_one() {
     // shown, with its value if it was small enough to ride in the log.
     let small = satin_proto::Bytes::from(vec![5u8; 40]);
     let mut c = Cluster::new(3, false);
-    c.nodes[0].handle_root_finished(c.now, small.clone(), &mut c.execs[0]);
+    c.finish_root(0, small.clone());
     c.settle();
     assert_eq!(c.answers(0), vec![small.clone()]);
     for i in 1..3 {
@@ -483,7 +523,8 @@ fn a_held_answer_is_handed_to_its_program_and_never_travels_as_a_small_one() {
     // for it); no other node ever receives it.
     let stand_in = satin_proto::Bytes::from(vec![5u8; 40]);
     let mut c = Cluster::new(3, false);
-    c.nodes[0].handle_root_held(c.now, stand_in.clone(), &mut c.execs[0]);
+    let start = c.execs[0].roots.last().expect("the root").stamp;
+    c.nodes[0].handle_root_held(c.now, start, stand_in.clone(), &mut c.execs[0]);
     c.settle();
     let handed = c.answers(0);
     assert_eq!(handed.len(), 1);

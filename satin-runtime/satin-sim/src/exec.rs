@@ -35,7 +35,10 @@ enum Origin {
         victim: NodeId,
         stamp: u64,
     },
-    Root,
+    /// The root, as its node's core numbered this start of it.
+    Root {
+        start: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,8 +83,13 @@ pub enum Output {
         /// The encoded result.
         value: Vec<u8>,
     },
-    /// The root job finished here: the answer, encoded.
-    RootFinished(Vec<u8>),
+    /// The root job started as `start` finished here: the answer, encoded.
+    RootFinished {
+        /// The start's number (its `JobSpec::stamp`).
+        start: u64,
+        /// The answer, encoded.
+        value: Vec<u8>,
+    },
     /// A leaf started; it ends at the given time unless aborted.
     LeafStarted {
         /// The leaf's instance.
@@ -372,7 +380,9 @@ impl<'t> ModelExecutor<'t> {
         let Some(inst) = self.instances.remove(&id) else { return };
         let key = key_of(inst.job);
         match inst.origin {
-            Origin::Root => self.outputs.push(Output::RootFinished(encode(value, self.result_bytes))),
+            Origin::Root { start } => {
+                self.outputs.push(Output::RootFinished { start, value: encode(value, self.result_bytes) })
+            }
             Origin::Stolen { victim, stamp } => {
                 self.running_stolen.remove(&(victim, stamp));
                 let value = encode(value, self.result_bytes);
@@ -529,7 +539,7 @@ impl Executor for ModelExecutor<'_> {
     }
 
     fn run_root(&mut self, job: JobSpec) {
-        self.add(node_of(&job.key), Origin::Root, job.redone, job.epoch, 0, 0);
+        self.add(node_of(&job.key), Origin::Root { start: job.stamp }, job.redone, job.epoch, 0, 0);
     }
 
     fn requeue(&mut self, job: JobSpec) {

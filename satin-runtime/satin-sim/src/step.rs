@@ -157,9 +157,9 @@ impl World<'_> {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
                         core.handle_job_finished(now, victim, stamp, key, value.into(), exec)
                     }
-                    Output::RootFinished(v) => {
+                    Output::RootFinished { start, value } => {
                         let SimNode { core, exec, .. } = &mut self.nodes[i];
-                        core.handle_root_finished(now, v.into(), exec)
+                        core.handle_root_finished(now, start, value.into(), exec)
                     }
                     // The core publishes only jobs long against the run so far.
                     Output::LocalFinished { ran, key, value, meta } => {

@@ -167,24 +167,29 @@ impl Driver {
                 self.exec.stolen_done(victim, stamp);
                 self.node.handle_job_finished(now, victim, stamp, key, value, &mut self.exec);
             }
-            ExecEvent::RootDone { value, held: false, ran } => {
+            ExecEvent::RootDone { start, value, held: false, ran } => {
                 self.span("root job", ran);
-                self.node.handle_root_finished(now, value, &mut self.exec)
+                self.node.handle_root_finished(now, start, value, &mut self.exec)
             }
-            ExecEvent::RootDone { value: stand_in, held: true, ran } => {
+            ExecEvent::RootDone { start, value: stand_in, held: true, ran } => {
                 self.span("root job", ran);
                 // A checkpoint keeps the answer's bytes, and a copy of the
                 // root run for a stalled master sends them to it
                 // (`proto/node/root_copy.rs`): encoded now, while the
                 // program waits. Otherwise only a message that carries the
                 // answer encodes it (`Driver::carry_out_actions`).
+                // (A stale start's outcome is dropped by the core: nothing
+                // is encoded or kept for it.)
                 let needs_bytes = self.spec.core.config.checkpoint_interval.is_some() || !self.node.is_master();
-                let encoded = needs_bytes.then(|| satin_core::dist::encode_held(&stand_in)).flatten();
+                let current = self.node.root_start_is_current(start);
+                let encoded = (needs_bytes && current).then(|| satin_core::dist::encode_held(&stand_in)).flatten();
                 match encoded {
-                    Some(value) => self.node.handle_root_finished(now, value, &mut self.exec),
+                    Some(value) => self.node.handle_root_finished(now, start, value, &mut self.exec),
                     None => {
-                        self.held = Some(stand_in.clone());
-                        self.node.handle_root_held(now, stand_in, &mut self.exec)
+                        if current {
+                            self.held = Some(stand_in.clone());
+                        }
+                        self.node.handle_root_held(now, start, stand_in, &mut self.exec)
                     }
                 }
             }
@@ -207,9 +212,9 @@ impl Driver {
                 self.exec.hunger_heard();
                 self.node.handle_idle(now, &mut self.exec);
             }
-            ExecEvent::RootFailed { reason, ran } => {
+            ExecEvent::RootFailed { start, reason, ran } => {
                 self.span("root job (failed)", ran);
-                self.node.handle_root_failed(now, reason);
+                self.node.handle_root_failed(now, start, reason);
             }
         }
         if ends_entry && self.exec.entry_ended() {

@@ -29,7 +29,11 @@ pub struct JobSpec {
     /// The job's content key.
     pub key: JobKey,
     /// Set by the victim when the job is stolen: (victim, stamp) names this
-    /// steal, even if the same job is in flight twice (re-execution).
+    /// steal, even if the same job is in flight twice (re-execution). For
+    /// a root the executor is told to run, the number of that start on
+    /// its node, which the executor reports back with the root's outcome
+    /// (`Node::handle_root_finished`): an outcome of an earlier start is
+    /// stale.
     pub stamp: u64,
     /// The encoded call (function id and parameters), as the executor runs
     /// it. Shared: a root's megabytes are held once however often the

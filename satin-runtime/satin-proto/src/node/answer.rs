@@ -305,7 +305,7 @@ impl Node {
         if let Some(root) = root.filter(|_| run == self.runs.handed + 1) {
             self.runs.answer_due = true;
             self.stats.redone += 1;
-            exec.run_root(JobSpec { redone: true, ..root });
+            self.start_root(JobSpec { redone: true, ..root }, exec);
         }
     }
 

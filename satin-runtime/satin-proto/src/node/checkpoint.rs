@@ -177,7 +177,7 @@ impl Node {
         if std::mem::take(&mut c.root_waits) {
             if let Some(root) = self.root.clone() {
                 // A resumed run looks its calls up in what the file held.
-                exec.run_root(JobSpec { redone: !records.is_empty(), ..root });
+                self.start_root(JobSpec { redone: !records.is_empty(), ..root }, exec);
             }
         }
     }

@@ -32,6 +32,7 @@ mod pace;
 mod quorum;
 mod recovery;
 mod results;
+mod root;
 mod root_copy;
 mod sequence;
 mod shared;
@@ -278,6 +279,8 @@ pub struct Node {
     master: NodeId,
     /// The replicated root job; its `epoch` counts the restarts so far.
     root: Option<JobSpec>,
+    /// The roots this node's executor was told to run (see `root.rs`).
+    root_starts: root::Starts,
     rng: SplitMix64,
     /// Jobs between this node and others: stolen from it, run for others.
     ledger: ledger::Ledger,
@@ -355,6 +358,7 @@ impl Node {
             lookups: Default::default(),
             late: Default::default(),
             root_copy: Default::default(),
+            root_starts: Default::default(),
             holders: Default::default(),
             runs: Default::default(),
             join: Default::default(),
@@ -482,7 +486,7 @@ impl Node {
         self.timers.set(Timer::Quorum, self.quorum.next_tick(now));
         if self.is_master() && !self.opens_checkpoint() {
             if let Some(root) = self.root.clone() {
-                exec.run_root(root);
+                self.start_root(root, exec);
             }
         }
     }
@@ -636,44 +640,6 @@ impl Node {
         }
         if idle && !self.stopped {
             self.handle_idle(now, exec);
-        }
-    }
-
-    /// The root job failed here (it panicked): on the master, the run ends
-    /// without an answer, on every node.
-    pub fn handle_root_failed(&mut self, _now: Time, reason: String) {
-        if self.is_master() && !self.stopped {
-            self.actions.push_back(Action::Broadcast { msg: Msg::RunFailed { reason: reason.clone() } });
-            self.actions.push_back(Action::Failed { reason });
-            self.stop();
-        }
-    }
-
-    /// The root job finished here: the master proposes the answer, which
-    /// is out once a majority holds it (see `quorum.rs`).
-    /// On another node, the root that finished was a copy (`root_copy.rs`):
-    /// its value goes to the master.
-    pub fn handle_root_finished(&mut self, now: Time, value: Bytes, exec: &mut impl Executor) {
-        if !self.is_master() && !self.stopped {
-            self.root_copy_finished(value);
-            return;
-        }
-        if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
-            self.checkpoint_answer(&value);
-            self.propose_answer(now, value, exec);
-        }
-    }
-
-    /// The root job finished here with a large answer that this node's
-    /// program holds unencoded: `stand_in` takes the value's place in the
-    /// protocol. It is never small (it rides in no log entry and no
-    /// `Terminate`) and goes into no checkpoint; the driver replaces it
-    /// with the encoded value in any message that carries it, while the
-    /// program still holds the value (see `answer.rs`).
-    pub fn handle_root_held(&mut self, now: Time, stand_in: Bytes, exec: &mut impl Executor) {
-        if self.is_master() && !self.stopped && self.runs.proposed.is_none() {
-            self.runs.held = Some(stand_in.clone());
-            self.propose_answer(now, stand_in, exec);
         }
     }
 

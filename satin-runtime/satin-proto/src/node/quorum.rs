@@ -178,7 +178,7 @@ impl Node {
             match self.root.clone() {
                 Some(root) => {
                     self.stats.redone += 1;
-                    exec.run_root(JobSpec { redone: true, ..root });
+                    self.start_root(JobSpec { redone: true, ..root }, exec);
                 }
                 // This node's program is behind the run: it gets there
                 // with the answers it fetches (`answer.rs`), and restarts

@@ -18,7 +18,7 @@
 //! master's published calls) is reused, not recomputed. Its result goes to
 //! the master ([`Msg::RootResult`]), whose driver still works: the first
 //! of the two roots to finish is the answer, proposed once
-//! (`handle_root_finished`), and printed once. A master that is gone
+//! (`root.rs`), and printed once. A master that is gone
 //! altogether is the quorum's affair (`quorum.rs`: a new master restarts
 //! the root).
 //!
@@ -84,7 +84,7 @@ impl Node {
             self.root_copy.pace.clear();
             self.root_copy.root_runs = false;
             self.stats.duplicates_started += 1;
-            exec.run_root(crate::msg::JobSpec { redone: true, duplicate: true, ..root });
+            self.start_root(crate::msg::JobSpec { redone: true, duplicate: true, ..root }, exec);
             return true;
         }
         let every = self.config.stragglers.duplicate_after;
@@ -146,7 +146,7 @@ impl Node {
             return;
         }
         self.stats.duplicates_won += 1;
-        self.handle_root_finished(now, value, exec);
+        self.root_answer(now, value, exec);
     }
 
     /// A new run, or a new master: the judgement of the last one's pace

@@ -155,7 +155,7 @@ impl Node {
             if restart {
                 self.stats.redone += 1;
             }
-            exec.run_root(root);
+            self.start_root(root, exec);
         }
     }
 

@@ -12,7 +12,7 @@
 
 use satin::Runtime;
 use satin_examples::as_written::{self, Board, Inversions, Node, Owned, Position, Primes};
-use satin_examples::{quadrature, uts};
+use satin_examples::{kdtree, kernels, quadrature, uts};
 
 #[path = "common/pinning.rs"]
 mod pinning;
@@ -183,6 +183,51 @@ fn main() {
             consume(r.run(|| as_written::negamax_copies(&Board::new(10), 8, 1)))
         });
         rows.push(Row { name: "negamax, copy-make".into(), all, one: one_w, vs_chili: None, vs_rayon: None });
+    }
+    if want("prefix") {
+        let xs = kernels::random_numbers(10_000_000, 1);
+        let (all, one_w) =
+            both(&|| consume(kernels::prefix_sums_plain(&xs)), &|r| consume(r.run(|| kernels::prefix_sums(&xs))));
+        rows.push(Row {
+            name: "split–scan–fix-up prefix sums returning a new `Vec` (10 M)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: Some(paired(
+                rounds,
+                || (),
+                |_| consume(rt.run(|| kernels::prefix_sums(&xs))),
+                |_| consume(pool.install(|| kernels::prefix_sums_rayon(&xs))),
+            )),
+        });
+    }
+    if want("k-d tree build") {
+        let points = kdtree::random_points(1_000_000, 1);
+        let copy = || points.clone();
+        rows.push(Row {
+            name: "a k-d tree build, `build_kdtree(Vec<Point>, depth)` (1 M)".into(),
+            all: paired(rounds, copy, |p| kdtree::build_plain(p, 0), |p| rt.run(|| kdtree::build_kdtree(p, 0))),
+            one: paired(rounds, copy, |p| kdtree::build_plain(p, 0), |p| one.run(|| kdtree::build_kdtree(p, 0))),
+            vs_chili: None,
+            vs_rayon: Some(paired(
+                rounds,
+                copy,
+                |p| rt.run(|| kdtree::build_kdtree(p, 0)),
+                |p| pool.install(|| kdtree::build_rayon(p, 0)),
+            )),
+        });
+    }
+    if want("quickhull") {
+        let points = kernels::random_disc(2_000_000, 1);
+        let (all, one_w) =
+            both(&|| consume(kernels::quickhull_plain(&points)), &|r| consume(r.run(|| kernels::quickhull(&points))));
+        rows.push(Row {
+            name: "quickhull, `hull_side(&[Point], a, b) -> Vec<Point>` (2 M points)".into(),
+            all,
+            one: one_w,
+            vs_chili: None,
+            vs_rayon: None,
+        });
     }
     for name in ["T1", "T2", "T3", "T4", "T5"].into_iter().filter(|t| want(&format!("UTS {t}"))) {
         let (params, _) = uts::sample(name).expect("a sample tree");

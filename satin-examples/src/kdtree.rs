@@ -41,6 +41,16 @@ pub fn build_plain(points: Vec<Point>, depth: usize) -> KdTree {
     KdTree { point, axis, left: child(below), right: child(above) }
 }
 
+/// The same tree built with `rayon::join` above the same cut-off.
+pub fn build_rayon(points: Vec<Point>, depth: usize) -> KdTree {
+    if points.len() <= BUILD_CUTOFF {
+        return build_plain(points, depth);
+    }
+    let (axis, point, below, above) = split_at_median(points, depth);
+    let (left, right) = rayon::join(|| build_rayon(below, depth + 1), || build_rayon(above, depth + 1));
+    KdTree { point, axis, left: Some(Box::new(left)), right: Some(Box::new(right)) }
+}
+
 /// The median point along the axis of `depth` and the points on either side.
 fn split_at_median(mut points: Vec<Point>, depth: usize) -> (u8, Point, Vec<Point>, Vec<Point>) {
     assert!(!points.is_empty(), "a k-d tree node needs a point");

@@ -302,6 +302,20 @@ pub fn prefix_sums_plain(xs: &[u64]) -> Vec<u64> {
     left
 }
 
+/// The same recursion with `rayon::join`: how far the shape itself goes
+/// on these cores (each level allocates and copies its halves' sums: the
+/// work is memory traffic and page faults as much as arithmetic).
+pub fn prefix_sums_rayon(xs: &[u64]) -> Vec<u64> {
+    if xs.len() <= PREFIX_CUTOFF {
+        return scan(xs);
+    }
+    let (l, r) = xs.split_at(xs.len() / 2);
+    let (mut left, right) = rayon::join(|| prefix_sums_rayon(l), || prefix_sums_rayon(r));
+    let carry = left.last().copied().unwrap_or(0);
+    left.extend(right.iter().map(|v| v.wrapping_add(carry)));
+    left
+}
+
 /// The running sums in one pass.
 pub fn scan(xs: &[u64]) -> Vec<u64> {
     let mut sum = 0u64;

@@ -83,6 +83,33 @@ fn a_master_hung_in_the_first_of_two_runs_leaves_the_second_its_own_answer() {
     }
 }
 
+/// The same program with the master hung in the second run, for good.
+/// The other nodes' programs wait at the first call: they hold no root of
+/// the second run. An idle one finds the master stalled, asks it for its
+/// root (`RootWanted`/`RootGiven`, answered by the master's network side
+/// however hung its workers are) and runs a copy, whose answer the master
+/// prints. (Before, nobody could copy the root: the run never ended.) A
+/// hang that comes in the first run (a faster run than the calibration)
+/// is copied too, but tested nothing of this: that run is made again.
+#[test]
+fn a_master_hung_in_the_second_of_two_runs_is_copied_by_a_node_whose_program_is_behind() {
+    let spec = "hang:node=0,at=75%";
+    let args = ["1000000", "--radius", "0.002", "--build", "--local-nodes", "3", "--no-progress", "--chaos", spec];
+    for attempt in 1..=3 {
+        let (out, stats) = run_with_stats(KDTREE, &args, &[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{log}");
+        assert_eq!(stdout(&out), "12544972", "one line, the second run's answer: {log}");
+        assert!(log.contains("chaos: node 0 hangs"), "{log}");
+        let won = |run| stats.in_run(0, run, "duplicates_won");
+        if won(1) > won(0) {
+            return;
+        }
+        assert!(attempt < 3, "no copy won the second run in three runs: nothing was tested:\n{log}");
+        eprintln!("the hang came in the first run: running it again");
+    }
+}
+
 #[test]
 fn a_node_five_times_slower_does_not_change_the_answer() {
     let out = run(&["15", "--local-nodes", "3", "--workers", "1", "--chaos", "slow:node=2,factor=5,at=10%"]);

@@ -11,14 +11,16 @@ use std::fmt;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-/// Version of the messages in [`crate::Msg`] and of this framing (11:
+/// Version of the messages in [`crate::Msg`] and of this framing (12: a
+/// node whose program is behind the run asks a stalled master for its
+/// root, `Msg::RootWanted`/`RootGiven`; 11:
 /// nodes of one host pass large frames through shared memory, the
 /// frames `Place` and `Placed` of the QUIC driver; 9: a
 /// copy of the root sends its result to the master, `Msg::RootResult`;
 /// 7: a job says whether it is a duplicate, a node's figures carry its
 /// memory and the jobs it ended; 6: packed frames name stretches of the
 /// root by place).
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;
 
 /// Default cap on one frame: 256 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;

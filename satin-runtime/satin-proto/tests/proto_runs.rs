@@ -17,6 +17,8 @@ struct Recorder {
     requeued: Vec<JobSpec>,
     stolen: Vec<JobSpec>,
     refuses: bool,
+    /// (work, busy time) so far, as status answers say it.
+    progress: (u64, u64),
 }
 
 impl Executor for Recorder {
@@ -52,6 +54,9 @@ impl Executor for Recorder {
         !self.jobs.is_empty()
     }
     fn recovery_started(&mut self) {}
+    fn progress(&self) -> (u64, u64) {
+        self.progress
+    }
 }
 
 fn root(n: u8) -> JobSpec {
@@ -272,6 +277,42 @@ fn a_root_that_finishes_after_its_run_ended_does_not_answer_the_next_run() {
     c.finish_root(0, vec![9]);
     c.settle();
     assert_eq!(c.answers(0), vec![copy, vec![9].into()]);
+}
+
+/// In a program of several calls every node but the master's (and the
+/// shower's) waits at an earlier call and holds no root of the run under
+/// way. When the master's workers hang in such a run, an idle node finds
+/// it stalled all the same, asks it for its root (`RootWanted`, answered
+/// by `RootGiven`) and runs a copy; the copy's value is the run's answer.
+/// (Before, nobody could copy it: the run waited for ever.)
+#[test]
+fn a_node_behind_the_run_copies_a_stalled_master_with_the_root_it_asks_for() {
+    let mut c = Cluster::new(3, true);
+    c.finish_root(0, vec![1u8; 10]);
+    c.settle();
+    c.nodes[0].next_root(c.now, root(2), &mut c.execs[0]);
+    c.settle();
+    // Node 0's workers hang: busy, and no work done; the others work.
+    let copier = (0..100).find_map(|_| {
+        let t = c.now;
+        c.execs[0].progress = (1_000, t);
+        for i in 1..3 {
+            // Idle: nothing to run (as a parked worker tells the driver).
+            c.execs[i].progress = (t, t);
+            c.nodes[i].handle_idle(c.now, &mut c.execs[i]);
+        }
+        c.settle();
+        (1..3).find(|&i| c.execs[i].roots.last().is_some_and(|r| r.key == JobKey([2; 32])))
+    });
+    let copier = copier.expect("a node behind the run copied the stalled master's root");
+    let copy = c.execs[copier].roots.last().expect("the copy").clone();
+    assert!(copy.redone && copy.duplicate, "a copy looks its calls up in the table");
+    assert_eq!(copy.payload, root(2).payload, "the master's root, as the master gave it");
+    assert!(c.delivered.contains(&"RootWanted") && c.delivered.contains(&"RootGiven"));
+    c.finish_root(copier, vec![9]);
+    c.settle();
+    let answers: Vec<satin_proto::Bytes> = vec![vec![1u8; 10].into(), vec![9].into()];
+    assert_eq!(c.answers(0), answers, "the copy's value answers run 2");
 }
 
 #[test]

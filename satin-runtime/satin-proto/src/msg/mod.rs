@@ -376,6 +376,20 @@ pub enum Msg {
     /// them for a member that joined or whose link came back (see
     /// `node/shared.rs`).
     Shared(SharedValues),
+    /// To the master, from a node whose program is behind run `run` (it
+    /// holds no root of it) and finds the master stalled: the root, to
+    /// run a copy of it (`node/root_copy.rs`).
+    RootWanted {
+        /// The run whose root is wanted.
+        run: u32,
+    },
+    /// The master's answer to `RootWanted`: its root of run `run`.
+    RootGiven {
+        /// The run.
+        run: u32,
+        /// The root, with its payload.
+        root: JobSpec,
+    },
 }
 
 impl Msg {
@@ -429,6 +443,8 @@ impl Msg {
             Msg::NodeDropped { .. } => "NodeDropped",
             Msg::Suspend => "Suspend",
             Msg::Shared(_) => "Shared",
+            Msg::RootWanted { .. } => "RootWanted",
+            Msg::RootGiven { .. } => "RootGiven",
         }
     }
 }

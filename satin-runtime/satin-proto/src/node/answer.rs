@@ -164,6 +164,8 @@ impl Node {
         self.runs.done = run;
         self.runs.last_epoch = self.root_epoch();
         self.runs.proposed = None;
+        // The master's pace in this run says nothing of the next.
+        self.forget_master_pace();
         if self.config.sequence {
             // Until the program's next call (its root stays in
             // `program_root`, for a recomputation).

@@ -600,6 +600,8 @@ impl Node {
             }
             Msg::AbortJob { stamp } => self.abort_job(from, stamp, exec),
             Msg::NodeDropped { node, for_ns, drops } => self.node_dropped(now, node, for_ns, drops, exec),
+            Msg::RootWanted { run } => self.root_wanted(from, run),
+            Msg::RootGiven { run, root } => self.root_given(from, run, root),
         }
     }
 

@@ -22,6 +22,14 @@
 //! altogether is the quorum's affair (`quorum.rs`: a new master restarts
 //! the root).
 //!
+//! A node whose program is behind (in a program of several calls, every
+//! node but the master's and the shower's waits at an earlier call) holds
+//! no root of the run under way. Finding the master stalled all the same,
+//! it asks the master for its root (`RootWanted`; the master's network
+//! side answers however hung its workers are, `RootGiven`) and runs the
+//! copy from that. Otherwise a master hung in a later run would never be
+//! copied: no other node could run its root.
+//!
 //! One copy per node per run and epoch; a copy's result from an older run
 //! or epoch (the master changed meanwhile), or of another root (a node
 //! whose program is behind holds the last run's), is ignored where it
@@ -31,7 +39,7 @@ use bytes::Bytes;
 
 use super::pace::Pace;
 use super::{Action, Node, Time};
-use crate::msg::{Msg, NodeId};
+use crate::msg::{JobSpec, Msg, NodeId};
 use crate::{Executor, FtMode, JobKey};
 
 /// The stamp a `JobStatus` names to ask the master about its root: no
@@ -54,6 +62,10 @@ pub(super) struct RootCopy {
     asked: Option<Time>,
     /// The copy this node runs, if any: (run, epoch, the root's key).
     running: Option<(u32, u32, JobKey)>,
+    /// The run whose root this node asked the master for.
+    wanted: Option<u32>,
+    /// The master's root of a run this node's program is behind: (run, root).
+    given: Option<(u32, JobSpec)>,
 }
 
 impl Node {
@@ -62,8 +74,7 @@ impl Node {
     /// the master how it fares.
     pub(super) fn copy_root_here(&mut self, now: Time, exec: &mut impl Executor) -> bool {
         let master = self.master;
-        let Some(key) = self.root.as_ref().map(|r| r.key) else { return false };
-        let this = (self.runs.done + 1, self.root_epoch(), key);
+        let run = self.runs.done + 1;
         let eligible = self.config.stragglers.duplicates
             && self.config.ft == FtMode::Table
             && !self.draining
@@ -71,20 +82,32 @@ impl Node {
             && self.is_alive(master)
             && !self.quorum.in_minority()
             && self.runs.proposed.is_none()
-            // (A node whose program is behind holds the last run's root.)
-            && self.runs.roots_given > self.runs.done
-            && self.root.as_ref().is_some_and(|r| !r.payload.is_empty())
-            && self.root_copy.running != Some(this);
+            && self.runs.program_over.is_none();
         if !eligible {
             return false;
         }
+        // This run's root: its program's own, or the master's if its
+        // program is behind. (A node whose program is behind holds the
+        // last run's root, or none.)
+        let own = self.root.as_ref().filter(|r| self.runs.roots_given > self.runs.done && !r.payload.is_empty());
+        let given = self.root_copy.given.as_ref().filter(|(r, _)| *r == run).map(|(_, root)| root);
+        let root = own.or(given).cloned();
+        if root.as_ref().is_some_and(|r| self.root_copy.running == Some((run, r.epoch, r.key))) {
+            return false;
+        }
         if self.root_copy.root_runs && self.master_stalled(exec) {
-            let root = self.root.clone().expect("checked above");
-            self.root_copy.running = Some(this);
+            let Some(root) = root else {
+                if self.root_copy.wanted != Some(run) {
+                    self.root_copy.wanted = Some(run);
+                    self.actions.push_back(Action::Send { to: master, msg: Msg::RootWanted { run } });
+                }
+                return false;
+            };
+            self.root_copy.running = Some((run, root.epoch, root.key));
             self.root_copy.pace.clear();
             self.root_copy.root_runs = false;
             self.stats.duplicates_started += 1;
-            self.start_root(crate::msg::JobSpec { redone: true, duplicate: true, ..root }, exec);
+            self.start_root(JobSpec { redone: true, duplicate: true, ..root }, exec);
             return true;
         }
         let every = self.config.stragglers.duplicate_after;
@@ -94,6 +117,25 @@ impl Node {
             self.actions.push_back(Action::Send { to: master, msg: Msg::JobStatus { stamp: ROOT_STAMP } });
         }
         false
+    }
+
+    /// A node behind the run wants the root of run `run`: the master
+    /// gives the one it runs.
+    pub(super) fn root_wanted(&mut self, from: NodeId, run: u32) {
+        let current = self.is_master() && !self.stopped && run == self.runs.done + 1 && self.runs.proposed.is_none();
+        let root = self.root.as_ref().filter(|r| current && !r.payload.is_empty());
+        if let Some(root) = root {
+            let root = JobSpec { stamp: 0, ..root.clone() };
+            self.actions.push_back(Action::Send { to: from, msg: Msg::RootGiven { run, root } });
+        }
+    }
+
+    /// The master gave its root of run `run`: kept for a copy while the
+    /// run lasts.
+    pub(super) fn root_given(&mut self, from: NodeId, run: u32, root: JobSpec) {
+        if from == self.master && run == self.runs.done + 1 && !root.payload.is_empty() {
+            self.root_copy.given = Some((run, root));
+        }
     }
 
     /// The master answered about its root: whether it still runs there,
@@ -126,7 +168,9 @@ impl Node {
     /// copy, whose answer goes to the master.
     pub(super) fn root_copy_finished(&mut self, value: Bytes) {
         let Some((run, epoch, key)) = self.root_copy.running else { return };
-        if (run, epoch) == (self.runs.done + 1, self.root_epoch()) && self.is_alive(self.master) {
+        // (The master judges the epoch: a node behind knows only the
+        // master's root's.)
+        if run == self.runs.done + 1 && self.is_alive(self.master) {
             self.actions.push_back(Action::Send { to: self.master, msg: Msg::RootResult { run, epoch, key, value } });
         }
     }
@@ -155,5 +199,7 @@ impl Node {
     pub(super) fn forget_master_pace(&mut self) {
         self.root_copy.pace.clear();
         self.root_copy.root_runs = false;
+        self.root_copy.wanted = None;
+        self.root_copy.given = None;
     }
 }

@@ -104,6 +104,11 @@ struct DepthStats {
 /// tracked level of a merge sort would encode the whole array once more.
 const MAX_PUBLISH_COST: u64 = 1024 / 32;
 
+/// What encoding costs per byte until a publication has measured it
+/// (picoseconds): postcard's varints of random numbers take about a
+/// nanosecond a byte here, cold memory included.
+const DEFAULT_ENCODE_PS_PER_BYTE: u64 = 1_000;
+
 /// Leave to publish a call (see [`Remote::publishes`]); a probe's ends
 /// the probe when dropped, whether the call was published or not.
 pub(crate) struct PublishTicket<'a> {
@@ -132,6 +137,9 @@ pub(crate) struct Remote {
     depths: DepthStats,
     /// A call is learning what publishing costs (see [`Remote::publishes`]).
     probing: AtomicBool,
+    /// What encoding a result costs, in picoseconds per byte, as the
+    /// last publication measured it (see [`Remote::publish_budget`]).
+    encode_ps_per_byte: AtomicU64,
     /// `RemoteEvent::Hungry` was told and not yet heard.
     hunger_told: AtomicBool,
 }
@@ -155,6 +163,7 @@ impl Remote {
                 publish_cost: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
             },
             probing: AtomicBool::new(false),
+            encode_ps_per_byte: AtomicU64::new(DEFAULT_ENCODE_PS_PER_BYTE),
             hunger_told: AtomicBool::new(false),
         }
     }
@@ -228,6 +237,36 @@ impl Remote {
     /// `ran_ns` may spend on it.
     pub(crate) fn within_publish_cost(&self, cost_ns: u64, ran_ns: u64) -> bool {
         cost_ns.saturating_mul(1024) / ran_ns.max(1) <= MAX_PUBLISH_COST
+    }
+
+    /// How many bytes a result of a call that ran `ran_ns` may encode to,
+    /// its key having cost `key_ns`, for its publication to stay within
+    /// [`MAX_PUBLISH_COST`]: a result found larger (`values::exceeds`,
+    /// which stops there) is not encoded to learn what it costs — the
+    /// probe of a depth whose results are as large as the data (prefix
+    /// sums: each level returns all its numbers) would otherwise encode
+    /// megabytes once per depth to find that out.
+    pub(crate) fn publish_budget(&self, key_ns: u64, ran_ns: u64) -> usize {
+        let ns = (ran_ns.saturating_mul(MAX_PUBLISH_COST) / 1024).saturating_sub(key_ns);
+        let ps_per_byte = self.encode_ps_per_byte.load(Ordering::Relaxed).max(1);
+        usize::try_from(ns.saturating_mul(1_000) / ps_per_byte).unwrap_or(usize::MAX)
+    }
+
+    /// A result of `bytes` took `ns` to encode: the rate the next budget
+    /// goes by.
+    pub(crate) fn record_encoding(&self, bytes: usize, ns: u64) {
+        if bytes >= 4096 {
+            let ps = ns.saturating_mul(1_000) / bytes as u64;
+            self.encode_ps_per_byte.store(ps.max(1), Ordering::Relaxed);
+        }
+    }
+
+    /// A result at `depth` was too large to publish within its budget:
+    /// calls at that depth are not published (nor probed) any more.
+    pub(crate) fn refuse_publishing(&self, depth: u32) {
+        if let Some(d) = usize::try_from(depth).ok().filter(|&d| d < 64) {
+            self.depths.publish_cost[d].store(MAX_PUBLISH_COST + 1, Ordering::Relaxed);
+        }
     }
 
     /// A call at `depth` that ran `ran_ns` was published at a cost of
@@ -453,5 +492,24 @@ mod tests {
         drop(r.publishes(2));
         r.record_publish_cost(2, 100_000, 1_000_000);
         assert!(r.publishes(2).is_none() && r.publishes(7).is_none());
+    }
+
+    #[test]
+    fn a_result_too_large_for_its_budget_is_known_without_encoding_it() {
+        let r = remote();
+        // A call of 32 ms may spend 1 ms on publishing: at the default
+        // nanosecond a byte, a million bytes, less what its key cost.
+        assert_eq!(r.publish_budget(0, 32_000_000), 1_000_000);
+        assert_eq!(r.publish_budget(250_000, 32_000_000), 750_000);
+        assert_eq!(r.publish_budget(2_000_000, 32_000_000), 0, "keying cost it all");
+        // Encoding measured at 4 ns a byte: a quarter as many.
+        r.record_encoding(1 << 20, 4 << 20);
+        assert_eq!(r.publish_budget(0, 32_000_000), 250_000);
+        let numbers: Vec<u64> = vec![u64::MAX; 100_000];
+        assert!(crate::proto::values::exceeds(&numbers, r.publish_budget(0, 32_000_000)).unwrap());
+        // A depth whose result was too large publishes no more, nor probes.
+        r.refuse_publishing(3);
+        assert!(r.publishes(3).is_none() && r.publishes(4).is_none());
+        assert!(!r.probing.load(Ordering::Relaxed));
     }
 }

@@ -134,11 +134,20 @@ pub(crate) fn run_slow<J: Job>(job: J, ctx: &Ctx<'_>) -> J::Output {
                 let encoding = Instant::now();
                 // (A local function's results do not encode; its calls
                 // are not tracked, so none gets here.)
-                if let Ok(value) = J::Codec::encode(&out) {
-                    let cost = key_ns + encoding.elapsed().as_nanos() as u64;
-                    remote.record_publish_cost(depth, cost, ran_ns);
-                    let meta = ResultMeta { depth, id: frame, parent: outer_frame };
-                    remote.send(RemoteEvent::Published { key, value, meta, ran });
+                let budget = remote.publish_budget(key_ns, ran_ns);
+                match J::Codec::exceeds(&out, budget) {
+                    Ok(false) => {
+                        let encode_only = Instant::now();
+                        if let Ok(value) = J::Codec::encode(&out) {
+                            remote.record_encoding(value.len(), encode_only.elapsed().as_nanos() as u64);
+                            let cost = key_ns + encoding.elapsed().as_nanos() as u64;
+                            remote.record_publish_cost(depth, cost, ran_ns);
+                            let meta = ResultMeta { depth, id: frame, parent: outer_frame };
+                            remote.send(RemoteEvent::Published { key, value, meta, ran });
+                        }
+                    }
+                    // Too large to be worth it: known without encoding it.
+                    _ => remote.refuse_publishing(depth),
                 }
             } else {
                 // Keying alone cost more than publishing may: the encoding
